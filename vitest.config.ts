@@ -1,0 +1,29 @@
+import { defineConfig } from "vitest/config"
+
+// One project per package. Suites that need the Kafka broker live in `test/kafka/` of their
+// package and run in the `kafka` project, which starts a real broker once (tooling/kafka).
+const pkg = (name: string, dir: string) => ({
+  extends: true as const,
+  test: {
+    name,
+    root: `./${dir}`,
+    include: ["test/**/*.test.ts"],
+    exclude: ["test/kafka/**", "**/node_modules/**"]
+  }
+})
+
+export default defineConfig({
+  test: {
+    reporters: ["default", "./tooling/vitest/summary-reporter.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    projects: [
+      pkg("protocol", "packages/protocol"),
+      pkg("simulator", "packages/simulator"),
+      pkg("transport", "packages/transport"),
+      pkg("event-log", "packages/event-log"),
+      pkg("read-models", "packages/read-models"),
+      pkg("kafka-broker", "tooling/kafka")
+    ]
+  }
+})
