@@ -1,0 +1,326 @@
+/**
+ * Domain events: what read models and plugins consume.
+ *
+ * The event log keeps every record exactly as received (a webhook body, a page of a list
+ * response, a note of our own). Meaning is derived from it by a versioned decoder, so that a
+ * fixed decoder can be replayed over history. Each domain event carries its tenant, its
+ * source, when it was received, and a stable id (`<record id>:<index>`) that consumers use for
+ * idempotency.
+ */
+import { Option, Result, Schema } from "effect"
+import * as Envelope from "./Envelope.ts"
+import * as Ids from "./Ids.ts"
+import * as Json from "./Json.ts"
+import * as Records from "./Records.ts"
+import * as Webhook from "./Webhook.ts"
+
+export type Source = "webhook" | "sync" | "system"
+
+/** The parts of a log record the decoder reads (the event log's record has more). */
+export interface RawRecord {
+  /** The record's id (UUIDv7). */
+  readonly id: string
+  readonly offset?: bigint | number | undefined
+  readonly appId: string
+  /** Null for records that belong to no business (webhooksEnabled). */
+  readonly businessId: string | null
+  readonly source: Source
+  /** The webhook event name, the sync operation key, or a system note's type. */
+  readonly type: string
+  /** Milliseconds since the epoch. */
+  readonly receivedAt: number
+  /** The body exactly as received. */
+  readonly body: string
+  /** For sync records: `{ entity: { kind, idField, updatedAtField? } }` (see `syncMeta`). */
+  readonly meta?: unknown
+}
+
+interface Base {
+  /** Stable: `<record id>:<index within the record>`. */
+  readonly id: string
+  readonly recordId: string
+  readonly appId: Ids.AppId
+  readonly businessId: Ids.BusinessId
+  readonly source: Source
+  readonly receivedAt: number
+}
+
+export interface ProductAdded extends Base { readonly _tag: "ProductAdded"; readonly product: Records.Product }
+export interface ProductUpdated extends Base { readonly _tag: "ProductUpdated"; readonly product: Records.Product }
+export interface ProductDeleted extends Base { readonly _tag: "ProductDeleted"; readonly productId: string | undefined; readonly data: unknown }
+export interface InventoryChanged extends Base { readonly _tag: "InventoryChanged"; readonly items: ReadonlyArray<Records.StockLevel> }
+export interface OrderAdded extends Base { readonly _tag: "OrderAdded"; readonly order: Records.Order; readonly appOrderId: string | undefined }
+export interface OrderUpdated extends Base { readonly _tag: "OrderUpdated"; readonly order: Records.Order; readonly appOrderId: string | undefined }
+export interface OrderDeleted extends Base { readonly _tag: "OrderDeleted"; readonly orderId: string | undefined; readonly data: unknown }
+export interface PaymentReceived extends Base { readonly _tag: "PaymentReceived"; readonly payment: Records.Payment }
+
+/** Webhooks were enabled, or the service checked the callback URL. It has no business. */
+export interface WebhooksEnabled {
+  readonly _tag: "WebhooksEnabled"
+  readonly id: string
+  readonly recordId: string
+  readonly appId: Ids.AppId
+  readonly businessId: null
+  readonly source: Source
+  readonly receivedAt: number
+  /** id -> event name, as received. */
+  readonly registeredEvents: Readonly<Record<string, string>>
+}
+
+/** A record seen by a sync (list page): the current state of one entity at `receivedAt`. */
+export interface ProductObserved extends Base { readonly _tag: "ProductObserved"; readonly product: Records.Product }
+export interface OrderObserved extends Base { readonly _tag: "OrderObserved"; readonly order: Records.Order; readonly appOrderId: string | undefined }
+export interface PaymentObserved extends Base { readonly _tag: "PaymentObserved"; readonly payment: Records.Payment }
+export interface InventoryObserved extends Base { readonly _tag: "InventoryObserved"; readonly item: Records.StockLevel }
+/** A record of a resource without a typed read model (invoices, warranty slips, ...). */
+export interface DocumentObserved extends Base {
+  readonly _tag: "DocumentObserved"
+  readonly kind: string
+  readonly documentId: string | undefined
+  readonly updatedAt: unknown
+  readonly document: Records.AnyRecord
+}
+
+/** A record the decoder cannot give meaning to: kept, with the reason, never dropped. */
+export interface UnknownEvent {
+  readonly _tag: "UnknownEvent"
+  readonly id: string
+  readonly recordId: string
+  readonly appId: string
+  readonly businessId: string | null
+  readonly source: Source
+  readonly receivedAt: number
+  readonly type: string
+  readonly reason: string
+  readonly data: unknown
+}
+
+export type DomainEvent =
+  | ProductAdded
+  | ProductUpdated
+  | ProductDeleted
+  | InventoryChanged
+  | OrderAdded
+  | OrderUpdated
+  | OrderDeleted
+  | PaymentReceived
+  | WebhooksEnabled
+  | ProductObserved
+  | OrderObserved
+  | PaymentObserved
+  | InventoryObserved
+  | DocumentObserved
+  | UnknownEvent
+
+export type Tag = DomainEvent["_tag"]
+export type Of<T extends Tag> = Extract<DomainEvent, { readonly _tag: T }>
+
+export const tags: ReadonlyArray<Tag> = [
+  "ProductAdded",
+  "ProductUpdated",
+  "ProductDeleted",
+  "InventoryChanged",
+  "OrderAdded",
+  "OrderUpdated",
+  "OrderDeleted",
+  "PaymentReceived",
+  "WebhooksEnabled",
+  "ProductObserved",
+  "OrderObserved",
+  "PaymentObserved",
+  "InventoryObserved",
+  "DocumentObserved",
+  "UnknownEvent"
+]
+
+/** Meta a sync writes beside a list page so the page decodes without outside knowledge. */
+export interface SyncMeta {
+  readonly entity: { readonly kind: string; readonly idField: string; readonly updatedAtField?: string | undefined }
+}
+
+export const syncMeta = (entity: SyncMeta["entity"]): SyncMeta => ({ entity })
+
+// ---------------------------------------------------------------------------------------------
+// The decoder, version 1.
+// ---------------------------------------------------------------------------------------------
+
+const unknownEvent = (record: RawRecord, index: number, reason: string, data: unknown): UnknownEvent => ({
+  _tag: "UnknownEvent",
+  id: `${record.id}:${index}`,
+  recordId: record.id,
+  appId: record.appId,
+  businessId: record.businessId,
+  source: record.source,
+  receivedAt: record.receivedAt,
+  type: record.type,
+  reason,
+  data
+})
+
+const base = (record: RawRecord, index: number, businessId: Ids.BusinessId): Base => ({
+  id: `${record.id}:${index}`,
+  recordId: record.id,
+  appId: record.appId as Ids.AppId,
+  businessId,
+  source: record.source,
+  receivedAt: record.receivedAt
+})
+
+const parsed = (record: RawRecord): Result.Result<Json.JsonValue, string> =>
+  Result.mapError(Json.parse(record.body), (e) => e.message)
+
+const fromWebhook = (record: RawRecord): ReadonlyArray<DomainEvent> => {
+  const value = parsed(record)
+  if (Result.isFailure(value)) return [unknownEvent(record, 0, value.failure, record.body)]
+  const delivery = Webhook.decode(value.success)
+  if (Result.isFailure(delivery)) return [unknownEvent(record, 0, delivery.failure.message, value.success)]
+  const d = delivery.success
+  if (d._tag === "Unknown") return [unknownEvent(record, 0, `event ${JSON.stringify(d.event)} is not in the spec`, d.data)]
+  if (d.event === "webhooksEnabled") {
+    return [{
+      _tag: "WebhooksEnabled",
+      id: `${record.id}:0`,
+      recordId: record.id,
+      appId: record.appId as Ids.AppId,
+      businessId: null,
+      source: record.source,
+      receivedAt: record.receivedAt,
+      registeredEvents: d.data.registeredEvents ?? {}
+    }]
+  }
+  const businessId = d.businessId ?? Ids.normalize(record.businessId)
+  if (businessId === undefined) return [unknownEvent(record, 0, `${d.event} without businessId`, value.success)]
+  const b = base(record, 0, businessId)
+  switch (d.event) {
+    case "productAdd":
+      return [{ ...b, _tag: "ProductAdded", product: d.data }]
+    case "productUpdate":
+      return [{ ...b, _tag: "ProductUpdated", product: d.data }]
+    case "productDelete":
+      return [{ ...b, _tag: "ProductDeleted", productId: d.data.id ?? undefined, data: d.data }]
+    case "inventoryChange":
+      return [{ ...b, _tag: "InventoryChanged", items: d.data }]
+    case "orderAdd":
+      return [{ ...b, _tag: "OrderAdded", order: d.data, appOrderId: Records.appOrderIdOf(d.data) }]
+    case "orderUpdate":
+      return [{ ...b, _tag: "OrderUpdated", order: d.data, appOrderId: Records.appOrderIdOf(d.data) }]
+    case "orderDelete":
+      return [{ ...b, _tag: "OrderDeleted", orderId: d.data.id ?? undefined, data: d.data }]
+    case "paymentReceived":
+      return [{ ...b, _tag: "PaymentReceived", payment: d.data }]
+  }
+}
+
+const decodeProduct = Schema.decodeUnknownResult(Records.Product)
+const decodeOrder = Schema.decodeUnknownResult(Records.Order)
+const decodePayment = Schema.decodeUnknownResult(Records.Payment)
+const decodeStock = Schema.decodeUnknownResult(Records.StockLevel)
+
+const entityOf = (meta: unknown): SyncMeta["entity"] | undefined => {
+  if (typeof meta !== "object" || meta === null) return undefined
+  const entity = (meta as Record<string, unknown>)["entity"]
+  if (typeof entity !== "object" || entity === null) return undefined
+  const e = entity as Record<string, unknown>
+  if (typeof e["kind"] !== "string") return undefined
+  return {
+    kind: e["kind"],
+    idField: typeof e["idField"] === "string" ? e["idField"] : "id",
+    updatedAtField: typeof e["updatedAtField"] === "string" ? e["updatedAtField"] : undefined
+  }
+}
+
+const observed = (record: RawRecord, entity: SyncMeta["entity"], businessId: Ids.BusinessId, item: unknown, index: number): DomainEvent => {
+  const b = base(record, index, businessId)
+  const bad = (message: string) => unknownEvent(record, index, `${entity.kind}: ${message}`, item)
+  switch (entity.kind) {
+    case "product": {
+      const r = decodeProduct(item)
+      return Result.isSuccess(r) ? { ...b, _tag: "ProductObserved", product: r.success } : bad(r.failure.message)
+    }
+    case "order": {
+      const r = decodeOrder(item)
+      return Result.isSuccess(r)
+        ? { ...b, _tag: "OrderObserved", order: r.success, appOrderId: Records.appOrderIdOf(r.success) }
+        : bad(r.failure.message)
+    }
+    case "payment": {
+      const r = decodePayment(item)
+      return Result.isSuccess(r) ? { ...b, _tag: "PaymentObserved", payment: r.success } : bad(r.failure.message)
+    }
+    case "inventory": {
+      const r = decodeStock(item)
+      return Result.isSuccess(r) ? { ...b, _tag: "InventoryObserved", item: r.success } : bad(r.failure.message)
+    }
+    default: {
+      if (typeof item !== "object" || item === null || Array.isArray(item)) return bad("record is not an object")
+      const document = item as Records.AnyRecord
+      const id = Records.recordId(document, entity.idField)
+      return {
+        ...b,
+        _tag: "DocumentObserved",
+        kind: entity.kind,
+        documentId: id,
+        updatedAt: entity.updatedAtField === undefined ? undefined : document[entity.updatedAtField],
+        document
+      }
+    }
+  }
+}
+
+const fromSync = (record: RawRecord): ReadonlyArray<DomainEvent> => {
+  const entity = entityOf(record.meta)
+  if (entity === undefined) return [unknownEvent(record, 0, "sync record without meta.entity", undefined)]
+  const businessId = Ids.normalize(record.businessId)
+  if (businessId === undefined) return [unknownEvent(record, 0, "sync record without businessId", undefined)]
+  const envelope = Envelope.decode(record.body)
+  if (Result.isFailure(envelope)) return [unknownEvent(record, 0, envelope.failure.message, record.body)]
+  const data = envelope.success.data
+  const items = Array.isArray(data) ? data : data === undefined || data === null ? [] : [data]
+  return items.map((item, i) => observed(record, entity, businessId, item, i))
+}
+
+/** Version 1 of the record decoder. */
+export const decodeV1 = (record: RawRecord): ReadonlyArray<DomainEvent> => {
+  switch (record.source) {
+    case "webhook":
+      return fromWebhook(record)
+    case "sync":
+      return fromSync(record)
+    case "system":
+      // Notes of our own (locks, warnings, retries) are for audit; they change no read model.
+      return []
+  }
+}
+
+export const decoders = { 1: decodeV1 } as const
+export type DecoderVersion = keyof typeof decoders
+export const LATEST: DecoderVersion = 1
+
+/** Decodes a log record into domain events with the given (default: latest) decoder. */
+export const decode = (record: RawRecord, version: DecoderVersion = LATEST): ReadonlyArray<DomainEvent> =>
+  decoders[version](record)
+
+/** The id of the entity an event is about, when it has one (for audit indexes). */
+export const entityId = (event: DomainEvent): Option.Option<string> => {
+  switch (event._tag) {
+    case "ProductAdded":
+    case "ProductUpdated":
+    case "ProductObserved":
+      return Option.fromNullishOr(Records.recordId(event.product))
+    case "ProductDeleted":
+      return Option.fromNullishOr(event.productId)
+    case "OrderAdded":
+    case "OrderUpdated":
+    case "OrderObserved":
+      return Option.fromNullishOr(Records.recordId(event.order))
+    case "OrderDeleted":
+      return Option.fromNullishOr(event.orderId)
+    case "PaymentReceived":
+    case "PaymentObserved":
+      return Option.fromNullishOr(Records.recordId(event.payment))
+    case "DocumentObserved":
+      return Option.fromNullishOr(event.documentId)
+    default:
+      return Option.none()
+  }
+}

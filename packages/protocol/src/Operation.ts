@@ -1,0 +1,208 @@
+/**
+ * Operations as values.
+ *
+ * spec: Endpoints: every call is POST `{base_url}/v3.0/<resource>/<operation>?appId=&businessId=`
+ * with headers `Authorization: <token>` and `Content-Type: application/json` and a raw JSON
+ * body; `{base_url}` is the POS or the page service (Vpage) base.
+ *
+ * An operation carries everything the rest of the engine needs to call it, page through it,
+ * budget it and store what it returns. The spec shows product/list and product/add; every
+ * other operation (orders, payments, invoices, ...) is declared as data with `declare`, so a
+ * new resource syncs without new code.
+ */
+import { Schema } from "effect"
+import * as Ids from "./Ids.ts"
+import * as Json from "./Json.ts"
+import * as Paginator from "./Paginator.ts"
+import * as Records from "./Records.ts"
+
+/** spec: What the service does, 2: two service families, each with its own base address. */
+export const Family = Schema.Literals(["pos", "vpage"])
+export type Family = typeof Family.Type
+
+/** spec: Limits: 150 requests per 30 seconds per appId + businessId + URL, unless stated. */
+export const RateLimit = Schema.Struct({
+  requests: Schema.Int.check(Schema.isGreaterThan(0)),
+  windowSeconds: Schema.Finite.check(Schema.isGreaterThan(0))
+})
+export type RateLimit = typeof RateLimit.Type
+
+export const DEFAULT_RATE_LIMIT: RateLimit = { requests: 150, windowSeconds: 30 }
+
+/** What a list operation returns, for storage: the kind of record and where its id is. */
+export const Entity = Schema.Struct({
+  /** e.g. "product", "order", "payment", "invoice". */
+  kind: Schema.String,
+  /** Field of a record that holds its id (default "id"). */
+  idField: Schema.String,
+  /** Field holding the record's last change time, if the operation has one. */
+  updatedAtField: Schema.optional(Schema.String)
+})
+export type Entity = typeof Entity.Type
+
+/** Filters that select records changed in a time range (spec: Limits rule 5). */
+export const Incremental = Schema.Struct({
+  from: Schema.String,
+  to: Schema.String,
+  /** How the service writes the bounds: ISO 8601 text or Unix seconds. */
+  format: Schema.Literals(["iso", "unix"])
+})
+export type Incremental = typeof Incremental.Type
+
+/**
+ * An operation as plain data: how a configuration file (or a plugin) declares an operation
+ * the spec does not show.
+ */
+export const OperationSpec = Schema.Struct({
+  family: Family,
+  resource: Schema.String.check(Schema.isPattern(/^[A-Za-z][\w-]*$/)),
+  operation: Schema.String.check(Schema.isPattern(/^[A-Za-z][\w-]*$/)),
+  kind: Schema.Literals(["list", "command"]),
+  pageSizeMax: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
+  rateLimit: Schema.optional(RateLimit),
+  entity: Schema.optional(Entity),
+  incremental: Schema.optional(Incremental),
+  /** Permission (data page) the token needs, when known; informational. */
+  permission: Schema.optional(Schema.String)
+})
+export type OperationSpec = typeof OperationSpec.Type
+
+/** An operation; `Item` is the decoded type of one record (lists) or of the data (commands). */
+export interface Operation<Item = unknown> {
+  readonly family: Family
+  readonly resource: string
+  readonly operation: string
+  readonly kind: "list" | "command"
+  /** `/v3.0/<resource>/<operation>` */
+  readonly path: string
+  /** spec: Paginator: at most 100 by default; an operation may allow more. */
+  readonly pageSizeMax: number
+  /** spec: Limits: "Per-operation rate limit: stated with the operation where it differs". */
+  readonly rateLimit: RateLimit
+  readonly entity: Entity | undefined
+  readonly incremental: Incremental | undefined
+  /** Decodes one record of a list's `data` array, or the whole `data` of a command. */
+  readonly item: Schema.Decoder<Item>
+}
+
+/** Builds an operation value. */
+export const make = <Item = Records.AnyRecord>(spec: OperationSpec & { readonly item?: Schema.Decoder<Item> }): Operation<Item> => ({
+  family: spec.family,
+  resource: spec.resource,
+  operation: spec.operation,
+  kind: spec.kind,
+  path: `/v3.0/${spec.resource}/${spec.operation}`,
+  pageSizeMax: spec.pageSizeMax ?? Paginator.DEFAULT_PAGE_SIZE_MAX,
+  rateLimit: spec.rateLimit ?? DEFAULT_RATE_LIMIT,
+  entity: spec.entity,
+  incremental: spec.incremental,
+  item: (spec.item ?? Records.AnyRecord) as Schema.Decoder<Item>
+})
+
+const decodeSpec = Schema.decodeUnknownSync(OperationSpec)
+
+/** Declares an operation the spec does not show, from plain data (validated). */
+export const declare = (spec: unknown): Operation<Records.AnyRecord> => make(decodeSpec(spec))
+
+/** `family:/v3.0/resource/operation`: the operation part of a rate-limit budget key. */
+export const key = (op: Pick<Operation, "family" | "path">): string => `${op.family}:${op.path}`
+
+/**
+ * The request URL. spec: Endpoints: `{base_url}/v3.0/<resource>/<operation>?appId=&businessId=`.
+ * `base` is the family's base address without a trailing slash (one is tolerated).
+ */
+export const url = (base: string, op: Pick<Operation, "path">, tenant: Ids.Tenant): string =>
+  `${base.replace(/\/+$/, "")}${op.path}?appId=${encodeURIComponent(tenant.appId)}&businessId=${encodeURIComponent(tenant.businessId)}`
+
+/** spec: Authentication 1 and Endpoints: the token goes in `Authorization` as is (no scheme). */
+export const headers = (accessToken: string): Readonly<Record<string, string>> => ({
+  authorization: accessToken,
+  "content-type": "application/json"
+})
+
+/** Serialises a request body: bigints exact, cursors byte for byte. */
+export const body = (value: unknown): string => Json.stringify(value === undefined ? {} : value)
+
+// ---------------------------------------------------------------------------------------------
+// The operations the spec shows.
+// ---------------------------------------------------------------------------------------------
+
+/** spec: Product list: filters.name; paginator size, sort (field -> asc|desc), next. */
+export const ProductListFilters = Schema.StructWithRest(
+  Schema.Struct({ name: Schema.optional(Schema.String) }),
+  [Schema.Record(Schema.String, Schema.Unknown)]
+)
+export type ProductListFilters = typeof ProductListFilters.Type
+
+export const ProductListSort = Schema.Record(Schema.String, Paginator.SortDirection)
+export type ProductListSort = typeof ProductListSort.Type
+
+export const productList: Operation<Records.Product> = make({
+  family: "pos",
+  resource: "product",
+  operation: "list",
+  kind: "list",
+  entity: { kind: "product", idField: "id", updatedAtField: "updatedAt" },
+  item: Records.Product
+})
+
+/** spec: Product add: request is an array of products. Which fields are required: not shown. */
+export const ProductAddItem = Schema.Struct({
+  appProductId: Schema.optional(Schema.String),
+  code: Schema.optional(Schema.String),
+  barcode: Schema.optional(Schema.String),
+  name: Schema.optional(Schema.String),
+  price: Schema.optional(Schema.Finite)
+})
+export type ProductAddItem = typeof ProductAddItem.Type
+
+export const ProductAddRequest = Schema.Array(ProductAddItem)
+
+/** spec: Product add: response `data` is an array of { appProductId, id, barcode }. */
+export const ProductAddResult = Schema.Array(
+  Schema.StructWithRest(
+    Schema.Struct({
+      appProductId: Schema.optional(Schema.NullOr(Schema.String)),
+      id: Ids.Id,
+      barcode: Schema.optional(Schema.NullOr(Schema.String))
+    }),
+    [Schema.Record(Schema.String, Schema.Unknown)]
+  )
+)
+export type ProductAddResult = typeof ProductAddResult.Type
+
+export const productAdd: Operation<ProductAddResult> = make({
+  family: "pos",
+  resource: "product",
+  operation: "add",
+  kind: "command",
+  item: ProductAddResult
+})
+
+// ---------------------------------------------------------------------------------------------
+// Operations the spec does not show, declared as data. Their names follow the spec's pattern;
+// their shapes are generic records until the service documents them.
+// ---------------------------------------------------------------------------------------------
+
+export const orderList: Operation<Records.Order> = make({
+  family: "pos",
+  resource: "order",
+  operation: "list",
+  kind: "list",
+  entity: { kind: "order", idField: "id", updatedAtField: "updatedAt" },
+  incremental: { from: "updatedAtFrom", to: "updatedAtTo", format: "iso" },
+  item: Records.Order
+})
+
+export const paymentList: Operation<Records.Payment> = make({
+  family: "pos",
+  resource: "payment",
+  operation: "list",
+  kind: "list",
+  entity: { kind: "payment", idField: "id", updatedAtField: "updatedAt" },
+  incremental: { from: "updatedAtFrom", to: "updatedAtTo", format: "iso" },
+  item: Records.Payment
+})
+
+/** All operations this package knows, by `key`. */
+export const builtin: ReadonlyArray<Operation<any>> = [productList, productAdd, orderList, paymentList]

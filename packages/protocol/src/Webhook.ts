@@ -1,0 +1,158 @@
+/**
+ * Webhook deliveries: the envelope and the data of each event the spec names.
+ *
+ * spec: Events: a delivery is a POST with a JSON body `{ event, businessId, webhooksVerifyToken,
+ * data }`; businessId (a bigint) is absent for webhooksEnabled. Data structures are shown only
+ * for webhooksEnabled (registeredEvents) and orderAdd (order fields and `products`), so known
+ * fields are typed and every other field is kept. An event name outside the spec's list is
+ * kept as `Unknown` (never dropped): the service may add events at any time.
+ */
+import { Result, Schema } from "effect"
+import * as Ids from "./Ids.ts"
+import * as Json from "./Json.ts"
+import * as Records from "./Records.ts"
+
+/** spec: Event kinds. */
+export const EventName = Schema.Literals([
+  "webhooksEnabled",
+  "productAdd",
+  "productUpdate",
+  "productDelete",
+  "inventoryChange",
+  "orderAdd",
+  "orderUpdate",
+  "orderDelete",
+  "paymentReceived"
+])
+export type EventName = typeof EventName.Type
+
+export const eventNames: ReadonlyArray<EventName> = EventName.literals
+
+const Rest = [Schema.Record(Schema.String, Schema.Unknown)] as const
+
+/** spec: Events, Envelope. Extra top-level fields are kept. */
+export const Envelope = Schema.StructWithRest(
+  Schema.Struct({
+    event: Schema.String,
+    businessId: Schema.optional(Schema.NullOr(Ids.Id)),
+    webhooksVerifyToken: Schema.optional(Schema.String),
+    data: Schema.optional(Schema.Unknown)
+  }),
+  Rest
+)
+export type Envelope = typeof Envelope.Type
+
+/** spec: webhooksEnabled data: `registeredEvents` maps a numeric id (string key) to a name. */
+export const WebhooksEnabledData = Schema.StructWithRest(
+  Schema.Struct({ registeredEvents: Schema.optional(Schema.Record(Schema.String, Schema.String)) }),
+  Rest
+)
+
+/** The ids the spec shows for registered events (others: not shown). */
+export const knownEventIds: Readonly<Record<string, EventName>> = {
+  "101": "productAdd",
+  "102": "productUpdate",
+  "110": "inventoryChange",
+  "202": "orderUpdate"
+}
+
+/** A deletion names the record; nothing else is shown. */
+export const DeletedData = Schema.StructWithRest(Schema.Struct({ id: Schema.optional(Schema.NullOr(Ids.Id)) }), Rest)
+
+/** Data schema of each known event. */
+export const dataSchemas = {
+  webhooksEnabled: WebhooksEnabledData,
+  productAdd: Records.Product,
+  productUpdate: Records.Product,
+  productDelete: DeletedData,
+  inventoryChange: Schema.Unknown,
+  orderAdd: Records.Order,
+  orderUpdate: Records.Order,
+  orderDelete: DeletedData,
+  paymentReceived: Records.Payment
+} as const
+
+type DataOf = { readonly [K in EventName]: (typeof dataSchemas)[K]["Type"] }
+
+/** A delivery of a known event, its data decoded. */
+export type Known = {
+  readonly [K in EventName]: {
+    readonly _tag: "Known"
+    readonly event: K
+    readonly businessId: Ids.IdString | undefined
+    readonly verifyToken: string | undefined
+    readonly data: K extends "inventoryChange" ? ReadonlyArray<Records.StockLevel> : DataOf[K]
+  }
+}[EventName]
+
+/** A delivery whose event name the spec does not list: kept whole. */
+export interface Unknown {
+  readonly _tag: "Unknown"
+  readonly event: string
+  readonly businessId: Ids.IdString | undefined
+  readonly verifyToken: string | undefined
+  readonly data: unknown
+}
+
+export type Delivery = Known | Unknown
+
+/** Why a delivery could not be decoded. */
+export class InvalidDelivery extends Schema.TaggedError<InvalidDelivery>()("InvalidDelivery", {
+  message: Schema.String
+}) {}
+
+const decodeEnvelope = Schema.decodeUnknownResult(Envelope)
+const decoders = Object.fromEntries(
+  Object.entries(dataSchemas).map(([name, schema]) => [name, Schema.decodeUnknownResult(schema as Schema.Decoder<unknown>)])
+) as Record<EventName, (u: unknown) => Result.Result<unknown, Schema.SchemaError>>
+const decodeStock = Schema.decodeUnknownResult(Schema.Array(Records.StockLevel))
+
+const isEventName = (name: string): name is EventName => (eventNames as ReadonlyArray<string>).includes(name)
+
+/**
+ * spec: inventoryChange "may carry several products": accept `data.products` (array), an
+ * array as data, or a single stock object, and always yield a list.
+ */
+const stockItems = (data: unknown): unknown => {
+  if (Array.isArray(data)) return data
+  if (typeof data === "object" && data !== null) {
+    const products = (data as Record<string, unknown>)["products"]
+    if (Array.isArray(products)) return products
+    return [data]
+  }
+  return data
+}
+
+/** Decodes a parsed delivery body. */
+export const decode = (value: unknown): Result.Result<Delivery, InvalidDelivery> => {
+  const envelope = decodeEnvelope(value)
+  if (Result.isFailure(envelope)) {
+    return Result.fail(new InvalidDelivery({ message: `not a webhook envelope: ${envelope.failure.message}` }))
+  }
+  const e = envelope.success
+  const businessId = e.businessId ?? undefined
+  const verifyToken = e.webhooksVerifyToken
+  if (!isEventName(e.event)) {
+    return Result.succeed({ _tag: "Unknown", event: e.event, businessId, verifyToken, data: e.data })
+  }
+  const data = e.event === "inventoryChange"
+    ? decodeStock(stockItems(e.data ?? {}))
+    : decoders[e.event](e.data ?? {})
+  if (Result.isFailure(data)) {
+    return Result.fail(new InvalidDelivery({ message: `${e.event}: invalid data: ${data.failure.message}` }))
+  }
+  return Result.succeed({ _tag: "Known", event: e.event, businessId, verifyToken, data: data.success } as Known)
+}
+
+/** Parses and decodes a delivery from its exact text. */
+export const decodeText = (text: string): Result.Result<Delivery, InvalidDelivery | Json.JsonError> =>
+  Result.flatMap(Json.parse(text), (value) => decode(value))
+
+/** spec: Events, Delivery rules 6: the source addresses deliveries come from (may change). */
+export const defaultSourceAddresses: ReadonlyArray<string> = [
+  "34.80.42.152",
+  "34.80.130.93",
+  "35.201.130.137",
+  "34.80.32.50",
+  "104.199.211.99"
+]
