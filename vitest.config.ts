@@ -23,7 +23,19 @@ export default defineConfig({
       pkg("transport", "packages/transport"),
       pkg("event-log", "packages/event-log"),
       pkg("read-models", "packages/read-models"),
-      pkg("kafka-broker", "tooling/kafka")
+      pkg("kafka-broker", "tooling/kafka"),
+      {
+        extends: true as const,
+        test: {
+          name: "kafka",
+          root: ".",
+          include: ["packages/*/test/kafka/**/*.test.ts", "tooling/kafka/test/kafka/**/*.test.ts"],
+          exclude: ["**/node_modules/**"],
+          // Starts one real broker for the whole project; under CI=true a broker that cannot
+          // start fails the run instead of skipping the suites.
+          globalSetup: ["./tooling/kafka/src/globalSetup.ts"]
+        }
+      }
     ]
   }
 })
