@@ -1,1 +1,8 @@
-export {}
+export * as Checkpoints from "./Checkpoints.ts"
+export * as EventLog from "./EventLog.ts"
+export * as EventLogError from "./EventLogError.ts"
+export * as KafkaEventLog from "./KafkaEventLog.ts"
+export * as LogRecord from "./LogRecord.ts"
+export * as SqliteDatabase from "./SqliteDatabase.ts"
+export * as SqliteEventLog from "./SqliteEventLog.ts"
+export * as Tables from "./Tables.ts"

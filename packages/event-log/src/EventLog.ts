@@ -1,0 +1,35 @@
+/**
+ * The event log: every fact the engine receives, appended exactly as received.
+ *
+ * One interface, two layers: `EventLog.layerSqlite` (default: one WAL file, group commit) and
+ * `EventLog.layerKafka` (a SQLite outbox relayed to a Kafka topic keyed by tenant).
+ */
+import { Context, Layer, type Effect, type Option, type Stream } from "effect"
+import type { EventLogError, KafkaUnavailable, SqliteError } from "./EventLogError.ts"
+import * as KafkaEventLog from "./KafkaEventLog.ts"
+import type { AppendResult, Checkpoint, Delivery, LogRecord, NewRecord, ReadOptions, SubscribeOptions } from "./LogRecord.ts"
+import * as SqliteEventLog from "./SqliteEventLog.ts"
+
+export interface EventLogService {
+  /**
+   * Appends a batch; resolves only after the transaction holding it committed (durable), with
+   * one result per record in order: `Appended` (new offset) or `Duplicate` (offset of the fact
+   * it repeats). Records of one call are contiguous in the log and committed atomically.
+   */
+  readonly append: (batch: ReadonlyArray<NewRecord>) => Effect.Effect<ReadonlyArray<AppendResult>, EventLogError>
+  /** The records present when the stream starts, in log order, page by page (bounded memory). */
+  readonly read: (options: ReadOptions) => Stream.Stream<LogRecord, EventLogError>
+  /** Catches up from the consumer's checkpoint, then follows new appends; never ends by itself. */
+  readonly subscribe: (consumer: string, options: SubscribeOptions) => Stream.Stream<Delivery, EventLogError>
+  /** Stores a consumer's checkpoint in the log's own file (for consumers without a file). */
+  readonly commit: (consumer: string, checkpoint: Checkpoint) => Effect.Effect<void, EventLogError>
+  readonly checkpoint: (consumer: string) => Effect.Effect<Option.Option<Checkpoint>, EventLogError>
+}
+
+export class EventLog extends Context.Service<EventLog, EventLogService>()("@ocs/event-log/EventLog") {
+  static readonly layerSqlite = (options: SqliteEventLog.Options): Layer.Layer<EventLog, SqliteError> =>
+    Layer.effect(EventLog, SqliteEventLog.make(options))
+
+  static readonly layerKafka = (options: KafkaEventLog.Options): Layer.Layer<EventLog, SqliteError | KafkaUnavailable> =>
+    Layer.effect(EventLog, KafkaEventLog.make(options))
+}

@@ -1,0 +1,339 @@
+/**
+ * KafkaEventLog: the event log on a Kafka topic, fed through a local SQLite outbox.
+ *
+ * - `append` commits to the outbox (an event-log file: group commit, dedupe, fsync) and
+ *   returns; a Kafka outage therefore never loses or refuses an append.
+ * - A relay fiber moves outbox records to the topic in outbox order, one `send` per batch,
+ *   with an idempotent producer (`maxInFlightRequests: 1`, acks = all), message key
+ *   `appId:businessId` so each business stays in one partition, in order. The outbox cursor
+ *   (`relay_state`) advances only after the broker acknowledged; while the broker is down the
+ *   relay retries with exponential backoff.
+ * - A crash between the broker's ack and the cursor update sends a batch again; every message
+ *   carries the record id (header `ocs-record-id` and the value), and `read`/`subscribe` drop
+ *   ids they already delivered, so a relay retry never shows twice.
+ * - `read` reads the topic from the beginning up to the end offsets present when it starts.
+ *   `subscribe` resumes from a checkpoint `kafka:{"<partition>":"<next offset>"}` (Kafka's
+ *   convention: the next offset to consume) and follows the topic. Order holds per business
+ *   (per partition), not across businesses. `LogRecord.offset` is the outbox offset;
+ *   `LogRecord.kafka` is the partition/offset in the topic.
+ *
+ * kafkajs is used in this module only, so a KafkaJS-compatible client can replace it here.
+ */
+import { Kafka, logLevel, type Consumer, type Producer, type RetryOptions } from "kafkajs"
+import { eq } from "drizzle-orm"
+import * as Json from "@ocs/protocol/Json"
+import { Cause, Clock, Deferred, Effect, Option, Queue, Result, type Scope, Stream } from "effect"
+import * as Checkpoints from "./Checkpoints.ts"
+import type { EventLogService } from "./EventLog.ts"
+import { type EventLogError, InvalidCheckpoint, KafkaUnavailable, RecordDecodeError, type SqliteError } from "./EventLogError.ts"
+import * as Core from "./internal/sqliteLog.ts"
+import { type Checkpoint, type Delivery, type LogRecord, type ReadOptions, type SubscribeOptions, tenantKey, uuidv7 } from "./LogRecord.ts"
+import { relayState } from "./Tables.ts"
+
+export interface Options {
+  /** host:port list of bootstrap brokers. */
+  readonly brokers: ReadonlyArray<string>
+  readonly topic: string
+  /** Partitions when the topic is created (default 6). An existing topic is kept as it is. */
+  readonly partitions?: number | undefined
+  readonly replicationFactor?: number | undefined
+  /** The local SQLite outbox file (an event-log file; also holds `EventLog.commit` checkpoints). */
+  readonly outboxFilename: string
+  readonly clientId?: string | undefined
+  /** Outbox records per `send` (default 500). */
+  readonly relayBatchSize?: number | undefined
+  /** Relay backoff while the broker is down: first delay and cap (default 100 ms, 10 s). */
+  readonly relayBackoffMillis?: { readonly initial: number; readonly max: number } | undefined
+  /** kafkajs client retries (connect at start uses them; default 3 retries from 200 ms). */
+  readonly retry?: RetryOptions | undefined
+  readonly connectionTimeoutMillis?: number | undefined
+  /** Record ids remembered per stream to drop relay repeats (default 100,000). */
+  readonly dedupeMemory?: number | undefined
+  /** Outbox settings, as for the SQLite log. */
+  readonly synchronous?: "FULL" | "NORMAL" | undefined
+  readonly dedupeWindowMillis?: number | undefined
+  readonly commitWindowMillis?: number | undefined
+}
+
+const HEADER_ID = "ocs-record-id"
+
+/** The message value: the stored row (meta as its JSON text), so decoding is the row decoder's. */
+const encodeValue = (record: LogRecord) =>
+  JSON.stringify({
+    v: 1,
+    offset: record.offset,
+    id: record.id,
+    tenant: tenantKey(record.appId, record.businessId),
+    appId: record.appId,
+    businessId: record.businessId,
+    source: record.source,
+    type: record.type,
+    receivedAt: record.receivedAt,
+    body: record.body,
+    dedupeKey: record.dedupeKey,
+    meta: Json.stringify(record.meta),
+    entityId: record.entityId
+  })
+
+const decodeValue = (value: Buffer | null, where: string): Result.Result<LogRecord, RecordDecodeError> => {
+  if (value === null) return Result.fail(new RecordDecodeError({ where, message: "message without value" }))
+  let row: unknown
+  try {
+    row = JSON.parse(value.toString("utf8"))
+  } catch (cause) {
+    return Result.fail(new RecordDecodeError({ where, message: `message value is not JSON: ${String(cause)}` }))
+  }
+  return Core.rowToRecord(row, where)
+}
+
+/** Remembers the last `capacity` ids (insertion order), to drop repeats. */
+const recentIds = (capacity: number) => {
+  const seen = new Set<string>()
+  return (id: string): boolean => {
+    if (seen.has(id)) return false
+    seen.add(id)
+    if (seen.size > capacity) seen.delete(seen.values().next().value!)
+    return true
+  }
+}
+
+interface Raw {
+  readonly record: LogRecord
+  readonly partition: number
+  readonly offset: string
+}
+
+export const make = Effect.fnUntraced(function*(
+  options: Options
+): Effect.fn.Return<EventLogService, SqliteError | KafkaUnavailable, Scope.Scope> {
+  const brokers = [...options.brokers]
+  const topic = options.topic
+  const clientId = options.clientId ?? "ocs-event-log"
+  const unavailable = (what: string) => (cause: unknown) =>
+    new KafkaUnavailable({
+      brokers,
+      message: `Kafka at ${brokers.join(",")} ${what}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      cause
+    })
+
+  const outbox = yield* Core.make({
+    filename: options.outboxFilename,
+    synchronous: options.synchronous,
+    dedupeWindowMillis: options.dedupeWindowMillis,
+    commitWindowMillis: options.commitWindowMillis
+  })
+
+  const kafka = new Kafka({
+    clientId,
+    brokers,
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: options.connectionTimeoutMillis ?? 3000,
+    retry: options.retry ?? { retries: 3, initialRetryTime: 200, maxRetryTime: 2000 }
+  })
+
+  // Start: the broker must answer and the topic must exist, else a typed error.
+  const admin = kafka.admin()
+  yield* Effect.acquireRelease(
+    Effect.tryPromise({ try: () => admin.connect(), catch: unavailable("cannot be reached") }),
+    () => Effect.promise(() => admin.disconnect().catch(() => undefined))
+  )
+  yield* Effect.tryPromise({
+    try: () =>
+      admin.createTopics({
+        waitForLeaders: true,
+        topics: [{ topic, numPartitions: options.partitions ?? 6, replicationFactor: options.replicationFactor ?? 1 }]
+      }),
+    catch: unavailable(`could not create topic ${topic}`)
+  })
+
+  // The relay.
+  const batchSize = options.relayBatchSize ?? 500
+  const backoff = options.relayBackoffMillis ?? { initial: 100, max: 10_000 }
+  let producer: Producer | undefined
+  const connectedProducer = Effect.tryPromise({
+    try: async () => {
+      if (producer !== undefined) return producer
+      const p = kafka.producer({ idempotent: true, maxInFlightRequests: 1 })
+      await p.connect()
+      producer = p
+      return p
+    },
+    catch: unavailable("refused the producer")
+  })
+  const dropProducer = Effect.promise(async () => {
+    const p = producer
+    producer = undefined
+    await p?.disconnect().catch(() => undefined)
+  })
+
+  const relayedOffset = outbox.db.use("relay", (orm) =>
+    orm.select({ offset: relayState.relayedOffset }).from(relayState).where(eq(relayState.name, topic)).get()?.offset ?? 0
+  )
+  const saveRelayed = (offset: number, now: number) =>
+    outbox.db.transaction("relay", (orm) =>
+      orm.insert(relayState).values({ name: topic, relayedOffset: offset, updatedAt: now })
+        .onConflictDoUpdate({ target: relayState.name, set: { relayedOffset: offset, updatedAt: now } }).run()
+    )
+
+  const send = (batch: ReadonlyArray<LogRecord>) =>
+    Effect.gen(function*() {
+      const p = yield* connectedProducer
+      yield* Effect.tryPromise({
+        try: () =>
+          p.send({
+            topic,
+            acks: -1,
+            messages: batch.map((record) => ({
+              key: tenantKey(record.appId, record.businessId),
+              value: encodeValue(record),
+              headers: { [HEADER_ID]: record.id, "ocs-outbox-offset": String(record.offset) }
+            }))
+          }),
+        catch: unavailable("did not acknowledge")
+      })
+    })
+
+  const sendWithBackoff = (batch: ReadonlyArray<LogRecord>) => {
+    const attempt = (n: number): Effect.Effect<void, never> =>
+      send(batch).pipe(Effect.catchTag("KafkaUnavailable", (error) =>
+        Effect.gen(function*() {
+          const delay = Math.min(backoff.max, backoff.initial * 2 ** Math.min(n, 30))
+          yield* Effect.logWarning(`event-log relay: ${error.message}; retry ${n + 1} in ${delay} ms`)
+          yield* dropProducer
+          yield* Effect.sleep(delay)
+          return yield* attempt(n + 1)
+        })))
+    return attempt(0)
+  }
+
+  const relay = Effect.gen(function*() {
+    let cursor = yield* relayedOffset
+    while (true) {
+      const wake = outbox.nextCommit()
+      const batch = yield* outbox.page(cursor + 1, batchSize)
+      if (batch.length === 0) {
+        yield* Effect.race(Deferred.await(wake), Effect.sleep(outbox.pollIntervalMillis))
+        continue
+      }
+      yield* sendWithBackoff(batch)
+      cursor = batch[batch.length - 1]!.offset
+      yield* saveRelayed(cursor, yield* Clock.currentTimeMillis)
+    }
+  }).pipe(
+    Effect.tapCause((cause) => Effect.logError("event-log relay stopped", cause)),
+    Effect.onExit(() => dropProducer)
+  )
+  yield* Effect.forkScoped(relay)
+
+  // Consuming the topic.
+  const dedupeMemory = options.dedupeMemory ?? 100_000
+
+  /**
+   * Messages from `start` (per partition; absent partitions from the beginning). With `stopAt`
+   * (per partition: the end offset), the stream ends once every partition reached it.
+   */
+  const consume = (start: ReadonlyMap<number, string>, stopAt: ReadonlyMap<number, string> | undefined) =>
+    Stream.callback<Raw, KafkaUnavailable | RecordDecodeError>((queue) =>
+      Effect.gen(function*() {
+        const remaining = new Set<number>()
+        if (stopAt !== undefined) {
+          for (const [partition, end] of stopAt) {
+            if (BigInt(start.get(partition) ?? "0") < BigInt(end)) remaining.add(partition)
+          }
+          if (remaining.size === 0) return yield* Queue.end(queue)
+        }
+        const consumer: Consumer = kafka.consumer({ groupId: `${clientId}-${uuidv7(Date.now())}`, maxWaitTimeInMs: 250 })
+        yield* Effect.acquireRelease(
+          Effect.tryPromise({ try: () => consumer.connect(), catch: unavailable("refused the consumer") }),
+          () => Effect.promise(() => consumer.disconnect().catch(() => undefined))
+        )
+        consumer.on(consumer.events.CRASH, (event) => {
+          if (!event.payload.restart) Queue.failCauseUnsafe(queue, Cause.fail(unavailable("stopped the consumer")(event.payload.error)))
+        })
+        yield* Effect.tryPromise({
+          try: () => consumer.subscribe({ topics: [topic], fromBeginning: true }),
+          catch: unavailable(`could not subscribe to ${topic}`)
+        })
+        yield* Effect.tryPromise({
+          try: () =>
+            consumer.run({
+              autoCommit: false,
+              eachMessage: async ({ partition, message }) => {
+                const end = stopAt?.get(partition)
+                if (end !== undefined && BigInt(message.offset) >= BigInt(end)) return
+                const decoded = decodeValue(message.value, `${topic}/${partition}@${message.offset}`)
+                if (Result.isFailure(decoded)) {
+                  Queue.failCauseUnsafe(queue, Cause.fail(decoded.failure))
+                  return
+                }
+                const record: LogRecord = { ...decoded.success, kafka: { partition, offset: message.offset } }
+                await Effect.runPromise(Queue.offer(queue, { record, partition, offset: message.offset }))
+                if (end !== undefined && BigInt(message.offset) + 1n >= BigInt(end)) {
+                  remaining.delete(partition)
+                  if (remaining.size === 0) Queue.endUnsafe(queue)
+                }
+              }
+            }),
+          catch: unavailable("could not start the consumer")
+        })
+        for (const [partition, offset] of start) consumer.seek({ topic, partition, offset })
+      }), { bufferSize: 256, strategy: "suspend" })
+
+  const matches = (options: { readonly tenant: string; readonly types?: ReadonlyArray<string> | undefined }) => {
+    const types = options.types === undefined ? undefined : new Set(options.types)
+    return (record: LogRecord) =>
+      (options.tenant === "all" || tenantKey(record.appId, record.businessId) === options.tenant) &&
+      (types === undefined || types.has(record.type))
+  }
+
+  const read = (options: ReadOptions): Stream.Stream<LogRecord, EventLogError> =>
+    Stream.unwrap(Effect.gen(function*() {
+      const ends = yield* Effect.tryPromise({ try: () => admin.fetchTopicOffsets(topic), catch: unavailable("did not answer") })
+      const stopAt = new Map(ends.map((e) => [e.partition, e.high] as const))
+      const fresh = recentIds(dedupeMemory)
+      const wanted = matches(options)
+      return consume(new Map(), stopAt).pipe(
+        Stream.filter(({ record }) =>
+          fresh(record.id) && wanted(record) &&
+          (options.untilOffset === undefined || record.offset <= options.untilOffset) &&
+          (options.untilReceivedAt === undefined || record.receivedAt <= options.untilReceivedAt)
+        ),
+        Stream.map(({ record }) => record)
+      )
+    }))
+
+  const commit = Effect.fn("EventLog.commit")(function*(consumer: string, checkpoint: Checkpoint) {
+    if (Checkpoints.parseKafka(checkpoint) === undefined) {
+      return yield* new InvalidCheckpoint({ checkpoint, message: `not a checkpoint of a Kafka event log: ${checkpoint}` })
+    }
+    return yield* outbox.service.commit(consumer, checkpoint)
+  })
+
+  const subscribe = (consumer: string, options: SubscribeOptions): Stream.Stream<Delivery, EventLogError> =>
+    Stream.unwrap(Effect.gen(function*() {
+      const from = options.from ?? Option.getOrUndefined(yield* outbox.service.checkpoint(consumer))
+      const next = from === undefined ? new Map<number, string>() : Checkpoints.parseKafka(from)
+      if (next === undefined) {
+        return yield* new InvalidCheckpoint({ checkpoint: from ?? "", message: `not a checkpoint of a Kafka event log: ${from}` })
+      }
+      const fresh = recentIds(dedupeMemory)
+      const wanted = matches(options)
+      const position = new Map(next)
+      return consume(next, undefined).pipe(
+        Stream.filterMap(({ record, partition, offset }) => {
+          position.set(partition, (BigInt(offset) + 1n).toString())
+          return fresh(record.id) && wanted(record)
+            ? Result.succeed<Delivery>({ record, checkpoint: Checkpoints.kafka(position) })
+            : Result.failVoid
+        })
+      )
+    }))
+
+  return {
+    append: outbox.service.append,
+    read,
+    subscribe,
+    commit,
+    checkpoint: outbox.service.checkpoint
+  }
+})

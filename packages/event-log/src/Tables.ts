@@ -1,0 +1,70 @@
+/**
+ * The drizzle schema of an event-log file (and of the Kafka outbox, which is the same kind of
+ * file). drizzle-kit reads this module to generate `drizzle/`; the migrations run at open.
+ *
+ * `consumerCheckpoints` is exported for read models: put it in your own drizzle schema (re-export
+ * it from your schema file) so a projection saves its rows and its checkpoint in one transaction.
+ */
+import { sql } from "drizzle-orm"
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core"
+
+/** One row per fact, exactly as received. `offset` is never reused (AUTOINCREMENT). */
+export const records = sqliteTable("records", {
+  offset: integer("offset").primaryKey({ autoIncrement: true }),
+  id: text("id").notNull(),
+  tenant: text("tenant").notNull(),
+  appId: text("app_id").notNull(),
+  businessId: text("business_id"),
+  source: text("source").notNull(),
+  type: text("type").notNull(),
+  receivedAt: integer("received_at").notNull(),
+  body: text("body").notNull(),
+  dedupeKey: text("dedupe_key"),
+  meta: text("meta").notNull(),
+  entityId: text("entity_id")
+}, (t) => [
+  uniqueIndex("records_id").on(t.id),
+  index("records_tenant_offset").on(t.tenant, t.offset),
+  index("records_tenant_type_received").on(t.tenant, t.type, t.receivedAt),
+  index("records_tenant_received").on(t.tenant, t.receivedAt),
+  index("records_tenant_entity").on(t.tenant, t.entityId).where(sql`${t.entityId} IS NOT NULL`),
+  index("records_tenant_dedupe").on(t.tenant, t.dedupeKey, t.receivedAt).where(sql`${t.dedupeKey} IS NOT NULL`)
+])
+
+/** Audit trail of appends refused as duplicates: what came, when, and which fact it repeats. */
+export const dedupeDecisions = sqliteTable("dedupe_decisions", {
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  decidedAt: integer("decided_at").notNull(),
+  tenant: text("tenant").notNull(),
+  /** "dedupeKey": same key within the window; "id": a record with this id already exists. */
+  reason: text("reason").notNull(),
+  dedupeKey: text("dedupe_key"),
+  originalOffset: integer("original_offset").notNull(),
+  id: text("id").notNull(),
+  type: text("type").notNull(),
+  source: text("source").notNull(),
+  receivedAt: integer("received_at").notNull()
+}, (t) => [index("dedupe_decisions_tenant_key").on(t.tenant, t.dedupeKey)])
+
+/** One row per group-commit transaction: how appends were batched (audit, tests, metrics). */
+export const commits = sqliteTable("commits", {
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  committedAt: integer("committed_at").notNull(),
+  requests: integer("requests").notNull(),
+  appended: integer("appended").notNull(),
+  duplicates: integer("duplicates").notNull()
+})
+
+/** Checkpoints of consumers that let the log keep them (`EventLog.commit`), or read models' own. */
+export const consumerCheckpoints = sqliteTable("consumer_checkpoints", {
+  consumer: text("consumer").primaryKey(),
+  checkpoint: text("checkpoint").notNull(),
+  updatedAt: integer("updated_at").notNull()
+})
+
+/** Kafka mode: how far the outbox relay got (last outbox offset the broker acknowledged). */
+export const relayState = sqliteTable("relay_state", {
+  name: text("name").primaryKey(),
+  relayedOffset: integer("relayed_offset").notNull(),
+  updatedAt: integer("updated_at").notNull()
+})
