@@ -23,6 +23,7 @@ export default defineConfig({
       pkg("transport", "packages/transport"),
       pkg("event-log", "packages/event-log"),
       pkg("read-models", "packages/read-models"),
+      pkg("ingestion", "packages/ingestion"),
       pkg("kafka-broker", "tooling/kafka"),
       {
         extends: true as const,

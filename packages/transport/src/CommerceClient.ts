@@ -1,0 +1,264 @@
+/**
+ * The API client: one call, or a whole list as a Stream of pages.
+ *
+ * Every call waits for a slot of its budget (RateLimiter), goes out over keep-alive HTTP,
+ * and comes back as decoded data plus warnings, or as a typed error. Timeouts, resets and
+ * 5xx answers are retried with jittered exponential backoff, each retry spending budget like
+ * any call. An ERR_429 locks its key and the call waits for the lock to end before it is sent
+ * again (a 429 never uses up the retries, and no call for a locked key leaves the process).
+ * API errors that cannot succeed on retry return at once.
+ */
+import { Clock, Context, Effect, Layer, Option, Random, Redacted, Result, Schema, Stream } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/http"
+import { ApiError, Envelope, Ids, Operation, Paginator, type Warning } from "@ocs/protocol"
+import { type BudgetKey, keyString, type LockWaitExceeded, type Priority, RateLimiter } from "./RateLimiter.ts"
+import { ConnectionFailed, CursorStalled, isTransient, RecordDecodeError, RequestTimeout, ServerError } from "./TransportError.ts"
+import { TransportEvents } from "./TransportEvents.ts"
+
+/** Who calls: a business that granted the application access, and its token. */
+export interface TenantAccess extends Ids.Tenant {
+  /** spec: Authentication 1: sent as is in the Authorization header. Never logged. */
+  readonly accessToken: Redacted.Redacted<string>
+}
+
+export const tenantAccess = (appId: string | number | bigint, businessId: string | number | bigint, accessToken: string): TenantAccess => ({
+  ...Ids.makeTenant(appId, businessId),
+  accessToken: Redacted.make(accessToken)
+})
+
+export interface ClientOptions {
+  /** spec: Endpoints: `{base_url}` of each family. */
+  readonly posBaseUrl: string
+  readonly vpageBaseUrl: string
+  /** Per-request timeout (default 30 s). */
+  readonly timeoutMs?: number | undefined
+  /** Attempts for transient failures, the first included (default 5). */
+  readonly maxAttempts?: number | undefined
+  /** Backoff base and cap (default 200 ms, 30 s); full jitter. */
+  readonly backoffBaseMs?: number | undefined
+  readonly backoffMaxMs?: number | undefined
+  /** How many ERR_429 answers one call may wait out before failing (default 5). */
+  readonly maxRateLimitedWaits?: number | undefined
+}
+
+export interface CallOptions {
+  readonly priority?: Priority | undefined
+}
+
+export interface CallResult<A> {
+  readonly data: A
+  readonly warnings: ReadonlyArray<Warning.Warning>
+  /** The response body exactly as received. */
+  readonly text: string
+}
+
+export type CallError =
+  | ApiError.ApiError
+  | ApiError.MalformedResponse
+  | RequestTimeout
+  | ConnectionFailed
+  | ServerError
+  | LockWaitExceeded
+
+export interface PageOptions {
+  readonly filters?: Readonly<Record<string, unknown>> | undefined
+  readonly size?: number | undefined
+  readonly sort?: unknown
+  /** Resume from a stored cursor; omitted: the first page. */
+  readonly cursor?: Paginator.Cursor | undefined
+  readonly priority?: Priority | undefined
+  /** Stop when the same cursor comes back this many times without records (default 20). */
+  readonly maxStalls?: number | undefined
+}
+
+/** A page as the paginator yields it: the raw records (lossless JSON) and the cursors. */
+export type RawPage = Paginator.Page<unknown> & { readonly warnings: ReadonlyArray<Warning.Warning> }
+
+export class CommerceClient extends Context.Service<CommerceClient, {
+  /** One call: decoded data (through the operation's schema for commands) and warnings. */
+  readonly call: <Item>(
+    tenant: TenantAccess,
+    operation: Operation.Operation<Item>,
+    body: unknown,
+    options?: CallOptions
+  ) => Effect.Effect<CallResult<unknown>, CallError>
+  /**
+   * A list operation as a Stream of pages. `next` is sent back exactly; a short page with a
+   * `next` is followed; absent or null `next` ends. Each page carries the cursor that led to
+   * it and the one after it, so a caller can persist `next` and resume after a crash.
+   */
+  readonly pages: (
+    tenant: TenantAccess,
+    operation: Operation.Operation<unknown>,
+    options?: PageOptions
+  ) => Stream.Stream<RawPage, CallError | CursorStalled>
+  /** The records of a list, decoded with the operation's record schema. */
+  readonly records: <Item>(
+    tenant: TenantAccess,
+    operation: Operation.Operation<Item>,
+    options?: PageOptions
+  ) => Stream.Stream<Item, CallError | CursorStalled | RecordDecodeError>
+}>()("@ocs/transport/CommerceClient") {
+  static readonly layer = (
+    options: ClientOptions
+  ): Layer.Layer<CommerceClient, never, HttpClient.HttpClient | RateLimiter | TransportEvents> =>
+    Layer.effect(CommerceClient, make(options))
+}
+
+const EXCERPT = 200
+
+const classifyConnection = (cause: unknown): "reset" | "refused" | "other" => {
+  const text = String((cause as { code?: unknown })?.code ?? "") + " " + String(cause) + " " +
+    String((cause as { cause?: unknown })?.cause ?? "")
+  if (/ECONNRESET|socket hang up|UND_ERR_SOCKET|other side closed/i.test(text)) return "reset"
+  if (/ECONNREFUSED/i.test(text)) return "refused"
+  return "other"
+}
+
+export const make = Effect.fnUntraced(function*(options: ClientOptions) {
+  const http = yield* HttpClient.HttpClient
+  const limiter = yield* RateLimiter
+  const events = yield* TransportEvents
+  const timeoutMs = options.timeoutMs ?? 30_000
+  const maxAttempts = options.maxAttempts ?? 5
+  const backoffBase = options.backoffBaseMs ?? 200
+  const backoffMax = options.backoffMaxMs ?? 30_000
+  const maxLockWaits = options.maxRateLimitedWaits ?? 5
+  const base = (family: Operation.Family) => (family === "pos" ? options.posBaseUrl : options.vpageBaseUrl)
+
+  /** One HTTP exchange; the answer decoded as an envelope. */
+  const send = (tenant: TenantAccess, op: Operation.Operation<unknown>, bodyText: string) => {
+    const name = Operation.key(op)
+    const request = HttpClientRequest.post(Operation.url(base(op.family), op, tenant)).pipe(
+      HttpClientRequest.setHeaders(Operation.headers(Redacted.value(tenant.accessToken))),
+      HttpClientRequest.bodyText(bodyText, "application/json")
+    )
+    return http.execute(request).pipe(
+      Effect.flatMap((response) => Effect.map(response.text, (text) => ({ status: response.status, text }))),
+      Effect.mapError((error) =>
+        new ConnectionFailed({
+          operation: name,
+          reason: classifyConnection(error.reason.cause ?? error),
+          message: `${name}: connection failed (${error.reason._tag})`
+        })
+      ),
+      Effect.timeoutOrElse({
+        duration: timeoutMs,
+        orElse: () =>
+          Effect.fail(new RequestTimeout({ operation: name, timeoutMs, message: `${name}: no answer within ${timeoutMs} ms` }))
+      }),
+      Effect.flatMap(({ status, text }): Effect.Effect<Envelope.Success, ApiError.ApiError | ApiError.MalformedResponse | ServerError> => {
+        const decoded = Envelope.decode(text)
+        // spec: Errors, Not shown: HTTP status codes with failures. An envelope decides,
+        // whatever the status; a 5xx that is not an envelope is a server failure.
+        if (Result.isFailure(decoded) && decoded.failure._tag === "MalformedResponse" && status >= 500) {
+          return Effect.fail(
+            new ServerError({
+              operation: name,
+              status,
+              excerpt: text.slice(0, EXCERPT),
+              message: `${name}: HTTP ${status} without an API envelope`
+            })
+          )
+        }
+        return Result.isSuccess(decoded) ? Effect.succeed(decoded.success) : Effect.fail(decoded.failure)
+      })
+    )
+  }
+
+  const call = Effect.fn("CommerceClient.call")(function*(
+    tenant: TenantAccess,
+    op: Operation.Operation<unknown>,
+    body: unknown,
+    callOptions?: CallOptions
+  ) {
+    const bodyText = Operation.body(body)
+    const key: BudgetKey = { tenant, operation: op }
+    const k = keyString(key)
+    const where = { appId: tenant.appId, businessId: tenant.businessId, operation: Operation.key(op), key: k }
+    const priority = callOptions?.priority ?? "interactive"
+    let attempt = 1
+    let lockWaits = 0
+    for (;;) {
+      const outcome = yield* limiter.withPermit(key, priority, () => Effect.result(send(tenant, op, bodyText)))
+      if (Result.isSuccess(outcome)) {
+        const success = outcome.success
+        if (success.warnings.length > 0) yield* events.emit({ ...where, _tag: "WarningReceived", warnings: success.warnings })
+        return { data: success.data, warnings: success.warnings, text: success.text } satisfies CallResult<unknown>
+      }
+      const error = outcome.failure
+      if (error._tag === "RateLimited" || error._tag === "ExceededRateLimit") {
+        // spec: Limits rule 2: stop calling that URL until unlockedAt. The lock makes this
+        // call (and every other for the key) wait; it costs no retry attempt.
+        const receivedAt = yield* Clock.currentTimeMillis
+        const lockedSeconds = error._tag === "RateLimited" ? error.lockedSeconds : undefined
+        const unlockedAt = error._tag === "RateLimited" ? error.unlockedAt : undefined
+        const until = yield* limiter.lock(key, { lockedSeconds, unlockedAt, receivedAt })
+        yield* events.emit({ ...where, _tag: "LockTaken", until, lockedSeconds, unlockedAt, receivedAt })
+        if (++lockWaits > maxLockWaits) return yield* error
+        continue
+      }
+      const retryable = isTransient(error) || (error._tag === "UnknownApiError" && ApiError.isRetryable(error))
+      if (!retryable || attempt >= maxAttempts) return yield* error
+      // Full jitter: a random delay up to the exponential bound.
+      const bound = Math.min(backoffMax, backoffBase * 2 ** (attempt - 1))
+      const delayMs = Math.round((yield* Random.next) * bound)
+      yield* events.emit({ ...where, _tag: "RetryScheduled", attempt, reason: error._tag, delayMs })
+      yield* Effect.sleep(delayMs)
+      attempt++
+    }
+  })
+
+  const pages = (tenant: TenantAccess, op: Operation.Operation<unknown>, pageOptions: PageOptions = {}) => {
+    const size = Math.min(pageOptions.size ?? op.pageSizeMax, op.pageSizeMax)
+    const maxStalls = pageOptions.maxStalls ?? 20
+    const name = Operation.key(op)
+    interface State {
+      readonly cursor: Option.Option<Paginator.Cursor>
+      readonly stalls: number
+    }
+    const first: State = { cursor: Option.fromUndefinedOr(pageOptions.cursor), stalls: 0 }
+    return Stream.paginate(first, (state: State) =>
+      Effect.gen(function*() {
+        const body: Record<string, unknown> = {}
+        if (pageOptions.filters !== undefined) body["filters"] = pageOptions.filters
+        body["paginator"] = Paginator.toRequest({ size, sort: pageOptions.sort, next: Option.getOrUndefined(state.cursor) })
+        const result = yield* call(tenant, op, body, { priority: pageOptions.priority ?? "bulk" })
+        const records: ReadonlyArray<unknown> = Array.isArray(result.data) ? result.data : result.data == null ? [] : [result.data]
+        // spec: Paginator rule 4: no next, or null, ends; rule 5: a short page with next goes on.
+        const next = Paginator.nextCursor(result.text)
+        const page: RawPage = { records, cursor: state.cursor, next, size, text: result.text, warnings: result.warnings }
+        const same = Option.isSome(next) && Option.isSome(state.cursor) && next.value.text === state.cursor.value.text
+        const stalls = same && records.length === 0 ? state.stalls + 1 : 0
+        if (stalls >= maxStalls) {
+          return yield* new CursorStalled({
+            operation: name,
+            cursor: Option.getOrThrow(next).text,
+            repeats: stalls,
+            message: `${name}: the same cursor came back ${stalls} times without records`
+          })
+        }
+        return [[page], Option.map(next, (cursor): State => ({ cursor: Option.some(cursor), stalls }))] as const
+      })
+    )
+  }
+
+  const records = <Item>(tenant: TenantAccess, op: Operation.Operation<Item>, pageOptions?: PageOptions) => {
+    const decode = Schema.decodeUnknownEffect(op.item)
+    const name = Operation.key(op)
+    return pages(tenant, op as Operation.Operation<unknown>, pageOptions).pipe(
+      Stream.flatMap((page) => Stream.fromIterable(page.records.map((r, i) => [r, i] as const))),
+      Stream.mapEffect(([record, index]) =>
+        decode(record).pipe(
+          Effect.mapError((e) => new RecordDecodeError({ operation: name, index, message: `${name}: record ${index}: ${e.message}` }))
+        ) as Effect.Effect<Item, RecordDecodeError>
+      )
+    )
+  }
+
+  return CommerceClient.of({
+    call: (tenant, op, body, callOptions) => call(tenant, op as Operation.Operation<unknown>, body, callOptions),
+    pages,
+    records
+  })
+})

@@ -1,0 +1,295 @@
+/**
+ * The rate-limit scheduler.
+ *
+ * spec: Limits: 150 requests per 30 seconds per appId + businessId + URL by default; an
+ * operation may state its own limit; exceeding it gives ERR_429 and locks that URL for that
+ * business until `unlockedAt`; calls during the lock extend it; other URLs and businesses are
+ * not affected; limits are never lifted on request.
+ *
+ * So every call waits here for a slot of its budget key. Nothing for a locked key leaves the
+ * process before the lock ends (plus a skew allowance). Queues are FIFO per key and priority;
+ * keys are served round-robin, interactive calls first; a waiting call can be interrupted
+ * without spending budget. Locks and recent calls are persisted through `RateLimitStore`.
+ */
+import { Clock, Context, Deferred, Effect, Fiber, Layer, Option, Schema } from "effect"
+import type { Ids, Operation } from "@ocs/protocol"
+import * as Core from "./internal/schedulerCore.ts"
+import { RateLimitStore } from "./RateLimitStore.ts"
+import { TransportEvents } from "./TransportEvents.ts"
+
+export type Priority = "interactive" | "bulk"
+
+/** The budget a call spends: spec: Limits: per appId + businessId + URL. */
+export interface BudgetKey {
+  readonly tenant: Ids.Tenant
+  readonly operation: Pick<Operation.Operation, "family" | "path" | "rateLimit">
+}
+
+export const keyString = (key: BudgetKey): string =>
+  `${key.tenant.appId}:${key.tenant.businessId}:${key.operation.family}:${key.operation.path}`
+
+export interface RateLimiterOptions {
+  /** Requests held back from every window, as a safety margin (default 1). */
+  readonly safetyMargin?: number | undefined
+  /** Added to every lock end, for clock skew between us and the service (default 1000 ms). */
+  readonly skewAllowanceMs?: number | undefined
+  /** Calls in flight across all keys (default 256). */
+  readonly maxInFlight?: number | undefined
+  /**
+   * Limits by operation path (e.g. "/v3.0/product/list") or by operation key
+   * ("pos:/v3.0/product/list"), overriding the operation's own. Tests compress windows here.
+   */
+  readonly overrides?: Readonly<Record<string, Operation.RateLimit>> | undefined
+  /** How long a call may wait for a lock to end before failing (default 15 minutes). */
+  readonly maxLockWaitMs?: number | undefined
+}
+
+/** A call's slot. Mark it not sent when the request never left (the slot is then not counted). */
+export interface Permit {
+  readonly key: string
+  readonly grantedAt: number
+  readonly markNotSent: () => void
+}
+
+export interface KeyMetrics {
+  readonly key: string
+  readonly limit: number
+  readonly windowMs: number
+  readonly calls: number
+  readonly waitMs: number
+  readonly locks: number
+  readonly queueDepth: number
+  readonly inFlight: number
+  readonly lockedUntil: number | undefined
+  readonly recentCalls: number
+}
+
+export class LockWaitExceeded extends Schema.TaggedError<LockWaitExceeded>()("LockWaitExceeded", {
+  key: Schema.String,
+  lockedUntil: Schema.Number,
+  message: Schema.String
+}) {}
+
+export class RateLimiter extends Context.Service<RateLimiter, {
+  /** Runs `use` inside a slot of the key's budget, waiting (interruptibly) for one. */
+  readonly withPermit: <A, E, R>(
+    key: BudgetKey,
+    priority: Priority,
+    use: (permit: Permit) => Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E | LockWaitExceeded, R>
+  /**
+   * Locks a key after an ERR_429 until max(unlockedAt, receivedAt + lockedSeconds) plus the
+   * skew allowance. Returns the lock end (ms).
+   */
+  readonly lock: (
+    key: BudgetKey,
+    lock: { readonly lockedSeconds?: number | undefined; readonly unlockedAt?: number | undefined; readonly receivedAt: number }
+  ) => Effect.Effect<number>
+  /** When the key's lock ends, if it is locked now. */
+  readonly lockedUntil: (key: BudgetKey) => Effect.Effect<Option.Option<number>>
+  readonly metrics: Effect.Effect<ReadonlyArray<KeyMetrics>>
+  /** The effective limit and window for an operation (after overrides and margin). */
+  readonly limitOf: (operation: BudgetKey["operation"]) => { readonly limit: number; readonly windowMs: number }
+}>()("@ocs/transport/RateLimiter") {
+  static readonly layer = (options: RateLimiterOptions = {}): Layer.Layer<RateLimiter, never, RateLimitStore | TransportEvents> =>
+    Layer.effect(RateLimiter, make(options))
+}
+
+const priorities: Record<Priority, Core.Priority> = { interactive: Core.PRIORITY_INTERACTIVE, bulk: Core.PRIORITY_BULK }
+
+interface PendingWaiter extends Core.Waiter {
+  /** Set once the grant is persisted: the call may leave. */
+  ready: boolean
+  resume: ((ticket: Core.Ticket) => void) | undefined
+}
+
+export const make = Effect.fnUntraced(function*(options: RateLimiterOptions) {
+  const store = yield* RateLimitStore
+  const events = yield* TransportEvents
+  const margin = options.safetyMargin ?? 1
+  const skew = options.skewAllowanceMs ?? 1000
+  const maxLockWait = options.maxLockWaitMs ?? 15 * 60 * 1000
+  const start = yield* Clock.currentTimeMillis
+
+  let batch: Array<PendingWaiter> | undefined
+  let nextId = 0
+  const ids = new WeakMap<Core.Ticket, number>()
+  const grants: Array<{ id: number; key: string; limit: number; windowMs: number; at: number }> = []
+  const completions: Array<{ id: number; at: number }> = []
+  const unlocked: Array<{ key: string; at: number }> = []
+
+  const core = new Core.SchedulerCore(start, {
+    maxInFlight: options.maxInFlight ?? 256,
+    onGrant: (ticket) => {
+      const id = ++nextId
+      ids.set(ticket, id)
+      grants.push({ id, key: ticket.key.key, limit: ticket.key.limit, windowMs: ticket.key.windowMs, at: ticket.grantedAt })
+    },
+    onUnlock: (s, at) => void unlocked.push({ key: s.key, at })
+  })
+
+  const limitOf = (op: BudgetKey["operation"]) => {
+    const o = options.overrides?.[`${op.family}:${op.path}`] ?? options.overrides?.[op.path] ?? op.rateLimit
+    return { limit: Math.max(1, o.requests - margin), windowMs: Math.round(o.windowSeconds * 1000) }
+  }
+
+  // Restore what the last process knew: locks and calls still inside their windows.
+  const persisted = yield* store.load(start).pipe(
+    Effect.catch((e) => Effect.logWarning("rate-limit store could not be read; starting with empty budgets", e).pipe(Effect.as([])))
+  )
+  for (const p of persisted) {
+    const s = core.keyState(p.key, Math.max(1, p.limit), p.windowMs)
+    core.lock(s, p.lockedUntil)
+    for (const at of p.completions) core.restoreCompletion(p.key, s.limit, s.windowMs, at)
+  }
+
+  // The timer fiber sleeps until the next window slot or lock end, or until poked.
+  let poke = Deferred.makeUnsafe<void>()
+  let armedFor = Infinity
+
+  const flush = Effect.suspend(() => {
+    if (grants.length === 0 && completions.length === 0) return Effect.void
+    const write = { grants: grants.splice(0), completions: completions.splice(0) }
+    return store.write(write).pipe(
+      Effect.catch((e) => Effect.logWarning("rate-limit store write failed; budget state after a restart may be short", e))
+    )
+  })
+
+  /** Grants what can be granted, persists the grants, then lets those calls go. */
+  const pump: Effect.Effect<void> = Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const granted: Array<PendingWaiter> = []
+    batch = granted
+    core.dispatch(now)
+    batch = undefined
+    yield* flush
+    for (const u of unlocked.splice(0)) yield* events.emit({ _tag: "LockReleased", key: u.key, at: u.at })
+    for (const w of granted) {
+      w.ready = true
+      w.resume?.(w.ticket!)
+    }
+    const wake = core.nextWake()
+    if (wake < armedFor) {
+      armedFor = wake
+      Deferred.doneUnsafe(poke, Effect.void)
+    }
+  })
+
+  const timer = Effect.gen(function*() {
+    for (;;) {
+      const now = yield* Clock.currentTimeMillis
+      const wake = core.nextWake()
+      armedFor = wake
+      const current = poke
+      const delay = wake === Infinity ? 60_000 : Math.max(0, wake - now)
+      yield* Effect.raceFirst(Effect.sleep(delay), Deferred.await(current))
+      if (current === poke) poke = Deferred.makeUnsafe<void>()
+      yield* pump
+      yield* Effect.yieldNow
+    }
+  })
+  const timerFiber = yield* Effect.forkDetach(timer)
+  yield* Effect.addFinalizer(() => Fiber.interrupt(timerFiber).pipe(Effect.andThen(flush)))
+
+  const awaitGrant = (s: Core.KeyState, waiter: PendingWaiter) =>
+    Effect.callback<Core.Ticket>((resume) => {
+      if (waiter.ready) {
+        resume(Effect.succeed(waiter.ticket!))
+        return
+      }
+      waiter.resume = (ticket) => resume(Effect.succeed(ticket))
+      return Effect.suspend(() => {
+        // Interrupted while waiting: leave the queue; a slot granted meanwhile is given back.
+        const ticket = core.cancel(s, waiter)
+        if (ticket === undefined) return Effect.void
+        return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          core.release(ticket, now, false)
+          return pump
+        })
+      })
+    })
+
+  const release = (ticket: Core.Ticket, sent: boolean) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      if (ticket.released) return Effect.void
+      core.release(ticket, now, sent)
+      const id = ids.get(ticket)
+      if (sent && id !== undefined) completions.push({ id, at: now })
+      return pump
+    })
+
+  const withPermit = <A, E, R>(key: BudgetKey, priority: Priority, use: (permit: Permit) => Effect.Effect<A, E, R>) =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const k = keyString(key)
+        const { limit, windowMs } = limitOf(key.operation)
+        const s = core.keyState(k, limit, windowMs)
+        if (s.lockedUntil - now > maxLockWait) {
+          return yield* new LockWaitExceeded({
+            key: k,
+            lockedUntil: s.lockedUntil,
+            message: `${k} is locked until ${new Date(s.lockedUntil).toISOString()}, longer than the allowed wait`
+          })
+        }
+        const waiter: PendingWaiter = {
+          grant: (ticket) => {
+            waiter.ticket = ticket
+            batch?.push(waiter)
+          },
+          priority: priorities[priority],
+          enqueuedAt: now,
+          cancelled: false,
+          ticket: undefined,
+          ready: false,
+          resume: undefined
+        }
+        core.enqueue(s, waiter)
+        yield* pump
+        const ticket = yield* restore(awaitGrant(s, waiter))
+        let sent = true
+        const permit: Permit = { key: k, grantedAt: ticket.grantedAt, markNotSent: () => (sent = false) }
+        return yield* restore(use(permit)).pipe(Effect.ensuring(Effect.suspend(() => release(ticket, sent))))
+      })
+    )
+
+  const lock = (key: BudgetKey, info: { readonly lockedSeconds?: number | undefined; readonly unlockedAt?: number | undefined; readonly receivedAt: number }) =>
+    Effect.gen(function*() {
+      const k = keyString(key)
+      const { limit, windowMs } = limitOf(key.operation)
+      const s = core.keyState(k, limit, windowMs)
+      // spec: ERR_429: locked until unlockedAt; we also honour receipt + lockedSeconds, whichever
+      // is later, then add the skew allowance (our clock and the service's may differ).
+      const byUnlockedAt = info.unlockedAt === undefined ? 0 : info.unlockedAt * 1000
+      const byLockedSeconds = info.lockedSeconds === undefined ? 0 : info.receivedAt + info.lockedSeconds * 1000
+      const fallback = info.unlockedAt === undefined && info.lockedSeconds === undefined ? info.receivedAt + windowMs : 0
+      const until = Math.max(byUnlockedAt, byLockedSeconds, fallback) + skew
+      core.lock(s, until)
+      yield* store.lock(k, s.lockedUntil).pipe(Effect.catch((e) => Effect.logWarning("rate-limit lock not persisted", e)))
+      yield* pump
+      return s.lockedUntil
+    })
+
+  const lockedUntil = (key: BudgetKey) =>
+    Effect.map(Clock.currentTimeMillis, (now) => {
+      const s = core.keys.get(keyString(key))
+      return s !== undefined && s.lockedUntil > now ? Option.some(s.lockedUntil) : Option.none()
+    })
+
+  const metrics = Effect.map(Clock.currentTimeMillis, (now) =>
+    [...core.keys.values()].map((s): KeyMetrics => ({
+      key: s.key,
+      limit: s.limit,
+      windowMs: s.windowMs,
+      calls: s.calls,
+      waitMs: s.waitMs,
+      locks: s.locks,
+      queueDepth: s.waiting,
+      inFlight: s.inFlight,
+      lockedUntil: s.lockedUntil > now ? s.lockedUntil : undefined,
+      recentCalls: core.recent(s, now).length
+    }))
+  )
+
+  return RateLimiter.of({ withPermit, lock, lockedUntil, metrics, limitOf })
+})

@@ -1,0 +1,412 @@
+/**
+ * The rate-limit scheduler's state machine: synchronous, allocation-light, clock passed in.
+ *
+ * Per budget key (appId + businessId + operation URL; spec: Limits) it keeps:
+ * - a sliding log of the completion times of the last `limit` calls (a ring of int32 ms
+ *   offsets from the core's epoch: 4 bytes a slot);
+ * - the number of calls in flight;
+ * - the lock end (after an ERR_429);
+ * - FIFO queues of waiters, one per priority class.
+ *
+ * A call may leave at `now` when the key is not locked and
+ *     inFlight + (completed calls with completion time > now - window) < limit.
+ * Counting a call from its *completion* (and an in-flight call as occupying a slot) means that
+ * whatever time the server records for a request (somewhere between our send and our receipt
+ * of the answer), no window of `window` length at the server can hold more than `limit` of
+ * them: the new call leaves at least `window` after the answer to the call `limit` places
+ * before it arrived.
+ *
+ * Fairness: keys with waiters sit in ready rings served round-robin, interactive keys first; a
+ * global in-flight cap is the shared resource they are fair about. Keys that must wait for
+ * time (a window slot or a lock end) sit in a timer heap.
+ */
+
+export const PRIORITY_INTERACTIVE = 0
+export const PRIORITY_BULK = 1
+export type Priority = typeof PRIORITY_INTERACTIVE | typeof PRIORITY_BULK
+
+export interface Waiter {
+  /** Called synchronously when the waiter is granted a slot. */
+  readonly grant: (ticket: Ticket) => void
+  readonly priority: Priority
+  readonly enqueuedAt: number
+  cancelled: boolean
+  ticket: Ticket | undefined
+}
+
+export interface Ticket {
+  readonly key: KeyState
+  readonly grantedAt: number
+  released: boolean
+}
+
+/** A FIFO with O(1) push and shift; compacts itself when half empty. */
+class Fifo<A> {
+  private items: Array<A> = []
+  private head = 0
+  get size(): number {
+    return this.items.length - this.head
+  }
+  push(a: A): void {
+    this.items.push(a)
+  }
+  peek(): A | undefined {
+    return this.items[this.head]
+  }
+  shift(): A | undefined {
+    if (this.head >= this.items.length) return undefined
+    const a = this.items[this.head]
+    this.items[this.head] = undefined as never
+    this.head++
+    if (this.head > 32 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head)
+      this.head = 0
+    }
+    return a
+  }
+}
+
+export class KeyState {
+  readonly key: string
+  limit: number
+  windowMs: number
+  /** Completion times (ms from the core's epoch), oldest first. */
+  ring: Int32Array
+  ringHead = 0
+  ringCount = 0
+  inFlight = 0
+  lockedUntil = 0
+  /** Waiters per priority; allocated on first use. */
+  queues: [Fifo<Waiter> | undefined, Fifo<Waiter> | undefined] = [undefined, undefined]
+  waiting = 0
+  /** Which ready ring holds the key (-1: none). */
+  readyIn = -1
+  /** The wake time of the key's live timer entry (0: none). */
+  timerAt = 0
+  // metrics
+  calls = 0
+  waitMs = 0
+  locks = 0
+  constructor(key: string, limit: number, windowMs: number) {
+    this.key = key
+    this.limit = limit
+    this.windowMs = windowMs
+    this.ring = new Int32Array(Math.max(1, limit))
+  }
+}
+
+interface TimerEntry {
+  readonly at: number
+  readonly key: KeyState
+}
+
+/** Min-heap of timer entries by `at`. */
+class TimerHeap {
+  private heap: Array<TimerEntry> = []
+  get size(): number {
+    return this.heap.length
+  }
+  peek(): TimerEntry | undefined {
+    return this.heap[0]
+  }
+  push(entry: TimerEntry): void {
+    const h = this.heap
+    h.push(entry)
+    let i = h.length - 1
+    while (i > 0) {
+      const p = (i - 1) >> 1
+      if (h[p]!.at <= entry.at) break
+      h[i] = h[p]!
+      i = p
+    }
+    h[i] = entry
+  }
+  pop(): TimerEntry | undefined {
+    const h = this.heap
+    const top = h[0]
+    const last = h.pop()
+    if (top === undefined || last === undefined || h.length === 0) return top
+    let i = 0
+    for (;;) {
+      const l = 2 * i + 1
+      if (l >= h.length) break
+      const r = l + 1
+      const c = r < h.length && h[r]!.at < h[l]!.at ? r : l
+      if (h[c]!.at >= last.at) break
+      h[i] = h[c]!
+      i = c
+    }
+    h[i] = last
+    return top
+  }
+}
+
+const REBASE_AFTER_MS = 2 ** 30 // about 12 days
+const REBASE_KEEP_MS = 2 ** 26 // about 18 hours of history stays representable
+
+export interface CoreOptions {
+  /** The shared cap on calls in flight across all keys. */
+  readonly maxInFlight: number
+  /** Called for each grant, after the core's state is updated (e.g. to persist it). */
+  readonly onGrant?: ((ticket: Ticket) => void) | undefined
+  /** Called when a key whose lock has ended is served again. */
+  readonly onUnlock?: ((key: KeyState, lockedUntil: number) => void) | undefined
+}
+
+export class SchedulerCore {
+  readonly keys = new Map<string, KeyState>()
+  private readonly ready: [Fifo<KeyState>, Fifo<KeyState>] = [new Fifo(), new Fifo()]
+  private readonly timers = new TimerHeap()
+  private inFlight = 0
+  private epoch: number
+  readonly options: CoreOptions
+
+  constructor(now: number, options: CoreOptions) {
+    this.epoch = now
+    this.options = options
+  }
+
+  get globalInFlight(): number {
+    return this.inFlight
+  }
+
+  private rel(t: number): number {
+    return Math.round(t - this.epoch)
+  }
+
+  /** Gets or creates a key. A later call with other limits updates them. */
+  keyState(key: string, limit: number, windowMs: number): KeyState {
+    let s = this.keys.get(key)
+    if (s === undefined) {
+      s = new KeyState(key, limit, windowMs)
+      this.keys.set(key, s)
+    } else if (s.limit !== limit || s.windowMs !== windowMs) {
+      this.resize(s, limit)
+      s.windowMs = windowMs
+    }
+    return s
+  }
+
+  private resize(s: KeyState, limit: number): void {
+    const ring = new Int32Array(Math.max(1, limit))
+    const keep = Math.min(s.ringCount, ring.length)
+    for (let i = 0; i < keep; i++) ring[i] = s.ring[(s.ringHead + s.ringCount - keep + i) % s.ring.length]!
+    s.ring = ring
+    s.ringHead = 0
+    s.ringCount = keep
+    s.limit = limit
+  }
+
+  /** Drops completions that left the window. */
+  private prune(s: KeyState, now: number): void {
+    // A completion at t counts until t + window inclusive: the next call leaves strictly later.
+    const floor = this.rel(now) - s.windowMs - 1
+    while (s.ringCount > 0 && s.ring[s.ringHead]! <= floor) {
+      s.ringHead = (s.ringHead + 1) % s.ring.length
+      s.ringCount--
+    }
+  }
+
+  /** Records a completion (kept sorted: completions arrive in time order). */
+  private complete(s: KeyState, at: number): void {
+    const t = this.rel(at)
+    if (s.ringCount === s.ring.length) {
+      // Only reachable after a limit shrink: the oldest entry gives way.
+      s.ringHead = (s.ringHead + 1) % s.ring.length
+      s.ringCount--
+    }
+    let idx = (s.ringHead + s.ringCount) % s.ring.length
+    s.ring[idx] = t
+    s.ringCount++
+    // A restored or out-of-order completion: bubble it into place.
+    for (let n = s.ringCount - 1; n > 0; n--) {
+      const prev = (idx - 1 + s.ring.length) % s.ring.length
+      if (s.ring[prev]! <= s.ring[idx]!) break
+      const tmp = s.ring[prev]!
+      s.ring[prev] = s.ring[idx]!
+      s.ring[idx] = tmp
+      idx = prev
+    }
+  }
+
+  /** Restores a persisted completion time (after a restart). */
+  restoreCompletion(key: string, limit: number, windowMs: number, at: number): void {
+    this.complete(this.keyState(key, limit, windowMs), at)
+  }
+
+  /** The earliest time a call for `s` may leave given its window (ignoring locks). */
+  private windowFreeAt(s: KeyState, now: number): number {
+    this.prune(s, now)
+    if (s.inFlight + s.ringCount < s.limit) return now
+    // The completion at position e (0 = oldest) must leave the window to free a slot.
+    const e = s.inFlight + s.ringCount - s.limit
+    if (e >= s.ringCount) return Infinity // every slot is in flight: only a release frees one
+    return this.epoch + s.ring[(s.ringHead + e) % s.ring.length]! + s.windowMs + 1
+  }
+
+  enqueue(s: KeyState, waiter: Waiter): void {
+    let q = s.queues[waiter.priority]
+    if (q === undefined) {
+      q = new Fifo()
+      s.queues[waiter.priority] = q
+    }
+    q.push(waiter)
+    s.waiting++
+    this.markReady(s)
+  }
+
+  /** Marks a waiter cancelled; returns its ticket if it had already been granted. */
+  cancel(s: KeyState, waiter: Waiter): Ticket | undefined {
+    if (waiter.ticket !== undefined) return waiter.ticket
+    if (!waiter.cancelled) {
+      waiter.cancelled = true
+      s.waiting--
+    }
+    return undefined
+  }
+
+  private headPriority(s: KeyState): Priority | undefined {
+    for (let p = 0 as Priority; p <= PRIORITY_BULK; p = (p + 1) as Priority) {
+      const q = s.queues[p]
+      if (q === undefined) continue
+      while (q.size > 0 && q.peek()!.cancelled) q.shift()
+      if (q.size > 0) return p
+    }
+    return undefined
+  }
+
+  private markReady(s: KeyState): void {
+    const p = this.headPriority(s)
+    if (p === undefined) return
+    if (s.readyIn === p) return
+    if (s.readyIn !== -1 && s.readyIn < p) return // already in a better ring
+    s.readyIn = p
+    this.ready[p].push(s)
+  }
+
+  private arm(s: KeyState, at: number): void {
+    if (s.timerAt !== 0 && s.timerAt <= at) return
+    s.timerAt = at
+    this.timers.push({ at, key: s })
+  }
+
+  /** Sets or extends a key's lock (absolute ms). */
+  lock(s: KeyState, until: number): void {
+    if (until > s.lockedUntil) {
+      s.lockedUntil = until
+      s.locks++
+    }
+  }
+
+  /** Ends a call: frees its slot and, when it was sent, records its completion. */
+  release(ticket: Ticket, now: number, sent: boolean): void {
+    if (ticket.released) return
+    ticket.released = true
+    const s = ticket.key
+    s.inFlight--
+    this.inFlight--
+    if (sent) {
+      this.prune(s, now)
+      this.complete(s, now)
+    }
+    if (s.waiting > 0) this.markReady(s)
+  }
+
+  /** Moves due timers to the ready rings. */
+  private fireTimers(now: number): void {
+    for (;;) {
+      const top = this.timers.peek()
+      if (top === undefined || top.at > now) return
+      this.timers.pop()
+      if (top.key.timerAt !== top.at) continue // superseded
+      top.key.timerAt = 0
+      this.markReady(top.key)
+    }
+  }
+
+  /**
+   * Grants as many waiting calls as budgets and the global cap allow, fairly. Returns the
+   * number granted. Each grant calls its waiter's `grant` synchronously.
+   */
+  dispatch(now: number): number {
+    if (now - this.epoch > REBASE_AFTER_MS) this.rebase(now)
+    this.fireTimers(now)
+    let granted = 0
+    while (this.inFlight < this.options.maxInFlight) {
+      const ring = this.ready[0].size > 0 ? this.ready[0] : this.ready[1]
+      const s = ring.shift()
+      if (s === undefined) break
+      const p = this.headPriority(s)
+      s.readyIn = -1
+      if (p === undefined) continue
+      if (now < s.lockedUntil) {
+        this.arm(s, s.lockedUntil)
+        continue
+      }
+      if (s.lockedUntil !== 0) {
+        const ended = s.lockedUntil
+        s.lockedUntil = 0
+        this.options.onUnlock?.(s, ended)
+      }
+      const freeAt = this.windowFreeAt(s, now)
+      if (freeAt > now) {
+        if (freeAt !== Infinity) this.arm(s, freeAt)
+        continue // a release will mark it ready again
+      }
+      const waiter = s.queues[p]!.shift()!
+      s.waiting--
+      s.inFlight++
+      this.inFlight++
+      s.calls++
+      s.waitMs += now - waiter.enqueuedAt
+      const ticket: Ticket = { key: s, grantedAt: now, released: false }
+      waiter.ticket = ticket
+      granted++
+      this.options.onGrant?.(ticket)
+      waiter.grant(ticket)
+      if (s.waiting > 0) this.markReady(s)
+    }
+    return granted
+  }
+
+  /** Keeps int32 offsets in range on a long-running process: moves the epoch forward. */
+  private rebase(now: number): void {
+    const delta = Math.round(now - this.epoch - REBASE_KEEP_MS)
+    this.epoch += delta
+    for (const s of this.keys.values()) {
+      for (let i = 0; i < s.ring.length; i++) s.ring[i] = Math.max(-0x7fffffff, s.ring[i]! - delta)
+    }
+  }
+
+  /** When the next timer is due (Infinity: none). */
+  nextWake(): number {
+    for (;;) {
+      const top = this.timers.peek()
+      if (top === undefined) return Infinity
+      if (top.key.timerAt === top.at) return top.at
+      this.timers.pop()
+    }
+  }
+
+  /** Completion times (absolute ms) still inside the key's window. */
+  recent(s: KeyState, now: number): Array<number> {
+    this.prune(s, now)
+    const out: Array<number> = []
+    for (let i = 0; i < s.ringCount; i++) out.push(this.epoch + s.ring[(s.ringHead + i) % s.ring.length]!)
+    return out
+  }
+
+  /** Forgets idle keys whose window is empty and which are not locked (bounded memory). */
+  sweep(now: number): number {
+    let removed = 0
+    for (const [k, s] of this.keys) {
+      if (s.waiting > 0 || s.inFlight > 0 || s.lockedUntil > now || s.timerAt !== 0) continue
+      this.prune(s, now)
+      if (s.ringCount === 0) {
+        this.keys.delete(k)
+        removed++
+      }
+    }
+    return removed
+  }
+}

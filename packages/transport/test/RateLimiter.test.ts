@@ -1,0 +1,103 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Fiber, Layer, Option } from "effect"
+import { TestClock } from "effect/testing"
+import { Ids, Operation } from "@ocs/protocol"
+import { RateLimiter } from "../src/RateLimiter.ts"
+import { makeMemory, RateLimitStore } from "../src/RateLimitStore.ts"
+import { TransportEvents, type TransportEvent } from "../src/TransportEvents.ts"
+
+const op = { ...Operation.productList, rateLimit: { requests: 4, windowSeconds: 1 } }
+const key = { tenant: Ids.makeTenant(1, 2), operation: op }
+const other = { tenant: Ids.makeTenant(1, 3), operation: op }
+
+const limiterLayer = (store = makeMemory(), events: Array<TransportEvent> = []) =>
+  RateLimiter.layer({ safetyMargin: 0, skewAllowanceMs: 500 }).pipe(
+    Layer.provide(Layer.succeed(RateLimitStore, store)),
+    Layer.provide(TransportEvents.collect(events))
+  )
+
+describe("RateLimiter", () => {
+  it.effect("holds calls beyond the budget until the window frees a slot", () =>
+    Effect.gen(function*() {
+      const limiter = yield* RateLimiter
+      const sent: Array<number> = []
+      const fibers = yield* Effect.forEach(Array.from({ length: 6 }, (_, i) => i), (i) =>
+        Effect.forkChild(limiter.withPermit(key, "bulk", () => Effect.sync(() => void sent.push(i)))))
+      yield* TestClock.adjust(10)
+      assert.deepStrictEqual(sent, [0, 1, 2, 3])
+      yield* TestClock.adjust(1000)
+      assert.deepStrictEqual(sent, [0, 1, 2, 3, 4, 5])
+      yield* Effect.forEach(fibers, Fiber.join)
+    }).pipe(Effect.provide(limiterLayer())))
+
+  it.effect("an interrupted waiter spends no budget", () =>
+    Effect.gen(function*() {
+      const limiter = yield* RateLimiter
+      // Fill the window.
+      yield* Effect.forEach([1, 2, 3, 4], () => limiter.withPermit(key, "bulk", () => Effect.void))
+      const waiting = yield* Effect.forkChild(limiter.withPermit(key, "bulk", () => Effect.succeed("should not run")))
+      yield* TestClock.adjust(10)
+      yield* Fiber.interrupt(waiting)
+      yield* TestClock.adjust(1100)
+      const metrics = (yield* limiter.metrics).find((m) => m.key.endsWith(":1:2:pos:/v3.0/product/list") || m.key === "1:2:pos:/v3.0/product/list")!
+      assert.strictEqual(metrics.calls, 4)
+      assert.strictEqual(metrics.queueDepth, 0)
+      // The full budget is there for the next window.
+      yield* Effect.forEach([1, 2, 3, 4], () => limiter.withPermit(key, "bulk", () => Effect.void))
+      assert.strictEqual((yield* limiter.metrics)[0]!.calls, 8)
+    }).pipe(Effect.provide(limiterLayer())))
+
+  it.effect("a 429 locks its key until max(unlockedAt, receipt + lockedSeconds) + skew; other keys go on", () =>
+    Effect.gen(function*() {
+      const limiter = yield* RateLimiter
+      const now = 1_000_000
+      yield* TestClock.setTime(now)
+      const until = yield* limiter.lock(key, { lockedSeconds: 10, unlockedAt: now / 1000 + 3, receivedAt: now })
+      assert.strictEqual(until, now + 10_000 + 500)
+      const byUnlockedAt = yield* limiter.lock(other, { lockedSeconds: 1, unlockedAt: now / 1000 + 20, receivedAt: now })
+      assert.strictEqual(byUnlockedAt, now + 20_000 + 500)
+      const third = { tenant: Ids.makeTenant(1, 4), operation: op }
+      const sent: Array<string> = []
+      const locked = yield* Effect.forkChild(limiter.withPermit(key, "interactive", () => Effect.sync(() => void sent.push("locked"))))
+      yield* limiter.withPermit(third, "interactive", () => Effect.sync(() => void sent.push("free")))
+      yield* TestClock.adjust(10_499)
+      assert.deepStrictEqual(sent, ["free"])
+      assert.isTrue(Option.isSome(yield* limiter.lockedUntil(key)))
+      yield* TestClock.adjust(1)
+      yield* Fiber.join(locked)
+      assert.deepStrictEqual(sent, ["free", "locked"])
+    }).pipe(Effect.provide(limiterLayer())))
+
+  it.effect("a restart honours the lock and the spent budget (persisted store)", () =>
+    Effect.gen(function*() {
+      const store = makeMemory()
+      const events: Array<TransportEvent> = []
+      yield* TestClock.setTime(5_000_000)
+      yield* Effect.gen(function*() {
+        const limiter = yield* RateLimiter
+        yield* Effect.forEach([1, 2, 3], () => limiter.withPermit(other, "bulk", () => Effect.void))
+        yield* limiter.lock(key, { lockedSeconds: 30, unlockedAt: undefined, receivedAt: 5_000_000 })
+      }).pipe(Effect.provide(limiterLayer(store, events)))
+      // A new limiter (a restarted process) over the same store.
+      yield* Effect.gen(function*() {
+        const limiter = yield* RateLimiter
+        assert.deepStrictEqual(yield* limiter.lockedUntil(key), Option.some(5_000_000 + 30_000 + 500))
+        const sent: Array<string> = []
+        const f1 = yield* Effect.forkChild(limiter.withPermit(other, "bulk", () => Effect.sync(() => void sent.push("4th"))))
+        const f2 = yield* Effect.forkChild(limiter.withPermit(other, "bulk", () => Effect.sync(() => void sent.push("5th"))))
+        yield* TestClock.adjust(1)
+        assert.deepStrictEqual(sent, ["4th"], "three calls of the window were spent before the restart")
+        yield* TestClock.adjust(1001)
+        yield* Fiber.join(f1)
+        yield* Fiber.join(f2)
+        assert.deepStrictEqual(sent, ["4th", "5th"])
+        const locked = yield* Effect.forkChild(limiter.withPermit(key, "bulk", () => Effect.sync(() => void sent.push("after lock"))))
+        yield* TestClock.adjust(28_000)
+        assert.strictEqual(sent.length, 2)
+        yield* TestClock.adjust(2_000)
+        yield* Fiber.join(locked)
+        assert.strictEqual(sent[2], "after lock")
+      }).pipe(Effect.provide(limiterLayer(store, events)))
+      assert.isTrue(events.some((e) => e._tag === "LockReleased"))
+    }))
+})
