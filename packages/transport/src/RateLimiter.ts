@@ -140,7 +140,7 @@ export const make = Effect.fnUntraced(function*(options: RateLimiterOptions) {
   for (const p of persisted) {
     const s = core.keyState(p.key, Math.max(1, p.limit), p.windowMs)
     core.lock(s, p.lockedUntil)
-    for (const at of p.completions) core.restoreCompletion(p.key, s.limit, s.windowMs, at)
+    for (const at of [...p.completions].sort((a, b) => a - b)) core.restoreCompletion(p.key, s.limit, s.windowMs, at)
   }
 
   // The timer fiber sleeps until the next window slot or lock end, or until poked.

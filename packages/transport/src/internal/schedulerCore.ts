@@ -2,8 +2,9 @@
  * The rate-limit scheduler's state machine: synchronous, allocation-light, clock passed in.
  *
  * Per budget key (appId + businessId + operation URL; spec: Limits) it keeps:
- * - a sliding log of the completion times of the last `limit` calls (a ring of int32 ms
- *   offsets from the core's epoch: 4 bytes a slot);
+ * - a sliding log of the completion times of the last `limit` calls: a ring of uint16 ticks
+ *   from a per-key base (2 bytes a slot; a tick is 1 ms for windows up to 40 s, coarser for
+ *   longer ones, and times are rounded up, so rounding only ever makes us wait longer);
  * - the number of calls in flight;
  * - the lock end (after an ERR_429);
  * - FIFO queues of waiters, one per priority class.
@@ -58,7 +59,11 @@ class Fifo<A> {
     const a = this.items[this.head]
     this.items[this.head] = undefined as never
     this.head++
-    if (this.head > 32 && this.head * 2 > this.items.length) {
+    if (this.head === this.items.length) {
+      // Drained: drop the backing array so idle keys stay small.
+      this.items = []
+      this.head = 0
+    } else if (this.head > 32 && this.head * 2 > this.items.length) {
       this.items = this.items.slice(this.head)
       this.head = 0
     }
@@ -70,8 +75,11 @@ export class KeyState {
   readonly key: string
   limit: number
   windowMs: number
-  /** Completion times (ms from the core's epoch), oldest first. */
-  ring: Int32Array
+  /** Completion times in ticks from `base`, oldest first. */
+  ring: Uint16Array
+  /** Absolute ms of tick 0, and ms per tick. */
+  base = 0
+  unit: number
   ringHead = 0
   ringCount = 0
   inFlight = 0
@@ -91,9 +99,20 @@ export class KeyState {
     this.key = key
     this.limit = limit
     this.windowMs = windowMs
-    this.ring = new Int32Array(Math.max(1, limit))
+    this.unit = tickFor(windowMs)
+    this.ring = new Uint16Array(Math.max(1, limit))
+  }
+
+  /** Absolute ms of the i-th oldest completion. */
+  at(i: number): number {
+    return this.base + this.ring[(this.ringHead + i) % this.ring.length]! * this.unit
   }
 }
+
+const MAX_TICK = 0xffff
+
+/** Ms per tick: a window must fit in well under MAX_TICK ticks. */
+const tickFor = (windowMs: number): number => Math.max(1, Math.ceil((windowMs + 2) / 40_000))
 
 interface TimerEntry {
   readonly at: number
@@ -141,9 +160,6 @@ class TimerHeap {
   }
 }
 
-const REBASE_AFTER_MS = 2 ** 30 // about 12 days
-const REBASE_KEEP_MS = 2 ** 26 // about 18 hours of history stays representable
-
 export interface CoreOptions {
   /** The shared cap on calls in flight across all keys. */
   readonly maxInFlight: number
@@ -158,20 +174,14 @@ export class SchedulerCore {
   private readonly ready: [Fifo<KeyState>, Fifo<KeyState>] = [new Fifo(), new Fifo()]
   private readonly timers = new TimerHeap()
   private inFlight = 0
-  private epoch: number
   readonly options: CoreOptions
 
-  constructor(now: number, options: CoreOptions) {
-    this.epoch = now
+  constructor(_now: number, options: CoreOptions) {
     this.options = options
   }
 
   get globalInFlight(): number {
     return this.inFlight
-  }
-
-  private rel(t: number): number {
-    return Math.round(t - this.epoch)
   }
 
   /** Gets or creates a key. A later call with other limits updates them. */
@@ -181,27 +191,23 @@ export class SchedulerCore {
       s = new KeyState(key, limit, windowMs)
       this.keys.set(key, s)
     } else if (s.limit !== limit || s.windowMs !== windowMs) {
-      this.resize(s, limit)
+      const times = Array.from({ length: s.ringCount }, (_, i) => s!.at(i))
+      s.ring = new Uint16Array(Math.max(1, limit))
+      s.ringHead = 0
+      s.ringCount = 0
+      s.limit = limit
       s.windowMs = windowMs
+      s.unit = tickFor(windowMs)
+      for (const t of times.slice(-limit)) this.complete(s, t)
     }
     return s
-  }
-
-  private resize(s: KeyState, limit: number): void {
-    const ring = new Int32Array(Math.max(1, limit))
-    const keep = Math.min(s.ringCount, ring.length)
-    for (let i = 0; i < keep; i++) ring[i] = s.ring[(s.ringHead + s.ringCount - keep + i) % s.ring.length]!
-    s.ring = ring
-    s.ringHead = 0
-    s.ringCount = keep
-    s.limit = limit
   }
 
   /** Drops completions that left the window. */
   private prune(s: KeyState, now: number): void {
     // A completion at t counts until t + window inclusive: the next call leaves strictly later.
-    const floor = this.rel(now) - s.windowMs - 1
-    while (s.ringCount > 0 && s.ring[s.ringHead]! <= floor) {
+    const floor = now - s.windowMs - 1
+    while (s.ringCount > 0 && s.at(0) <= floor) {
       s.ringHead = (s.ringHead + 1) % s.ring.length
       s.ringCount--
     }
@@ -209,7 +215,25 @@ export class SchedulerCore {
 
   /** Records a completion (kept sorted: completions arrive in time order). */
   private complete(s: KeyState, at: number): void {
-    const t = this.rel(at)
+    if (s.ringCount === 0) s.base = at
+    // Rounded up to a tick, and never before the base: both only make us wait longer.
+    let t = Math.max(0, Math.ceil((at - s.base) / s.unit))
+    if (t > MAX_TICK) {
+      // Move the base to the oldest entry; entries span at most a window after pruning.
+      const shift = s.ringCount > 0 ? s.ring[s.ringHead]! : t
+      for (let i = 0; i < s.ringCount; i++) {
+        const j = (s.ringHead + i) % s.ring.length
+        s.ring[j] = s.ring[j]! - shift
+      }
+      s.base += shift * s.unit
+      t -= shift
+      if (t > MAX_TICK) {
+        // Only when old entries were not pruned: keep the newest, conservatively.
+        s.ringCount = 0
+        s.base = at
+        t = 0
+      }
+    }
     if (s.ringCount === s.ring.length) {
       // Only reachable after a limit shrink: the oldest entry gives way.
       s.ringHead = (s.ringHead + 1) % s.ring.length
@@ -241,7 +265,7 @@ export class SchedulerCore {
     // The completion at position e (0 = oldest) must leave the window to free a slot.
     const e = s.inFlight + s.ringCount - s.limit
     if (e >= s.ringCount) return Infinity // every slot is in flight: only a release frees one
-    return this.epoch + s.ring[(s.ringHead + e) % s.ring.length]! + s.windowMs + 1
+    return s.at(e) + s.windowMs + 1
   }
 
   enqueue(s: KeyState, waiter: Waiter): void {
@@ -329,7 +353,6 @@ export class SchedulerCore {
    * number granted. Each grant calls its waiter's `grant` synchronously.
    */
   dispatch(now: number): number {
-    if (now - this.epoch > REBASE_AFTER_MS) this.rebase(now)
     this.fireTimers(now)
     let granted = 0
     while (this.inFlight < this.options.maxInFlight) {
@@ -369,15 +392,6 @@ export class SchedulerCore {
     return granted
   }
 
-  /** Keeps int32 offsets in range on a long-running process: moves the epoch forward. */
-  private rebase(now: number): void {
-    const delta = Math.round(now - this.epoch - REBASE_KEEP_MS)
-    this.epoch += delta
-    for (const s of this.keys.values()) {
-      for (let i = 0; i < s.ring.length; i++) s.ring[i] = Math.max(-0x7fffffff, s.ring[i]! - delta)
-    }
-  }
-
   /** When the next timer is due (Infinity: none). */
   nextWake(): number {
     for (;;) {
@@ -392,7 +406,7 @@ export class SchedulerCore {
   recent(s: KeyState, now: number): Array<number> {
     this.prune(s, now)
     const out: Array<number> = []
-    for (let i = 0; i < s.ringCount; i++) out.push(this.epoch + s.ring[(s.ringHead + i) % s.ring.length]!)
+    for (let i = 0; i < s.ringCount; i++) out.push(s.at(i))
     return out
   }
 
