@@ -1,0 +1,441 @@
+/**
+ * A small typed client of the control API (`/_sim/...`) for tests and benchmarks of other
+ * packages. Promise-based so it fits any test; wrap calls in `Effect.promise` in Effect code.
+ *
+ * Ids (appId, businessId, product ids, ...) are returned as decimal strings: they may exceed
+ * 2^53, and strings compare and print safely. On the wire they are JSON integers; pass them
+ * back as strings, numbers or bigints. A non-2xx answer rejects with `SimulatorControlError`.
+ */
+import * as Json from "@ocs/protocol/Json"
+
+export class SimulatorControlError extends Error {
+  readonly status: number
+  constructor(status: number, message: string) {
+    super(message)
+    this.name = "SimulatorControlError"
+    this.status = status
+  }
+}
+
+export type Id = string | number | bigint
+
+export type EventName =
+  | "productAdd"
+  | "productUpdate"
+  | "productDelete"
+  | "inventoryChange"
+  | "orderAdd"
+  | "orderUpdate"
+  | "orderDelete"
+  | "paymentReceived"
+
+export interface Demo {
+  readonly appId: string
+  readonly businessId: string
+  readonly accessToken: string
+  readonly verifyToken: string
+  readonly posBaseUrl: string
+  readonly vpageBaseUrl: string
+}
+
+export interface AppInfo {
+  readonly appId: string
+  readonly name: string
+  readonly verifyToken: string
+  readonly locked: boolean
+  readonly lockedReason: string | null
+  readonly webhooks: {
+    readonly status: "enabled" | "off"
+    readonly offReason?: string | null
+    readonly callbackUrl?: string
+    readonly events?: ReadonlyArray<EventName>
+    readonly attempts?: number
+    readonly successes?: number
+    readonly successRate?: number | null
+    readonly recentSuccessRate?: number | null
+    readonly strikes?: number
+    readonly queued?: number
+  }
+}
+
+export interface BusinessInfo {
+  readonly businessId: string
+  readonly apiEnabled: boolean
+  readonly depots: ReadonlyArray<number>
+  readonly data: {
+    readonly seed: number
+    readonly products: number
+    readonly orders: number
+    readonly payments: number
+    readonly bigIds: boolean
+    readonly deletedRatio: number
+  }
+  /** Live record counts (only from `business()`). */
+  readonly counts?: { readonly products: number; readonly orders: number; readonly payments: number }
+}
+
+export interface TokenInfo {
+  readonly accessToken: string
+  readonly appId: string
+  readonly businessId: string
+  readonly version: string
+  readonly permissions: ReadonlyArray<string>
+  readonly depots: ReadonlyArray<number>
+  /** Unix seconds. */
+  readonly expiresAt: number
+  readonly revoked: boolean
+}
+
+export interface CallEntry {
+  readonly seq: number
+  readonly at: number
+  readonly appId: string | null
+  readonly businessId: string | null
+  readonly family: "pos" | "vpage"
+  readonly operation: string
+  readonly path: string
+  readonly outcome: string
+  readonly status: number
+  readonly locked: boolean
+  readonly durationMs: number
+}
+
+export interface DeliveryEntry {
+  readonly seq: number
+  readonly at: number
+  readonly deliveryId: number
+  readonly appId: string
+  readonly businessId: string | null
+  readonly event: string
+  readonly attempt: number
+  readonly outcome: "ok" | "status" | "redirect" | "timeout" | "error" | "dropped" | "cancelled"
+  readonly status: number | null
+  readonly error: string | null
+  readonly durationMs: number
+  /** The exact body sent. */
+  readonly body: string
+}
+
+export interface Scope {
+  readonly appId?: Id
+  readonly businessId?: Id
+  readonly operation?: string
+  readonly event?: EventName
+  readonly count?: number
+  readonly probability?: number
+}
+
+export type FaultInput = Scope & (
+  | { readonly kind: "latency"; readonly ms: number }
+  | { readonly kind: "status"; readonly status?: number; readonly body?: string }
+  | { readonly kind: "reset" }
+  | {
+    readonly kind: "malformed"
+    readonly variant: "nonJson" | "truncated" | "wrongTypes" | "hugeNumbers" | "empty" | "deep"
+  }
+  | { readonly kind: "skewUnlockedAt"; readonly seconds: number }
+  | { readonly kind: "httpStatus"; readonly status: number; readonly errorCode?: string }
+  | { readonly kind: "webhookDrop" }
+  | { readonly kind: "webhookDuplicate"; readonly copies?: number }
+  | { readonly kind: "webhookReorder" }
+  | { readonly kind: "webhookDelay"; readonly ms: number }
+  | {
+    readonly kind: "webhookMalformed"
+    readonly variant: "nonJson" | "wrongTypes" | "hugeNumbers" | "wrongVerifyToken" | "missingFields" | "huge"
+  }
+)
+
+export type Fault = FaultInput & { readonly id: string; readonly remaining: number | null; readonly fired: number }
+
+export interface RateLimitSettings {
+  readonly enabled?: boolean
+  readonly limit?: number
+  readonly windowMs?: number
+  readonly lockMs?: number
+  readonly lockGrowthMs?: number
+  readonly maxLockMs?: number
+  readonly fractionalSeconds?: boolean
+  readonly operations?: Readonly<Record<string, { readonly limit?: number; readonly windowMs?: number }>>
+}
+
+export interface WebhookSettings {
+  readonly timeoutMs?: number
+  readonly maxRetries?: number
+  readonly retryDelaysMs?: ReadonlyArray<number>
+  readonly requireHttps?: boolean
+  readonly reorderHoldMs?: number
+  readonly degradation?: {
+    readonly window?: number
+    readonly minSamples?: number
+    readonly below?: number
+    readonly ladder?: ReadonlyArray<"recheck" | "disable" | "lock">
+  }
+}
+
+export interface LogQuery {
+  /** Entries with seq greater than this. */
+  readonly since?: number
+  readonly appId?: Id
+  readonly businessId?: Id
+  readonly limit?: number
+}
+
+type Wire = Record<string, unknown>
+
+const ID_KEYS = new Set(["appId", "businessId", "id", "productId", "orderId"])
+
+/** Turns JSON integer ids into strings (recursively, for the keys that hold ids). */
+const stringIds = (value: unknown): any => {
+  if (Array.isArray(value)) return value.map(stringIds)
+  if (typeof value !== "object" || value === null) return value
+  const out: Wire = {}
+  for (const [k, v] of Object.entries(value)) {
+    out[k] = ID_KEYS.has(k) && (typeof v === "number" || typeof v === "bigint") ? String(v) : stringIds(v)
+  }
+  return out
+}
+
+/** Ids as JSON integers when they are decimal strings (so the server sees integers). */
+const wireId = (id: Id): bigint | number => typeof id === "string" ? BigInt(id) : id
+
+export class SimulatorControl {
+  readonly url: string
+
+  constructor(url: string) {
+    this.url = url.replace(/\/+$/, "")
+  }
+
+  private async request<A>(method: string, path: string, body?: unknown): Promise<A> {
+    const res = await fetch(`${this.url}/_sim${path}`, {
+      method,
+      headers: body === undefined ? {} : { "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: Json.stringify(body) })
+    })
+    const text = await res.text()
+    const parsed = Json.parse(text)
+    if (parsed._tag === "Failure") throw new SimulatorControlError(res.status, `control API answered non-JSON: ${text.slice(0, 200)}`)
+    if (!res.ok) {
+      const error = (parsed.success as { error?: unknown } | null)?.error
+      throw new SimulatorControlError(res.status, `${method} /_sim${path}: ${typeof error === "string" ? error : text}`)
+    }
+    return stringIds(parsed.success) as A
+  }
+
+  private query(q: object): string {
+    const params = new URLSearchParams()
+    for (const [k, v] of Object.entries(q)) if (v !== undefined) params.set(k, String(v))
+    const s = params.toString()
+    return s === "" ? "" : `?${s}`
+  }
+
+  demo(): Promise<Demo> {
+    return this.request("GET", "/demo")
+  }
+  info(): Promise<Wire> {
+    return this.request("GET", "/info")
+  }
+  reset(): Promise<void> {
+    return this.request("POST", "/reset")
+  }
+
+  // tenants ----------------------------------------------------------------------------------
+  createApp(input: { readonly appId?: Id; readonly name?: string; readonly verifyToken?: string } = {}): Promise<AppInfo> {
+    return this.request("POST", "/apps", { ...input, appId: input.appId === undefined ? undefined : wireId(input.appId) })
+  }
+  app(appId: Id): Promise<AppInfo> {
+    return this.request("GET", `/apps/${appId}`)
+  }
+  removeApp(appId: Id): Promise<void> {
+    return this.request("DELETE", `/apps/${appId}`)
+  }
+  lockApp(appId: Id, reason?: string): Promise<AppInfo> {
+    return this.request("POST", `/apps/${appId}/lock`, { reason })
+  }
+  unlockApp(appId: Id): Promise<AppInfo> {
+    return this.request("POST", `/apps/${appId}/unlock`)
+  }
+  /** Sends webhooksEnabled; `enabled` is true only if the callback answered 200. */
+  enableWebhooks(
+    appId: Id,
+    input: { readonly callbackUrl: string; readonly verifyToken?: string; readonly events?: ReadonlyArray<EventName> }
+  ): Promise<{ readonly enabled: boolean; readonly outcome: string; readonly status: number | null; readonly error: string | null; readonly app: AppInfo }> {
+    return this.request("POST", `/apps/${appId}/webhooks`, input)
+  }
+  disableWebhooks(appId: Id): Promise<void> {
+    return this.request("DELETE", `/apps/${appId}/webhooks`)
+  }
+  createBusiness(input: {
+    readonly businessId?: Id
+    readonly apiEnabled?: boolean
+    readonly seed?: number
+    readonly products?: number
+    readonly orders?: number
+    readonly payments?: number
+    readonly depots?: ReadonlyArray<number>
+    readonly bigIds?: boolean
+    readonly deletedRatio?: number
+  } = {}): Promise<BusinessInfo> {
+    return this.request("POST", "/businesses", {
+      ...input,
+      businessId: input.businessId === undefined ? undefined : wireId(input.businessId)
+    })
+  }
+  business(businessId: Id): Promise<BusinessInfo> {
+    return this.request("GET", `/businesses/${businessId}`)
+  }
+  setApiEnabled(businessId: Id, apiEnabled: boolean): Promise<BusinessInfo> {
+    return this.request("POST", `/businesses/${businessId}/settings`, { apiEnabled })
+  }
+  /** The business removes the application: its tokens stop working, deliveries stop. */
+  revokeGrant(businessId: Id, appId: Id): Promise<{ readonly revoked: number }> {
+    return this.request("POST", `/businesses/${businessId}/revoke`, { appId: wireId(appId) })
+  }
+  createToken(input: {
+    readonly appId: Id
+    readonly businessId: Id
+    readonly accessToken?: string
+    readonly version?: string
+    readonly permissions?: ReadonlyArray<string>
+    readonly depots?: ReadonlyArray<number>
+    readonly expiresInSeconds?: number
+    /** Unix seconds. */
+    readonly expiresAt?: number
+  }): Promise<TokenInfo> {
+    return this.request("POST", "/tokens", { ...input, appId: wireId(input.appId), businessId: wireId(input.businessId) })
+  }
+  expireToken(accessToken: string): Promise<TokenInfo> {
+    return this.request("POST", "/tokens/expire", { accessToken })
+  }
+  revokeToken(accessToken: string): Promise<TokenInfo> {
+    return this.request("POST", "/tokens/revoke", { accessToken })
+  }
+  /** App + business + token in one go. */
+  async createTenant(input: {
+    readonly products?: number
+    readonly orders?: number
+    readonly payments?: number
+    readonly bigIds?: boolean
+    readonly seed?: number
+    readonly permissions?: ReadonlyArray<string>
+    readonly depots?: ReadonlyArray<number>
+  } = {}): Promise<{ readonly app: AppInfo; readonly business: BusinessInfo; readonly token: TokenInfo }> {
+    const app = await this.createApp()
+    const { permissions, depots, ...data } = input
+    const business = await this.createBusiness(data)
+    const token = await this.createToken({
+      appId: app.appId,
+      businessId: business.businessId,
+      ...(permissions === undefined ? {} : { permissions }),
+      ...(depots === undefined ? {} : { depots })
+    })
+    return { app, business, token }
+  }
+
+  // data ---------------------------------------------------------------------------------------
+  product(businessId: Id, productId: Id): Promise<Wire> {
+    return this.request("GET", `/businesses/${businessId}/products/${productId}`)
+  }
+  updateProduct(
+    businessId: Id,
+    productId: Id,
+    changes: { readonly name?: string; readonly price?: number; readonly code?: string; readonly barcode?: string }
+  ): Promise<{ readonly product: Wire; readonly queued: number }> {
+    return this.request("POST", `/businesses/${businessId}/products/${productId}/update`, changes)
+  }
+  deleteProduct(businessId: Id, productId: Id): Promise<{ readonly product: Wire; readonly queued: number }> {
+    return this.request("POST", `/businesses/${businessId}/products/${productId}/delete`)
+  }
+  changeInventory(
+    businessId: Id,
+    changes: ReadonlyArray<{ readonly productId: Id; readonly depotId: number; readonly quantity: number }>
+  ): Promise<{ readonly products: ReadonlyArray<Wire>; readonly queued: number }> {
+    return this.request("POST", `/businesses/${businessId}/inventory`, {
+      changes: changes.map((c) => ({ ...c, productId: wireId(c.productId) }))
+    })
+  }
+  addOrder(businessId: Id, input: {
+    readonly appOrderId?: string
+    readonly depotId?: number
+    readonly status?: string
+    readonly customerName?: string
+    readonly customerMobile?: string
+    readonly products?: ReadonlyArray<{ readonly productId: Id; readonly quantity: number; readonly price?: number }>
+  } = {}): Promise<{ readonly order: Wire; readonly queued: number }> {
+    return this.request("POST", `/businesses/${businessId}/orders`, {
+      ...input,
+      products: input.products?.map((p) => ({ ...p, productId: wireId(p.productId) }))
+    })
+  }
+  updateOrder(
+    businessId: Id,
+    orderId: Id,
+    changes: { readonly status?: string; readonly customerName?: string; readonly customerMobile?: string }
+  ): Promise<{ readonly order: Wire; readonly queued: number }> {
+    return this.request("POST", `/businesses/${businessId}/orders/${orderId}/update`, changes)
+  }
+  deleteOrder(businessId: Id, orderId: Id): Promise<{ readonly order: Wire; readonly queued: number }> {
+    return this.request("POST", `/businesses/${businessId}/orders/${orderId}/delete`)
+  }
+  addPayment(
+    businessId: Id,
+    input: { readonly orderId: Id; readonly amount?: number; readonly method?: "bankTransfer" | "mobileWallet" }
+  ): Promise<{ readonly payment: Wire; readonly queued: number }> {
+    return this.request("POST", `/businesses/${businessId}/payments`, { ...input, orderId: wireId(input.orderId) })
+  }
+  emitEvent(businessId: Id, event: EventName, data: unknown): Promise<{ readonly queued: number }> {
+    return this.request("POST", "/events", { businessId: wireId(businessId), event, data })
+  }
+
+  // logs ---------------------------------------------------------------------------------------
+  calls(query: LogQuery & { readonly sinceMs?: number; readonly operation?: string; readonly outcome?: string } = {}):
+    Promise<{ readonly lastSeq: number; readonly calls: ReadonlyArray<CallEntry> }>
+  {
+    return this.request("GET", `/calls${this.query(query)}`)
+  }
+  clearCalls(): Promise<void> {
+    return this.request("DELETE", "/calls")
+  }
+  deliveries(query: LogQuery & { readonly event?: string; readonly outcome?: string } = {}):
+    Promise<{ readonly lastSeq: number; readonly deliveries: ReadonlyArray<DeliveryEntry> }>
+  {
+    return this.request("GET", `/deliveries${this.query(query)}`)
+  }
+  clearDeliveries(): Promise<void> {
+    return this.request("DELETE", "/deliveries")
+  }
+  /** Waits until no webhook is queued or being sent; `idle` false on timeout. */
+  drainDeliveries(timeoutMs = 10_000): Promise<{ readonly idle: boolean }> {
+    return this.request("POST", "/deliveries/drain", { timeoutMs })
+  }
+
+  // faults and settings ------------------------------------------------------------------------
+  addFault(fault: FaultInput): Promise<Fault> {
+    const { appId, businessId, ...rest } = fault
+    return this.request("POST", "/faults", {
+      ...rest,
+      ...(appId === undefined ? {} : { appId: wireId(appId) }),
+      ...(businessId === undefined ? {} : { businessId: wireId(businessId) })
+    })
+  }
+  faults(): Promise<{ readonly faults: ReadonlyArray<Fault> }> {
+    return this.request("GET", "/faults")
+  }
+  removeFault(id: string): Promise<void> {
+    return this.request("DELETE", `/faults/${id}`)
+  }
+  clearFaults(): Promise<void> {
+    return this.request("DELETE", "/faults")
+  }
+  rateLimits(): Promise<RateLimitSettings & { readonly locks: ReadonlyArray<{ readonly key: string; readonly lockedUntilMs: number }> }> {
+    return this.request("GET", "/rate-limits")
+  }
+  setRateLimits(settings: RateLimitSettings): Promise<RateLimitSettings> {
+    return this.request("POST", "/rate-limits", settings)
+  }
+  resetRateLimits(): Promise<RateLimitSettings> {
+    return this.request("POST", "/rate-limits/reset")
+  }
+  setWebhookOptions(settings: WebhookSettings): Promise<WebhookSettings> {
+    return this.request("POST", "/webhook-options", settings)
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * The simulator's whole in-memory state, built from resolved options: the registry of apps,
+ * businesses and tokens, the rate limiter, logs, faults and the webhook sender. `reset`
+ * returns it to its state at start (same seed, same demo ids and token).
+ */
+import type { ApiEnv } from "./Api.ts"
+import { type Business, Registry, type Token } from "./Auth.ts"
+import { CallLog } from "./CallLog.ts"
+import type { CatalogOptions } from "./Catalog.ts"
+import { Faults } from "./Faults.ts"
+import { hex, stream } from "./internal/Random.ts"
+import { allPermissions } from "./Operations.ts"
+import { defaultRateLimitConfig, RateLimiter, type RateLimitConfig } from "./RateLimits.ts"
+import { defaultWebhookOptions, type WebhookOptions, Webhooks } from "./Webhooks.ts"
+
+/** Data of a business; every field is optional (defaults below). */
+export interface DataOptions {
+  readonly seed?: number | undefined
+  readonly products?: number | undefined
+  readonly orders?: number | undefined
+  readonly payments?: number | undefined
+  readonly depots?: ReadonlyArray<number> | undefined
+  readonly bigIds?: boolean | undefined
+  readonly deletedRatio?: number | undefined
+}
+
+export interface SimulatorOptions extends DataOptions {
+  /** Default 127.0.0.1 (loopback only). */
+  readonly host?: string | undefined
+  /** Default 8788; 0 picks a free port (reported in the handle). */
+  readonly port?: number | undefined
+  /** Path prefix of the POS service, default "/pos". */
+  readonly posBasePath?: string | undefined
+  /** Path prefix of the Vpage service, default "/vpage". */
+  readonly vpageBasePath?: string | undefined
+  /** Create the demo app, business and token at start (default true). */
+  readonly demo?: boolean | undefined
+  readonly rateLimit?: Partial<RateLimitConfig> | undefined
+  readonly webhooks?:
+    | Partial<Omit<WebhookOptions, "degradation">> & { readonly degradation?: Partial<WebhookOptions["degradation"]> }
+    | undefined
+  /** HTTP status per errorCode for API failures (default: 200 for all). */
+  readonly errorHttpStatus?: { readonly [errorCode: string]: number } | undefined
+  /** Refuse cursors whose object keys were reordered (default true). */
+  readonly strictCursorKeyOrder?: boolean | undefined
+  readonly callLogLimit?: number | undefined
+  readonly deliveryLogLimit?: number | undefined
+  readonly maxBodyBytes?: number | undefined
+  /** Lifetime of tokens created without an expiry (spec: one year). */
+  readonly tokenLifetimeMs?: number | undefined
+  /** Seeded updatedAt values fall in the year before this instant (default 2025-01-01). */
+  readonly epochMs?: number | undefined
+}
+
+export interface DemoInfo {
+  readonly appId: string
+  readonly businessId: string
+  readonly accessToken: string
+  readonly verifyToken: string
+  readonly posBaseUrl: string
+  readonly vpageBaseUrl: string
+}
+
+export const DEFAULT_PORT = 8788
+export const YEAR_MS = 365 * 24 * 3600 * 1000
+
+export const defaultData = {
+  seed: 1,
+  products: 1000,
+  orders: 200,
+  payments: 100,
+  depots: [1, 2, 3] as ReadonlyArray<number>,
+  bigIds: false,
+  deletedRatio: 0.01
+}
+
+export class World {
+  readonly options: SimulatorOptions
+  readonly seed: number
+  readonly now: () => number = () => Date.now()
+  readonly registry: Registry
+  readonly limiter: RateLimiter
+  readonly calls: CallLog
+  readonly faults: Faults
+  readonly webhooks: Webhooks
+  readonly env: ApiEnv
+  demo: { appId: string; businessId: string; accessToken: string; verifyToken: string } | undefined
+  posBaseUrl = ""
+  vpageBaseUrl = ""
+  url = ""
+
+  constructor(options: SimulatorOptions) {
+    this.options = options
+    this.seed = options.seed ?? defaultData.seed
+    this.registry = new Registry(this.seed)
+    this.limiter = new RateLimiter({ ...defaultRateLimitConfig, ...options.rateLimit })
+    this.calls = new CallLog(options.callLogLimit ?? 200_000)
+    this.faults = new Faults(this.seed)
+    this.webhooks = this.makeWebhooks()
+    this.env = {
+      registry: this.registry,
+      limiter: this.limiter,
+      calls: this.calls,
+      faults: this.faults,
+      webhooks: this.webhooks,
+      now: this.now,
+      cursorSecret: `ocs-sim-${this.seed}`,
+      strictCursorKeyOrder: options.strictCursorKeyOrder ?? true,
+      errorHttpStatus: options.errorHttpStatus ?? {}
+    }
+    this.seedDemo()
+  }
+
+  private webhookOptions(): WebhookOptions {
+    const o = this.options.webhooks
+    return { ...defaultWebhookOptions, ...o, degradation: { ...defaultWebhookOptions.degradation, ...o?.degradation } }
+  }
+
+  private makeWebhooks(): Webhooks {
+    return new Webhooks(
+      this.webhookOptions(),
+      this.registry,
+      this.faults,
+      this.now,
+      this.options.deliveryLogLimit ?? 50_000
+    )
+  }
+
+  catalog(data: DataOptions): CatalogOptions {
+    return {
+      seed: data.seed ?? this.seed,
+      products: data.products ?? defaultData.products,
+      orders: data.orders ?? defaultData.orders,
+      payments: data.payments ?? defaultData.payments,
+      depots: data.depots ?? defaultData.depots,
+      bigIds: data.bigIds ?? defaultData.bigIds,
+      deletedRatio: data.deletedRatio ?? defaultData.deletedRatio,
+      epochMs: this.options.epochMs ?? Date.UTC(2025, 0, 1)
+    }
+  }
+
+  private seedDemo(): void {
+    if (this.options.demo === false) {
+      this.demo = undefined
+      return
+    }
+    const random = stream(this.seed ^ 0xde70)
+    const app = this.registry.createApp({ name: "Demo app", verifyToken: `demo-verify-${hex(random, 16)}` })
+    const business = this.registry.createBusiness({ catalog: this.catalog(this.options) })
+    const token = this.grant({ appId: app.appId, business, accessToken: `demo-${hex(random, 32)}` })
+    this.demo = {
+      appId: app.appId,
+      businessId: business.businessId,
+      accessToken: token.accessToken,
+      verifyToken: app.verifyToken
+    }
+  }
+
+  grant(input: {
+    readonly appId: string
+    readonly business: Business
+    readonly accessToken?: string | undefined
+    readonly version?: string | undefined
+    readonly permissions?: ReadonlyArray<string> | undefined
+    readonly depots?: ReadonlyArray<number> | undefined
+    readonly expiresAtMs?: number | undefined
+  }): Token {
+    return this.registry.createToken({
+      accessToken: input.accessToken,
+      appId: input.appId,
+      businessId: input.business.businessId,
+      version: input.version ?? "3.0",
+      permissions: input.permissions ?? allPermissions,
+      depots: input.depots ?? input.business.depots,
+      expiresAtMs: input.expiresAtMs ?? this.now() + (this.options.tokenLifetimeMs ?? YEAR_MS)
+    })
+  }
+
+  demoInfo(): DemoInfo | undefined {
+    return this.demo === undefined ? undefined : {
+      ...this.demo,
+      posBaseUrl: this.posBaseUrl,
+      vpageBaseUrl: this.vpageBaseUrl
+    }
+  }
+
+  /** Back to the state at start: same demo, no other tenants, logs, faults or locks. */
+  reset(): void {
+    this.webhooks.reset()
+    this.webhooks.options = this.webhookOptions()
+    this.registry.clear()
+    this.limiter.configure({ ...defaultRateLimitConfig, ...this.options.rateLimit })
+    this.calls.clear()
+    this.faults.clear()
+    this.seedDemo()
+  }
+
+  close(): void {
+    this.webhooks.close()
+  }
+}
