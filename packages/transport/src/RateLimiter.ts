@@ -29,7 +29,11 @@ export const keyString = (key: BudgetKey): string =>
   `${key.tenant.appId}:${key.tenant.businessId}:${key.operation.family}:${key.operation.path}`
 
 export interface RateLimiterOptions {
-  /** Requests held back from every window, as a safety margin (default 1). */
+  /**
+   * Requests held back from every window (default 0). Counting each call from its completion
+   * already keeps every window at the server within the limit whatever the latency; a margin
+   * is for a service that counts in some other way.
+   */
   readonly safetyMargin?: number | undefined
   /** Added to every lock end, for clock skew between us and the service (default 1000 ms). */
   readonly skewAllowanceMs?: number | undefined
@@ -106,7 +110,7 @@ interface PendingWaiter extends Core.Waiter {
 export const make = Effect.fnUntraced(function*(options: RateLimiterOptions) {
   const store = yield* RateLimitStore
   const events = yield* TransportEvents
-  const margin = options.safetyMargin ?? 1
+  const margin = options.safetyMargin ?? 0
   const skew = options.skewAllowanceMs ?? 1000
   const maxLockWait = options.maxLockWaitMs ?? 15 * 60 * 1000
   const start = yield* Clock.currentTimeMillis
