@@ -24,6 +24,7 @@ export default defineConfig({
       pkg("event-log", "packages/event-log"),
       pkg("read-models", "packages/read-models"),
       pkg("ingestion", "packages/ingestion"),
+      pkg("sync-server", "apps/sync-server"),
       pkg("kafka-broker", "tooling/kafka"),
       {
         extends: true as const,

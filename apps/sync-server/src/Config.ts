@@ -1,0 +1,194 @@
+/**
+ * The server's configuration: a YAML or JSON file, then environment overrides, decoded with
+ * Schema so that every bad field is reported with its path.
+ *
+ * Environment overrides: `OCS_<PATH>` with `__` between levels, e.g. `OCS_SERVER__PORT=9000`,
+ * `OCS_EVENT_LOG__MODE=kafka`, `OCS_EVENT_LOG__KAFKA__BROKERS=127.0.0.1:9092,127.0.0.1:9093`.
+ * Keys are matched case-insensitively with underscores removed (`EVENT_LOG` -> `eventLog`).
+ */
+import { Effect, Schema } from "effect"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import * as Yaml from "yaml"
+import { Operation } from "@ocs/protocol"
+
+const Port = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 65535 }))
+const PositiveNumber = Schema.Finite.check(Schema.isGreaterThan(0))
+
+export const BusinessConfig = Schema.Struct({
+  businessId: Schema.Union([Schema.String, Schema.Number, Schema.BigInt]),
+  accessToken: Schema.String.check(Schema.isMinLength(1)),
+  version: Schema.optional(Schema.String),
+  permissions: Schema.optional(Schema.Array(Schema.String)),
+  depots: Schema.optional(Schema.Array(Schema.String)),
+  grantedAt: Schema.optional(Schema.String),
+  expiresAt: Schema.optional(Schema.String)
+})
+
+export const AppConfig = Schema.Struct({
+  appId: Schema.Union([Schema.String, Schema.Number, Schema.BigInt]),
+  verifyTokens: Schema.Array(Schema.String.check(Schema.isMinLength(1))),
+  businesses: Schema.optional(Schema.Array(BusinessConfig))
+})
+
+export const Config = Schema.Struct({
+  server: Schema.Struct({
+    host: Schema.String,
+    port: Port,
+    /** Key for the admin API (header `x-admin-key` or `Authorization: Bearer <key>`). */
+    adminKey: Schema.optional(Schema.String.check(Schema.isMinLength(16)))
+  }),
+  /** Folder of the SQLite files (event log, read models, tenants, rate limits). */
+  dataDir: Schema.String,
+  eventLog: Schema.Struct({
+    mode: Schema.Literals(["sqlite", "kafka"]),
+    kafka: Schema.optional(
+      Schema.Struct({
+        brokers: Schema.Array(Schema.String),
+        topic: Schema.String,
+        partitions: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0)))
+      })
+    )
+  }),
+  /** 32 bytes, base64 or hex: encrypts access tokens and verify tokens at rest. */
+  encryptionKey: Schema.optional(Schema.String),
+  api: Schema.Struct({
+    posBaseUrl: Schema.String,
+    vpageBaseUrl: Schema.String,
+    timeoutMs: Schema.optional(PositiveNumber)
+  }),
+  rateLimits: Schema.optional(
+    Schema.Struct({
+      safetyMargin: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+      skewAllowanceMs: Schema.optional(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))),
+      maxInFlight: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
+      overrides: Schema.optional(Schema.Record(Schema.String, Operation.RateLimit))
+    })
+  ),
+  sync: Schema.Struct({
+    /** Operations to sync, by key ("pos:/v3.0/product/list") or resource ("product"). */
+    resources: Schema.Array(Schema.String),
+    /** Incremental sync period (operations with updatedAt filters). */
+    intervalSeconds: PositiveNumber,
+    /** Full reconciliation period (webhooks can be lost or switched off). */
+    reconcileSeconds: PositiveNumber,
+    /** Incremental windows start this long before the last bound, to cover clock skew. */
+    overlapSeconds: Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0)),
+    pageSize: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 }))),
+    /** Tenants syncing at once (each still inside its own budget). */
+    concurrency: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0)))
+  }),
+  /** Operations the spec does not show, declared as data. */
+  operations: Schema.optional(Schema.Array(Operation.OperationSpec)),
+  webhooks: Schema.Struct({
+    /** Source addresses allowed to deliver; absent: any (use behind a filtering proxy). */
+    sourceAllowlist: Schema.optional(Schema.Array(Schema.String)),
+    trustedProxies: Schema.optional(Schema.Array(Schema.String)),
+    maxBodyBytes: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
+    dedupeWindowSeconds: Schema.optional(PositiveNumber),
+    /** A tenant without a webhook for this long is flagged as silent. */
+    silenceAlertSeconds: PositiveNumber
+  }),
+  /** Tenants to create at start when absent (the demo uses this). */
+  tenants: Schema.optional(Schema.Array(AppConfig)),
+  logLevel: Schema.optional(Schema.Literals(["debug", "info", "warning", "error"]))
+})
+export type Config = typeof Config.Type
+
+export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError", {
+  message: Schema.String
+}) {}
+
+/** Defaults: everything local, embedded SQLite, the simulator's default address. */
+export const defaults = {
+  server: { host: "127.0.0.1", port: 8787 },
+  dataDir: ".ocs-data",
+  eventLog: { mode: "sqlite" },
+  api: { posBaseUrl: "http://127.0.0.1:8788/pos", vpageBaseUrl: "http://127.0.0.1:8788/vpage" },
+  sync: { resources: ["product", "order", "payment"], intervalSeconds: 60, reconcileSeconds: 6 * 3600, overlapSeconds: 300 },
+  webhooks: { silenceAlertSeconds: 24 * 3600 }
+} as const
+
+const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** Deep merge: objects merge, everything else replaces. */
+export const merge = (base: unknown, over: unknown): unknown => {
+  if (!isObject(base) || !isObject(over)) return over === undefined ? base : over
+  const out: Record<string, unknown> = { ...base }
+  for (const [k, v] of Object.entries(over)) out[k] = merge(base[k], v)
+  return out
+}
+
+const norm = (s: string) => s.toLowerCase().replaceAll("_", "")
+
+/** Applies `OCS_A__B=value` variables onto a raw config object (paths matched loosely). */
+export const applyEnv = (raw: unknown, env: Readonly<Record<string, string | undefined>>): unknown => {
+  let out = raw
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith("OCS_") || value === undefined || name === "OCS_CONFIG") continue
+    const path = name.slice(4).split("__").filter((p) => p.length > 0)
+    if (path.length === 0) continue
+    out = setPath(out, path, parseEnvValue(value))
+  }
+  return out
+}
+
+const parseEnvValue = (value: string): unknown => {
+  const t = value.trim()
+  if (/^-?\d+(\.\d+)?$/.test(t) && Number.isSafeInteger(Math.trunc(Number(t)))) return Number(t)
+  if (t === "true" || t === "false") return t === "true"
+  if (t.startsWith("[") || t.startsWith("{")) {
+    try {
+      return JSON.parse(t)
+    } catch {
+      return value
+    }
+  }
+  // A comma list becomes an array only where the schema wants one; strings stay strings.
+  return value
+}
+
+const ARRAY_KEYS = new Set(["brokers", "resources", "sourceallowlist", "trustedproxies", "verifytokens"])
+
+const setPath = (obj: unknown, path: ReadonlyArray<string>, value: unknown): unknown => {
+  const o = isObject(obj) ? { ...obj } : {}
+  const [head, ...rest] = path
+  const existing = Object.keys(o).find((k) => norm(k) === norm(head!))
+  const key = existing ?? camel(head!)
+  if (rest.length === 0) {
+    o[key] = typeof value === "string" && ARRAY_KEYS.has(norm(key)) ? value.split(",").map((s) => s.trim()) : value
+  } else {
+    o[key] = setPath(o[key], rest, value)
+  }
+  return o
+}
+
+const camel = (s: string) => s.toLowerCase().replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())
+
+const decode = Schema.decodeUnknownEffect(Config)
+
+/** Reads a config file (YAML or JSON; optional), applies defaults and environment overrides. */
+export const load = Effect.fnUntraced(function*(options: {
+  readonly file?: string | undefined
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  readonly overrides?: unknown
+}) {
+  let raw: unknown = defaults
+  const file = options.file
+  if (file !== undefined) {
+    const text = yield* Effect.try({
+      try: () => Fs.readFileSync(file, "utf8"),
+      catch: (e) => new ConfigError({ message: `cannot read config file ${file}: ${String(e)}` })
+    })
+    const parsed = yield* Effect.try({
+      try: () => (Path.extname(file) === ".json" ? JSON.parse(text) : Yaml.parse(text)) as unknown,
+      catch: (e) => new ConfigError({ message: `config file ${file} is not valid ${Path.extname(file) === ".json" ? "JSON" : "YAML"}: ${String(e)}` })
+    })
+    raw = merge(raw, parsed)
+  }
+  if (options.overrides !== undefined) raw = merge(raw, options.overrides)
+  raw = applyEnv(raw, options.env ?? {})
+  return yield* decode(raw, { errors: "all" }).pipe(
+    Effect.mapError((e) => new ConfigError({ message: `invalid configuration:\n${e.message}` }))
+  )
+})

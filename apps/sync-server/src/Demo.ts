@@ -1,0 +1,134 @@
+/**
+ * The main job with no configuration: the bundled simulator (started as its own process
+ * unless one already answers on its port), a demo tenant, webhooks enabled towards this
+ * server, a little activity in the simulator so that webhooks flow, and a progress line.
+ */
+import { Effect, Option, Schedule, Scope } from "effect"
+import * as ChildProcess from "node:child_process"
+import * as Crypto from "node:crypto"
+import { fileURLToPath } from "node:url"
+import { SimulatorControl } from "@ocs/simulator"
+import { ReadModels } from "@ocs/read-models"
+import { Ingestion } from "@ocs/ingestion"
+import { RateLimiter } from "@ocs/transport"
+import type { Config } from "./Config.ts"
+import type { RunningServer } from "./Server.ts"
+import { TenantStore } from "./TenantStore.ts"
+
+export interface DemoInfo {
+  readonly appId: string
+  readonly businessId: string
+  readonly accessToken: string
+  readonly verifyToken: string
+  readonly posBaseUrl: string
+  readonly vpageBaseUrl: string
+}
+
+const fetchDemo = (url: string) =>
+  Effect.tryPromise({
+    try: async () => {
+      const response = await fetch(`${url}/_sim/demo`, { signal: AbortSignal.timeout(1000) })
+      if (!response.ok) throw new Error(`HTTP ${response.status}`)
+      // Ids may exceed 2^53: keep them as text.
+      const text = await response.text()
+      const raw = JSON.parse(text.replace(/"(appId|businessId)"\s*:\s*(\d+)/g, '"$1":"$2"')) as Record<string, string>
+      return {
+        appId: raw["appId"]!,
+        businessId: raw["businessId"]!,
+        accessToken: raw["accessToken"]!,
+        verifyToken: raw["verifyToken"]!,
+        posBaseUrl: raw["posBaseUrl"]!,
+        vpageBaseUrl: raw["vpageBaseUrl"]!
+      } satisfies DemoInfo
+    },
+    catch: (e) => e
+  })
+
+/** The simulator on `port`: an existing one, or a child process we start (and stop with the scope). */
+export const simulator = (host: string, port: number) =>
+  Effect.gen(function*() {
+    const url = `http://${host}:${port}`
+    const existing = yield* Effect.option(fetchDemo(url))
+    if (Option.isSome(existing)) {
+      yield* Effect.logInfo(`using the simulator already running at ${url}`)
+      return { url, demo: existing.value, started: false }
+    }
+    const bin = fileURLToPath(import.meta.resolve("@ocs/simulator/bin"))
+    yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        ChildProcess.spawn(process.execPath, [bin, "--host", host, "--port", String(port), "--products", "2000"], {
+          stdio: ["ignore", "ignore", "inherit"]
+        })
+      ),
+      (child) => Effect.sync(() => void child.kill("SIGTERM"))
+    )
+    const demo = yield* fetchDemo(url).pipe(Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 100 }))
+    return { url, demo, started: true }
+  })
+
+/** The configuration of the demo: the defaults, the simulator's addresses and its tenant. */
+export const demoConfig = (base: Config, demo: DemoInfo): Config => ({
+  ...base,
+  server: { ...base.server, adminKey: base.server.adminKey ?? `demo-admin-${Crypto.randomBytes(12).toString("hex")}` },
+  api: { ...base.api, posBaseUrl: demo.posBaseUrl, vpageBaseUrl: demo.vpageBaseUrl },
+  sync: { ...base.sync, intervalSeconds: Math.min(base.sync.intervalSeconds, 15) },
+  tenants: [
+    ...(base.tenants ?? []),
+    {
+      appId: demo.appId,
+      verifyTokens: [demo.verifyToken],
+      businesses: [{ businessId: demo.businessId, accessToken: demo.accessToken, expiresAt: new Date(Date.now() + 365 * 24 * 3600 * 1000).toISOString() }]
+    }
+  ]
+})
+
+/** Turns webhooks on, keeps a little activity going, and prints progress. */
+export const drive = (simUrl: string, demo: DemoInfo, server: RunningServer, adminKey: string) =>
+  Effect.gen(function*() {
+    const control = new SimulatorControl(simUrl)
+    const enabled = yield* Effect.tryPromise(() => control.enableWebhooks(demo.appId, { callbackUrl: server.webhookUrl(demo.appId), verifyToken: demo.verifyToken }))
+    console.log(`
+ocs sync server   ${server.url}
+  webhooks        ${server.webhookUrl(demo.appId)}  (webhooksEnabled: ${enabled.enabled ? "answered 200" : enabled.outcome})
+  admin API       ${server.url}/admin/tenants   (header x-admin-key: ${adminKey})
+  health          ${server.url}/healthz  ${server.url}/readyz  ${server.url}/metrics
+simulator         ${simUrl}   (control API ${simUrl}/_sim)
+demo tenant       appId ${demo.appId}, businessId ${demo.businessId}
+`)
+    const scope = yield* Scope.Scope
+    let tick = 0
+    const activity = Effect.tryPromise(async () => {
+      tick++
+      const productId = String(100_000 + 1 + (tick * 37) % 1000)
+      switch (tick % 4) {
+        case 0:
+          return control.updateProduct(demo.businessId, productId, { price: 10 + (tick % 90) })
+        case 1:
+          return control.changeInventory(demo.businessId, [{ productId, depotId: 1, quantity: tick % 25 }])
+        case 2:
+          return control.addOrder(demo.businessId, { customerName: `Customer ${tick}`, customerMobile: `09${String(tick).padStart(8, "0")}`, products: [{ productId, quantity: 1 + (tick % 3) }] })
+        default:
+          return control.updateProduct(demo.businessId, productId, { name: `Product ${productId} (rev ${tick})` })
+      }
+    }).pipe(Effect.ignore)
+    yield* Effect.forkIn(Effect.repeat(activity, Schedule.spaced("2 seconds")), scope)
+
+    const readModels = yield* ReadModels.ReadModels
+    const ingestion = yield* Ingestion.Ingestion
+    const limiter = yield* RateLimiter.RateLimiter
+    const store = yield* TenantStore
+    const tenant = { appId: demo.appId, businessId: demo.businessId }
+    const progress = Effect.gen(function*() {
+      const counts = yield* readModels.counts(tenant)
+      const hooks = yield* ingestion.metrics
+      const keys = yield* limiter.metrics
+      const states = yield* store.states(demo.appId, demo.businessId)
+      const pages = states.reduce((n, s) => n + s.pages, 0)
+      console.log(
+        `[${new Date().toISOString().slice(11, 19)}] products ${counts.products}, stock rows ${counts.inventory}, orders ${counts.orders}, payments ${counts.payments}` +
+          ` | pages pulled ${pages}, calls ${keys.reduce((n, k) => n + k.calls, 0)}, locks ${keys.reduce((n, k) => n + k.locks, 0)}` +
+          ` | webhooks accepted ${hooks.accepted}, duplicates ${hooks.duplicates}`
+      )
+    }).pipe(Effect.catch(() => Effect.void))
+    yield* Effect.forkIn(Effect.repeat(progress, Schedule.spaced("3 seconds")), scope)
+  })

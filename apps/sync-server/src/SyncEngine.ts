@@ -1,0 +1,254 @@
+/**
+ * Pulls: per tenant and resource, a full sync the first time, incremental windows where the
+ * operation accepts updatedAt filters, and a full reconciliation on a schedule (webhooks can
+ * be lost or switched off). spec: Limits rule 5: keep a copy, update it from webhooks, and
+ * fetch only changed records.
+ *
+ * Every page goes to the event log exactly as received (source "sync") before its cursor is
+ * saved, so a crash resumes from the saved cursor: no page skipped; a page fetched twice is
+ * the same fact and the log's dedupe key drops it. Errors that need a person put the tenant
+ * (or the resource) in a visible state instead of retrying forever.
+ */
+import { Clock, Context, Duration, Effect, Fiber, FiberMap, Layer, Option, Schema, Stream } from "effect"
+import * as Crypto from "node:crypto"
+import { ApiError, DomainEvent, Operation, Paginator } from "@ocs/protocol"
+import { EventLog } from "@ocs/event-log"
+import { CommerceClient } from "@ocs/transport"
+import { type Business, TenantStore } from "./TenantStore.ts"
+
+export interface SyncOptions {
+  readonly operations: ReadonlyArray<Operation.Operation<unknown>>
+  readonly intervalMs: number
+  readonly reconcileMs: number
+  readonly overlapMs: number
+  readonly pageSize?: number | undefined
+  /** How often the supervisor looks for added, removed or re-granted tenants. */
+  readonly superviseEveryMs?: number | undefined
+}
+
+export interface RunReport {
+  readonly mode: "full" | "resume" | "incremental" | "skipped"
+  readonly pages: number
+  readonly records: number
+  readonly outcome: "done" | "attention" | "paused" | "error"
+  readonly error?: string | undefined
+}
+
+/** What a person must act on stops the tenant; what concerns one resource pauses it. */
+const tenantAttention = new Set(["InvalidAccessToken", "InvalidVersion", "BusinessNotEnableApi", "InvalidBusinessId", "InvalidAppId"])
+const resourcePause = new Set(["Forbidden", "InvalidDepotId"])
+
+export class SyncEngine extends Context.Service<SyncEngine, {
+  /** Runs one pass for a tenant's resource now (what the scheduler does when it is due). */
+  readonly runOnce: (business: Business, operation: Operation.Operation<unknown>, options?: { readonly forceFull?: boolean }) => Effect.Effect<RunReport>
+  /** Syncs every resource of a tenant now, in sequence. */
+  readonly syncTenant: (appId: string, businessId: string, options?: { readonly forceFull?: boolean }) => Effect.Effect<ReadonlyArray<RunReport>>
+  /** Starts the per-tenant loops and keeps them in step with the tenant store (scoped). */
+  readonly start: Effect.Effect<void, never, import("effect").Scope.Scope>
+  readonly operations: ReadonlyArray<Operation.Operation<unknown>>
+}>()("@ocs/sync-server/SyncEngine") {
+  static readonly layer = (options: SyncOptions): Layer.Layer<SyncEngine, never, CommerceClient.CommerceClient | EventLog.EventLog | TenantStore> =>
+    Layer.effect(SyncEngine, make(options))
+}
+
+const formatBound = (ms: number, format: "iso" | "unix") => (format === "iso" ? new Date(ms).toISOString() : Math.floor(ms / 1000))
+
+const sha = (text: string) => Crypto.createHash("sha256").update(text).digest("hex")
+
+const errorTag = (e: { readonly _tag: string }) => e._tag
+const errorMessage = (e: unknown) => (e instanceof Error ? e.message : String(e))
+
+export const make = Effect.fnUntraced(function*(options: SyncOptions) {
+  const client = yield* CommerceClient.CommerceClient
+  const log = yield* EventLog.EventLog
+  const store = yield* TenantStore
+
+  const access = (b: Business): CommerceClient.TenantAccess => ({
+    appId: b.appId as CommerceClient.TenantAccess["appId"],
+    businessId: b.businessId as CommerceClient.TenantAccess["businessId"],
+    accessToken: b.accessToken
+  })
+
+  /** Appends one page as received; its cursor is saved only after this resolves. */
+  const appendPage = (b: Business, op: Operation.Operation<unknown>, page: CommerceClient.RawPage, mode: string) =>
+    log.append([{
+      appId: b.appId,
+      businessId: b.businessId,
+      source: "sync",
+      type: Operation.key(op),
+      body: page.text,
+      // The same page (same cursor in, same content) is the same fact.
+      dedupeKey: `sync:${b.appId}:${b.businessId}:${Operation.key(op)}:${sha(Option.match(page.cursor, { onNone: () => "", onSome: (c) => c.text }))}:${sha(page.text)}`,
+      meta: {
+        ...DomainEvent.syncMeta(op.entity ?? { kind: op.resource, idField: "id" }),
+        mode,
+        cursor: Option.match(page.cursor, { onNone: () => null, onSome: (c) => c.text }),
+        next: Option.match(page.next, { onNone: () => null, onSome: (c) => c.text }),
+        records: page.records.length,
+        warnings: page.warnings.map((w) => w.text)
+      }
+    }])
+
+  const onError = (b: Business, op: Operation.Operation<unknown>, error: { readonly _tag: string; readonly message?: string }) =>
+    Effect.gen(function*() {
+      const tag = errorTag(error)
+      const message = error.message ?? tag
+      yield* store.recordError({ appId: b.appId, businessId: b.businessId, resource: Operation.key(op), tag, message }).pipe(Effect.ignore)
+      yield* store.updateState(b.appId, b.businessId, Operation.key(op), { lastError: `${tag}: ${message}` }).pipe(Effect.ignore)
+      const code = "errorCode" in error ? String((error as { errorCode: unknown }).errorCode) : tag
+      if (tenantAttention.has(tag)) {
+        yield* store.setStatus(b.appId, b.businessId, "attention", { code, message }).pipe(Effect.ignore)
+        yield* Effect.logWarning(`tenant ${b.appId}:${b.businessId} needs attention: ${message}`)
+        return "attention" as const
+      }
+      if (resourcePause.has(tag)) {
+        yield* store.pauseResource(b.appId, b.businessId, Operation.key(op), { code, message }).pipe(Effect.ignore)
+        yield* Effect.logWarning(`tenant ${b.appId}:${b.businessId} resource ${Operation.key(op)} paused: ${message}`)
+        return "paused" as const
+      }
+      yield* Effect.logWarning(`sync ${b.appId}:${b.businessId} ${Operation.key(op)} failed: ${message}`)
+      return "error" as const
+    })
+
+  const runOnce = (b: Business, op: Operation.Operation<unknown>, runOptions?: { readonly forceFull?: boolean }) =>
+    Effect.gen(function*() {
+      const key = Operation.key(op)
+      const state = yield* store.state(b.appId, b.businessId, key)
+      const now = yield* Clock.currentTimeMillis
+      if (b.status !== "active" || state.paused !== null) return { mode: "skipped", pages: 0, records: 0, outcome: "done" } satisfies RunReport
+
+      const resuming = state.cursor !== null
+      const fullDue = runOptions?.forceFull === true || resuming || state.fullCompletedAt === null || now - state.fullCompletedAt >= options.reconcileMs
+      const incrementalDue = !fullDue && op.incremental !== undefined &&
+        (state.lastRunAt === null || now - state.lastRunAt >= options.intervalMs)
+      if (!fullDue && !incrementalDue) return { mode: "skipped", pages: 0, records: 0, outcome: "done" } satisfies RunReport
+
+      let pages = 0
+      let records = 0
+      const mode: RunReport["mode"] = fullDue ? (resuming ? "resume" : "full") : "incremental"
+      const run = Effect.gen(function*() {
+        if (fullDue) {
+          const startedAt = resuming && state.fullStartedAt !== null ? state.fullStartedAt : now
+          if (!resuming) yield* store.updateState(b.appId, b.businessId, key, { fullStartedAt: startedAt })
+          const stored = state.cursor === null ? undefined : Paginator.cursorFromText(state.cursor)
+          const cursor = stored !== undefined && stored._tag === "Success" ? stored.success : undefined
+          yield* client.pages(access(b), op, { size: options.pageSize, cursor }).pipe(
+            Stream.runForEach((page) =>
+              Effect.gen(function*() {
+                yield* appendPage(b, op, page, mode)
+                pages++
+                records += page.records.length
+                // Saved after the page is durable: a crash resumes right here.
+                yield* store.updateState(b.appId, b.businessId, key, {
+                  cursor: Option.match(page.next, { onNone: () => null, onSome: (c) => c.text }),
+                  addPages: 1,
+                  addRecords: page.records.length
+                })
+              })
+            )
+          )
+          // Changes made while the full sync ran are caught by the next incremental window.
+          yield* store.updateState(b.appId, b.businessId, key, { cursor: null, fullCompletedAt: yield* Clock.currentTimeMillis, incrementalBound: startedAt, lastRunAt: yield* Clock.currentTimeMillis, lastError: null })
+        } else {
+          const inc = op.incremental!
+          const from = (state.incrementalBound ?? state.fullStartedAt ?? now) - options.overlapMs
+          const filters = { [inc.from]: formatBound(from, inc.format), [inc.to]: formatBound(now, inc.format) }
+          yield* client.pages(access(b), op, { size: options.pageSize, filters }).pipe(
+            Stream.runForEach((page) =>
+              Effect.gen(function*() {
+                yield* appendPage(b, op, page, mode)
+                pages++
+                records += page.records.length
+                yield* store.updateState(b.appId, b.businessId, key, { addPages: 1, addRecords: page.records.length })
+              })
+            )
+          )
+          yield* store.updateState(b.appId, b.businessId, key, { incrementalBound: now, lastRunAt: now, lastError: null })
+        }
+      })
+      return yield* run.pipe(
+        Effect.as({ mode, pages, records, outcome: "done" } as RunReport),
+        Effect.catch((error) =>
+          Effect.map(onError(b, op, error as { _tag: string; message?: string }), (outcome): RunReport => ({
+            mode,
+            pages,
+            records,
+            outcome,
+            error: errorMessage(error)
+          }))
+        )
+      )
+    }).pipe(
+      Effect.catch((e) => Effect.succeed<RunReport>({ mode: "skipped", pages: 0, records: 0, outcome: "error", error: errorMessage(e) })),
+      Effect.withSpan("SyncEngine.runOnce", { attributes: { tenant: `${b.appId}:${b.businessId}`, operation: Operation.key(op) } })
+    )
+
+  const syncTenant = (appId: string, businessId: string, runOptions?: { readonly forceFull?: boolean }) =>
+    Effect.gen(function*() {
+      const b = yield* store.business(appId, businessId).pipe(Effect.orElseSucceed(() => Option.none<Business>()))
+      if (Option.isNone(b)) return []
+      const reports: Array<RunReport> = []
+      for (const op of options.operations) {
+        // Re-read the tenant: a previous resource may have put it on hold.
+        const fresh = yield* store.business(appId, businessId).pipe(Effect.orElseSucceed(() => b))
+        reports.push(yield* runOnce(Option.getOrElse(fresh, () => b.value), op, runOptions))
+      }
+      return reports
+    })
+
+  /** One loop per tenant: sync what is due, then sleep until the next interval. */
+  const tenantLoop = (appId: string, businessId: string) =>
+    Effect.gen(function*() {
+      for (;;) {
+        yield* syncTenant(appId, businessId)
+        yield* Effect.sleep(Duration.millis(Math.min(options.intervalMs, options.reconcileMs)))
+      }
+    })
+
+  const start = Effect.gen(function*() {
+    const loops = yield* FiberMap.make<string>()
+    const running = new Set<string>()
+    const supervise = Effect.gen(function*() {
+      const active = yield* store.businesses({ status: "active" }).pipe(Effect.orElseSucceed(() => []))
+      const wanted = new Set(active.map((b) => `${b.appId}:${b.businessId}`))
+      for (const b of active) {
+        const k = `${b.appId}:${b.businessId}`
+        if (running.has(k)) continue
+        running.add(k)
+        yield* FiberMap.run(loops, k, tenantLoop(b.appId, b.businessId))
+      }
+      for (const k of [...running]) {
+        if (wanted.has(k)) continue
+        running.delete(k)
+        yield* FiberMap.remove(loops, k)
+      }
+    })
+    const fiber = yield* Effect.forkScoped(
+      Effect.forever(supervise.pipe(Effect.andThen(Effect.sleep(Duration.millis(options.superviseEveryMs ?? 2000)))))
+    )
+    yield* Effect.addFinalizer(() => Fiber.interrupt(fiber))
+  })
+
+  return SyncEngine.of({ runOnce, syncTenant, start, operations: options.operations })
+})
+
+/** Resolves configured resource names ("product", or "pos:/v3.0/product/list") to operations. */
+export const resolveOperations = (
+  names: ReadonlyArray<string>,
+  declared: ReadonlyArray<Operation.OperationSpec>
+): Effect.Effect<ReadonlyArray<Operation.Operation<unknown>>, UnknownResource> => {
+  const all = [...Operation.builtin, ...declared.map((d) => Operation.make(d))].filter((op) => op.kind === "list") as Array<Operation.Operation<unknown>>
+  return Effect.forEach(names, (name) => {
+    const op = all.find((o) => Operation.key(o) === name || o.resource === name || `${o.resource}/${o.operation}` === name)
+    return op === undefined
+      ? Effect.fail(new UnknownResource({ name, message: `no list operation named ${JSON.stringify(name)}; known: ${all.map(Operation.key).join(", ")}` }))
+      : Effect.succeed(op)
+  })
+}
+
+export class UnknownResource extends Schema.TaggedError<UnknownResource>()("UnknownResource", {
+  name: Schema.String,
+  message: Schema.String
+}) {}
+
+export const isAttention = (e: ApiError.ApiError) => tenantAttention.has(e._tag)

@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+/**
+ * `ocs-sync-server` (`./ocs start`).
+ *
+ *   ocs-sync-server                      the demo: bundled simulator, demo tenant, embedded SQLite
+ *   ocs-sync-server --config ocs.yaml    your configuration (YAML or JSON), then OCS_* overrides
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { Effect, Logger } from "effect"
+import * as Path from "node:path"
+import { parseArgs } from "node:util"
+import * as Config from "./Config.ts"
+import * as Demo from "./Demo.ts"
+import * as Server from "./Server.ts"
+
+const { values } = parseArgs({
+  options: {
+    config: { type: "string", short: "c" },
+    "data-dir": { type: "string" },
+    port: { type: "string" },
+    "simulator-port": { type: "string", default: "8788" },
+    help: { type: "boolean", short: "h" }
+  }
+})
+
+if (values.help) {
+  console.log(`ocs-sync-server: keeps many businesses' commerce data in sync (Open Commerce Service API v3.0)
+
+  --config, -c FILE      configuration file (YAML or JSON); without it (and without OCS_CONFIG)
+                         the demo runs: the bundled simulator and a demo tenant
+  --data-dir DIR         folder of the SQLite files (default .ocs-data)
+  --port N               server port (default 8787)
+  --simulator-port N     the demo's simulator port (default 8788)
+
+Environment: OCS_CONFIG (file), OCS_ENCRYPTION_KEY (32 bytes, hex or base64), and any setting
+as OCS_<PATH> with __ between levels, e.g. OCS_SERVER__ADMIN_KEY, OCS_EVENT_LOG__MODE=kafka.`)
+  process.exit(0)
+}
+
+const file = values.config ?? process.env["OCS_CONFIG"]
+const demo = file === undefined
+
+const program = Effect.gen(function*() {
+  const overrides: Record<string, unknown> = {}
+  if (values["data-dir"] !== undefined) overrides["dataDir"] = values["data-dir"]
+  if (values.port !== undefined) overrides["server"] = { port: Number(values.port) }
+  if (demo && values["data-dir"] === undefined) overrides["dataDir"] = Path.join(".ocs-data", "demo")
+  let config = yield* Config.load({ file, env: process.env, overrides })
+  let sim: { readonly url: string; readonly demo: Demo.DemoInfo } | undefined
+  if (demo) {
+    yield* Effect.logInfo("no configuration given: running the demo (bundled simulator, demo tenant, embedded SQLite)")
+    sim = yield* Demo.simulator("127.0.0.1", Number(values["simulator-port"]))
+    config = Demo.demoConfig(config, sim.demo)
+  }
+  const running = yield* Effect.gen(function*() {
+    const server = yield* Server.start(config)
+    if (sim !== undefined) yield* Demo.drive(sim.url, sim.demo, server, config.server.adminKey!)
+    return yield* Effect.never
+  }).pipe(Effect.provide(Server.layer(config)))
+  return running
+}).pipe(Effect.scoped)
+
+program.pipe(
+  Effect.provide(Logger.layer([Logger.consoleJson])),
+  Effect.tapError((e) => Effect.sync(() => console.error(`ocs-sync-server: ${e instanceof Error ? e.message : String(e)}`))),
+  NodeRuntime.runMain
+)
+

@@ -1,0 +1,194 @@
+/**
+ * `./ocs bench [--quick]`: every benchmark, each beside a baseline measured in the same run,
+ * printed as one table (scenario, ours, baseline, ratio, target, met) and written as JSON to
+ * bench-results/latest.json. Figures are printed, never asserted: the machines are shared and
+ * noisy, so only ratios within one run mean something.
+ */
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+
+export interface Row {
+  readonly scenario: string
+  readonly ours: string
+  readonly baseline: string
+  /** ours / baseline (or the measured figure itself when the target is absolute). */
+  readonly ratio: number | null
+  readonly target: string
+  readonly met: boolean | null
+  readonly details?: unknown
+}
+
+type Scenario = (quick: boolean) => Promise<ReadonlyArray<Row>>
+
+const root = Path.resolve(import.meta.dirname, "../..")
+const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits })
+
+const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
+  ["ingestion", async (quick) => {
+    const { runIngestBench } = await import("../../packages/ingestion/bench/ingest.bench.ts")
+    const r = await runIngestBench({ quick })
+    return [{
+      scenario: "ingestion: durable webhooks/s (p50/p99 ms)",
+      ours: `${fmt(r.ours.requestsPerSecond)} (${fmt(r.ours.p50Ms, 1)}/${fmt(r.ours.p99Ms, 1)})`,
+      baseline: `${fmt(r.baseline.requestsPerSecond)} bare node:http`,
+      ratio: r.ratio,
+      target: ">= 0.6",
+      met: r.ratio >= 0.6,
+      details: r
+    }]
+  }],
+  ["projection", async (quick) => {
+    const { runProjectionBench } = await import("../../packages/read-models/bench/projection.bench.ts")
+    const r = await runProjectionBench({ quick })
+    return [{
+      scenario: `projection rebuild of ${fmt(r.events)} events: events/s (${fmt(r.seconds, 1)} s)`,
+      ours: fmt(r.eventsPerSecond),
+      baseline: `${fmt(r.baselineEventsPerSecond)} raw better-sqlite3`,
+      ratio: r.ratio,
+      target: ">= 0.5, < 30 s",
+      met: r.ratio >= 0.5 && r.seconds < 30,
+      details: r
+    }]
+  }],
+  ["sync utilisation", async (quick) => {
+    const { runUtilizationBench } = await import("../../packages/transport/bench/utilization.bench.ts")
+    const results = await runUtilizationBench({ quick })
+    return results.map((r) => ({
+      scenario: `sync: budget utilisation, ${fmt(r.tenants)} tenant(s), ${r.limit}/${r.windowMs} ms`,
+      ours: `${fmt(r.calls)} calls, ${r.err429} ERR_429`,
+      baseline: `${fmt(r.allowed)} allowed`,
+      ratio: r.utilization,
+      target: ">= 0.97, 0 ERR_429",
+      met: r.utilization >= 0.97 && r.err429 === 0 && r.lockedArrivals === 0,
+      details: r
+    }))
+  }],
+  ["scheduler", async (quick) => {
+    const { runSchedulerBench } = await import("../../packages/transport/bench/scheduler.bench.ts")
+    const r = await runSchedulerBench({ quick })
+    return [
+      {
+        scenario: "scheduler: cost per decision at 10,000 keys",
+        ours: `${fmt(r.nsPerDecision / 1000, 3)} us`,
+        baseline: `${fmt(r.baselineNsPerDecision / 1000, 3)} us naive counter`,
+        ratio: r.nsPerDecision / r.baselineNsPerDecision,
+        target: "<= 5 us",
+        met: r.nsPerDecision / 1000 <= 5,
+        details: r
+      },
+      {
+        scenario: "scheduler: memory per key at 10,000 keys",
+        ours: `${fmt(r.bytesPerKey)} B`,
+        baseline: "-",
+        ratio: null,
+        target: "<= 1024 B",
+        met: (globalThis as { gc?: unknown }).gc === undefined ? null : r.bytesPerKey <= 1024
+      }
+    ]
+  }],
+  ["server memory", async (quick) => {
+    const { runMemoryBench } = await import("../../apps/sync-server/bench/memory.bench.ts")
+    const r = await runMemoryBench({ quick })
+    return [{
+      scenario: `server RSS with ${fmt(r.tenants)} idle tenants`,
+      ours: `${fmt(r.rssMb, 1)} MB`,
+      baseline: `${fmt(r.baselineRssMb, 1)} MB empty node`,
+      ratio: r.rssMb / r.baselineRssMb,
+      target: "<= 250 MB",
+      met: r.rssMb <= 250,
+      details: r
+    }]
+  }],
+  ["kafka", async (quick) => {
+    const { runKafkaBench } = await import("../../packages/event-log/bench/kafka.bench.ts")
+    const r = await runKafkaBench({ quick })
+    return [{
+      scenario: "kafka mode: outbox -> Kafka -> projection, records/s (lag p99 ms)",
+      ours: `${fmt(r.recordsPerSecond)} (${fmt(r.lagP99Ms)})`,
+      baseline: `${fmt(r.baselineRecordsPerSecond)} sqlite mode`,
+      ratio: r.recordsPerSecond / r.baselineRecordsPerSecond,
+      target: "report",
+      met: null,
+      details: r
+    }]
+  }],
+  ["simulator", async (quick) => {
+    const { runListBench } = await import("../../packages/simulator/bench/list.bench.ts")
+    const r = await runListBench({ quick })
+    return [{
+      scenario: "simulator: product/list requests/s (no rate limit)",
+      ours: fmt(r.requestsPerSecond),
+      baseline: "-",
+      ratio: null,
+      target: ">= 5,000",
+      met: r.requestsPerSecond >= 5000,
+      details: r
+    }]
+  }],
+  ["event log append", async (quick) => {
+    const { runAppendBench } = await import("../../packages/event-log/bench/append.bench.ts")
+    const results = await runAppendBench({ quick })
+    const raw = results.find((r) => r.name.startsWith("raw"))!
+    return results.filter((r) => r !== raw).map((r) => ({
+      scenario: `event log append: ${r.name}`,
+      ours: `${fmt(r.recordsPerSecond)} rec/s (${fmt(r.records / r.transactions, 1)} per commit)`,
+      baseline: `${fmt(raw.recordsPerSecond)} raw, one transaction`,
+      ratio: r.recordsPerSecond / raw.recordsPerSecond,
+      target: "report",
+      met: null
+    }))
+  }]
+]
+
+const exists = (relative: string) => Fs.existsSync(Path.join(root, relative))
+
+const available: Record<string, string> = {
+  ingestion: "packages/ingestion/bench/ingest.bench.ts",
+  projection: "packages/read-models/bench/projection.bench.ts",
+  "sync utilisation": "packages/transport/bench/utilization.bench.ts",
+  scheduler: "packages/transport/bench/scheduler.bench.ts",
+  "server memory": "apps/sync-server/bench/memory.bench.ts",
+  kafka: "packages/event-log/bench/kafka.bench.ts",
+  simulator: "packages/simulator/bench/list.bench.ts",
+  "event log append": "packages/event-log/bench/append.bench.ts"
+}
+
+const main = async () => {
+  const quick = process.argv.includes("--quick")
+  const only = process.argv.slice(2).filter((a) => !a.startsWith("--"))
+  const rows: Array<Row> = []
+  const started = Date.now()
+  for (const [name, run] of scenarios) {
+    if (only.length > 0 && !only.some((o) => name.includes(o))) continue
+    if (!exists(available[name]!)) {
+      rows.push({ scenario: name, ours: "not built yet", baseline: "-", ratio: null, target: "-", met: null })
+      continue
+    }
+    const t0 = Date.now()
+    process.stderr.write(`bench: ${name}...`)
+    try {
+      rows.push(...(await run(quick)))
+      process.stderr.write(` ${((Date.now() - t0) / 1000).toFixed(1)} s\n`)
+    } catch (error) {
+      process.stderr.write(" failed\n")
+      rows.push({ scenario: name, ours: `error: ${error instanceof Error ? error.message : String(error)}`, baseline: "-", ratio: null, target: "-", met: false })
+    }
+  }
+  const machine = `${Os.cpus().length} x ${Os.cpus()[0]?.model ?? "cpu"}, ${fmt(Os.totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}`
+  const header = ["scenario", "ours", "baseline", "ratio", "target", "met"]
+  const table = rows.map((r) => [r.scenario, r.ours, r.baseline, r.ratio === null ? "-" : fmt(r.ratio, 3), r.target, r.met === null ? "-" : r.met ? "yes" : "NO"])
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i]!.length)))
+  const line = (cells: ReadonlyArray<string>) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`
+  console.log(`\nocs bench${quick ? " --quick" : ""}: ${machine}; ${((Date.now() - started) / 1000).toFixed(0)} s\n`)
+  console.log(line(header))
+  console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`)
+  for (const row of table) console.log(line(row))
+  const out = Path.join(root, "bench-results")
+  Fs.mkdirSync(out, { recursive: true })
+  Fs.writeFileSync(Path.join(out, "latest.json"), JSON.stringify({ quick, machine, at: new Date().toISOString(), rows }, (_, v) => (typeof v === "bigint" ? v.toString() : v), 2))
+  console.log(`\nwritten: bench-results/latest.json`)
+  if (rows.some((r) => r.ours.startsWith("error:"))) process.exitCode = 1
+}
+
+await main()
