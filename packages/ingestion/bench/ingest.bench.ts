@@ -1,0 +1,246 @@
+/**
+ * Durable webhooks accepted per second: the receiver over a real SqliteEventLog file
+ * (synchronous=FULL, group commit) against a bare Node HTTP server that reads the body and
+ * answers 200, both driven by autocannon (keep-alive, 64 connections) in the same run.
+ * Every request carries a unique body so that dedupe never short-circuits the append.
+ *
+ * Each server runs in its own child process (this file with `--serve`), so the load generator
+ * and the server do not share one event loop. A third run with synchronous=NORMAL is a
+ * diagnostic only: it shows what the fsync at each commit costs; the receiver never uses it.
+ *
+ *   ./ocs node packages/ingestion/bench/ingest.bench.ts [--quick]
+ *
+ * Prints a table, then one JSON line. `runIngestBench` returns the figures.
+ */
+import autocannon from "autocannon"
+import { EventLog, SqliteDatabase } from "@ocs/event-log"
+import { Ingestion, WebhookApps } from "@ocs/ingestion"
+import { Deferred, Effect, Layer } from "effect"
+import * as ChildProcess from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as Http from "node:http"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { fileURLToPath } from "node:url"
+
+const APP = "1001"
+const TOKEN = "bench-verify-token"
+const CONNECTIONS = 64
+
+type Kind = "bare" | "receiver" | "receiver-normal"
+
+export interface TargetResult {
+  readonly name: Kind
+  /** 2xx answers per second of the measured run (for the receiver: durable records). */
+  readonly acceptedPerSecond: number
+  readonly p50Millis: number
+  readonly p99Millis: number
+  readonly non2xx: number
+  readonly errors: number
+  /** Receiver only: records in the log, commit transactions, mean records per commit. */
+  readonly records?: number
+  readonly commits?: number
+  readonly recordsPerCommit?: number
+}
+
+export interface IngestBenchResult {
+  readonly bench: "ingestion"
+  readonly connections: number
+  readonly seconds: number
+  readonly bare: TargetResult
+  readonly receiver: TargetResult
+  readonly receiverNormal: TargetResult
+  /** receiver / bare, accepted per second; target >= 0.6. */
+  readonly ratio: number
+  readonly cpus: number
+}
+
+// ---------------------------------------------------------------------------------------------
+// Servers (child processes)
+// ---------------------------------------------------------------------------------------------
+
+interface Stats {
+  readonly records: number
+  readonly commits: number
+}
+
+const send = (message: unknown) => process.send?.(message)
+
+const serveBare = () => {
+  const server = Http.createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      Buffer.concat(chunks)
+      res.writeHead(200, { "content-type": "application/json; charset=utf-8" })
+      res.end(`{"ok":true}`)
+    })
+  })
+  server.keepAliveTimeout = 65_000
+  server.listen(0, "127.0.0.1", () => send({ port: (server.address() as { port: number }).port }))
+  process.on("message", (m) => {
+    if (m === "stats") send({ stats: { records: 0, commits: 0 } })
+    if (m === "stop") server.close(() => process.exit(0))
+  })
+}
+
+const serveReceiver = (dir: string, synchronous: "FULL" | "NORMAL") => {
+  const filename = NodePath.join(dir, `events-${synchronous}.db`)
+  const stats = Effect.scoped(Effect.flatMap(SqliteDatabase.make({ filename, readonly: true }), (db) =>
+    db.use("stats", (_, c) => ({
+      records: (c.prepare("SELECT count(*) AS n FROM records").get() as { n: number }).n,
+      commits: (c.prepare("SELECT count(*) AS n FROM commits").get() as { n: number }).n
+    }))))
+  const program = Effect.gen(function*() {
+    const server = yield* Ingestion.serve({ port: 0 })
+    const stop = yield* Deferred.make<void>()
+    process.on("message", (m) => {
+      if (m === "stats") Effect.runPromise(stats).then((s: Stats) => send({ stats: s }))
+      if (m === "stop") Deferred.doneUnsafe(stop, Effect.void)
+    })
+    send({ port: server.port })
+    yield* Deferred.await(stop)
+  }).pipe(
+    Effect.scoped,
+    Effect.provide(
+      Ingestion.Ingestion.layer().pipe(
+        Layer.provide(WebhookApps.WebhookApps.layerMemory([{ appId: APP, verifyTokens: [TOKEN], enabled: true }])),
+        Layer.provide(EventLog.EventLog.layerSqlite({ filename, synchronous }))
+      )
+    )
+  )
+  Effect.runPromise(program).then(() => process.exit(0), (e) => {
+    console.error(e)
+    process.exit(1)
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load (parent)
+// ---------------------------------------------------------------------------------------------
+
+const here = fileURLToPath(import.meta.url)
+
+interface Child {
+  readonly port: number
+  readonly stats: () => Promise<Stats>
+  readonly stop: () => Promise<void>
+}
+
+const start = (kind: Kind, dir: string): Promise<Child> =>
+  new Promise((resolve, reject) => {
+    // INGEST_BENCH_PROFILE=<dir>: write a CPU profile of each receiver process (where time goes).
+    const profile = process.env["INGEST_BENCH_PROFILE"]
+    const execArgv = profile !== undefined && kind !== "bare"
+      ? [...process.execArgv, "--cpu-prof", `--cpu-prof-dir=${profile}`]
+      : process.execArgv
+    const child = ChildProcess.fork(here, ["--serve", kind, dir], { execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] })
+    child.once("error", reject)
+    child.once("message", (m) => {
+      const port = (m as { port: number }).port
+      resolve({
+        port,
+        stats: () =>
+          new Promise((ok) => {
+            child.once("message", (s) => ok((s as { stats: Stats }).stats))
+            child.send("stats")
+          }),
+        stop: () =>
+          new Promise((ok) => {
+            child.once("exit", () => ok())
+            child.send("stop")
+          })
+      })
+    })
+  })
+
+let sequence = 0
+/** A unique, realistic orderAdd delivery per request (big ids, unicode, nested products). */
+const body = () =>
+  `{"event":"orderAdd","businessId":9007199254740993,"webhooksVerifyToken":"${TOKEN}","data":{"id":${
+    10_000_000_000_000_000n + BigInt(sequence++)
+  },"customerName":"Nguyễn Văn A","customerMobile":"0912345678","products":[{"productId":100001,"quantity":2,"price":150000}]}}`
+
+const load = (port: number, seconds: number) =>
+  autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: [{
+      method: "POST",
+      path: `/webhooks/${APP}`,
+      headers: { "content-type": "application/json" },
+      setupRequest: (request) => ({ ...request, body: body() })
+    }]
+  })
+
+const measure = async (kind: Kind, dir: string, seconds: number, warmup: number): Promise<TargetResult> => {
+  const child = await start(kind, dir)
+  try {
+    const warm = await load(child.port, warmup)
+    const run = await load(child.port, seconds)
+    const result: TargetResult = {
+      name: kind,
+      acceptedPerSecond: Math.round(run["2xx"] / run.duration),
+      p50Millis: run.latency.p50,
+      p99Millis: run.latency.p99,
+      non2xx: run.non2xx,
+      errors: run.errors
+    }
+    if (kind === "bare") return result
+    const stats = await child.stats()
+    const answered = warm["2xx"] + run["2xx"]
+    // Requests in flight when autocannon stops are stored but their answers are not counted.
+    if (stats.records < answered || stats.records - answered > 2 * CONNECTIONS) {
+      throw new Error(`${kind}: ${answered} answered 200 but ${stats.records} records in the log`)
+    }
+    return { ...result, records: stats.records, commits: stats.commits, recordsPerCommit: Math.round((stats.records / stats.commits) * 10) / 10 }
+  } finally {
+    await child.stop()
+  }
+}
+
+export const runIngestBench = async (options: { readonly quick?: boolean } = {}): Promise<IngestBenchResult> => {
+  const seconds = options.quick ? 3 : 10
+  const warmup = options.quick ? 1 : 2
+  const dir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "ingest-bench-"))
+  try {
+    const bare = await measure("bare", dir, seconds, warmup)
+    const receiver = await measure("receiver", dir, seconds, warmup)
+    const receiverNormal = await measure("receiver-normal", dir, seconds, warmup)
+    return {
+      bench: "ingestion",
+      connections: CONNECTIONS,
+      seconds,
+      bare,
+      receiver,
+      receiverNormal,
+      ratio: Math.round((receiver.acceptedPerSecond / bare.acceptedPerSecond) * 100) / 100,
+      cpus: NodeOs.availableParallelism()
+    }
+  } finally {
+    NodeFs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+const serveIndex = process.argv.indexOf("--serve")
+if (serveIndex !== -1) {
+  const kind = process.argv[serveIndex + 1] as Kind
+  const dir = process.argv[serveIndex + 2]!
+  if (kind === "bare") serveBare()
+  else serveReceiver(dir, kind === "receiver" ? "FULL" : "NORMAL")
+} else if (process.argv[1] !== undefined && here === NodePath.resolve(process.argv[1])) {
+  const result = await runIngestBench({ quick: process.argv.includes("--quick") })
+  const rows = [result.bare, result.receiver, result.receiverNormal].map((r) => ({
+    server: r.name === "receiver-normal" ? "receiver (NORMAL, diagnostic)" : r.name === "receiver" ? "receiver (FULL)" : "bare node:http",
+    "accepted/s": r.acceptedPerSecond,
+    "p50 ms": r.p50Millis,
+    "p99 ms": r.p99Millis,
+    "non-2xx": r.non2xx,
+    errors: r.errors,
+    "records/commit": r.recordsPerCommit ?? "-"
+  }))
+  console.table(rows)
+  console.log(`ratio receiver/bare: ${result.ratio} (target >= 0.6)`)
+  console.log(JSON.stringify(result))
+}

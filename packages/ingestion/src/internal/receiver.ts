@@ -1,0 +1,287 @@
+/**
+ * The transport-independent part of the webhook receiver: the checks on the request head, and
+ * the effect that turns a delivery's bytes into a durable record and an answer. The Node
+ * listener and the effect/http route both drive it.
+ */
+import { EventLog, type LogRecord } from "@ocs/event-log"
+import { Json, Webhook } from "@ocs/protocol"
+import { Cause, Clock, Context, Effect, Option, Predicate, Result, Schema } from "effect"
+import * as Crypto from "node:crypto"
+import type { RejectReason } from "../IngestionMetrics.ts"
+import * as IngestionMetrics from "../IngestionMetrics.ts"
+import * as SourceAddresses from "../SourceAddresses.ts"
+import { type WebhookApp, WebhookApps } from "../WebhookApps.ts"
+
+export interface Config {
+  readonly basePath: string
+  readonly maxBodyBytes: number
+  readonly storeTimeoutMillis: number
+  readonly sourceAllowlist: SourceAddresses.AddressList | undefined
+  readonly trustedProxies: SourceAddresses.AddressList | undefined
+}
+
+export type Outcome = "accepted" | "duplicate" | RejectReason
+
+/** An HTTP answer, independent of the server that writes it. */
+export interface Answer {
+  readonly status: number
+  readonly outcome: Outcome
+  /** JSON text. */
+  readonly body: string
+  readonly headers: Readonly<Record<string, string>>
+  /** Close the connection after answering (the rest of an oversized body is not read). */
+  readonly close: boolean
+}
+
+const reject = (
+  status: number,
+  outcome: RejectReason,
+  message: string,
+  headers: Readonly<Record<string, string>> = {},
+  close = false
+): Answer => ({
+  status,
+  outcome,
+  body: JSON.stringify({ ok: false, error: outcome, message }),
+  headers,
+  close
+})
+
+const ACCEPTED: Answer = { status: 200, outcome: "accepted", body: `{"ok":true}`, headers: {}, close: false }
+const DUPLICATE: Answer = { status: 200, outcome: "duplicate", body: `{"ok":true,"duplicate":true}`, headers: {}, close: false }
+
+export interface Head {
+  readonly method: string
+  readonly url: string
+  readonly peer: string
+  readonly forwardedFor: string | undefined
+  readonly contentLength: string | undefined
+}
+
+export type Preflight =
+  | { readonly _tag: "Reject"; readonly answer: Answer }
+  | { readonly _tag: "Continue"; readonly appId: string; readonly source: SourceAddresses.Source }
+
+export interface Delivery {
+  readonly appId: string
+  readonly source: SourceAddresses.Source
+  readonly bytes: Uint8Array
+  readonly authorization: string | undefined
+  readonly userAgent: string | undefined
+  readonly forwardedFor: string | undefined
+}
+
+export interface Receiver {
+  readonly config: () => Config
+  readonly update: (change: Partial<Pick<Config, "sourceAllowlist" | "trustedProxies">>) => void
+  readonly metrics: IngestionMetrics.Recorder
+  /** Path, method, source address and declared length: everything decidable before the body. */
+  readonly preflight: (head: Head) => Preflight
+  readonly tooLarge: () => Answer
+  /** Never fails: every failure is an answer (and a log line when it is ours). */
+  readonly ingest: (delivery: Delivery) => Effect.Effect<Answer>
+  /** The services the receiver was built with (logger, tracer), to run `ingest` from callbacks. */
+  readonly context: Context.Context<never>
+}
+
+const APP_ID = /^(?:0|[1-9][0-9]{0,39})$/
+const INTEGER = /^(?:0|[1-9][0-9]*)$/
+const BEARER = /^bearer\s+/i
+
+const sha256 = (data: string | Uint8Array): Buffer => Crypto.createHash("sha256").update(data).digest()
+
+/** The verify-token digests of an app, cached per app object (a tenant store may reuse them). */
+const digests = new WeakMap<WebhookApp, ReadonlyArray<Buffer>>()
+const tokenDigests = (app: WebhookApp): ReadonlyArray<Buffer> => {
+  let d = digests.get(app)
+  if (d === undefined) {
+    d = app.verifyTokens.filter((t) => t.length > 0).map(sha256)
+    digests.set(app, d)
+  }
+  return d
+}
+
+/**
+ * Constant-time check against every configured token: equal-length SHA-256 digests compared
+ * with `timingSafeEqual`, and no early exit, so timing says nothing about which token or how
+ * many characters matched.
+ */
+const tokenValid = (app: WebhookApp, presented: string): boolean => {
+  const digest = sha256(presented)
+  let ok = false
+  for (const d of tokenDigests(app)) ok = Crypto.timingSafeEqual(digest, d) || ok
+  return ok
+}
+
+type Presented =
+  | { readonly _tag: "Token"; readonly token: string; readonly source: "body" | "header" }
+  | { readonly _tag: "Missing" }
+  | { readonly _tag: "NotAString" }
+
+/** spec: Authentication 8: the body field; when absent there, the Authorization header. */
+const presentedToken = (value: Json.JsonValue, authorization: string | undefined): Presented => {
+  if (Predicate.isObject(value) && Object.hasOwn(value, "webhooksVerifyToken")) {
+    const token = (value as Record<string, unknown>)["webhooksVerifyToken"]
+    return typeof token === "string" ? { _tag: "Token", token, source: "body" } : { _tag: "NotAString" }
+  }
+  if (authorization === undefined) return { _tag: "Missing" }
+  const raw = authorization.trim()
+  return { _tag: "Token", token: BEARER.test(raw) ? raw.replace(BEARER, "") : raw, source: "header" }
+}
+
+const decodeEnvelope = Schema.decodeUnknownResult(Webhook.Envelope)
+
+const short = (message: string): string => (message.length > 300 ? `${message.slice(0, 300)}...` : message)
+
+/**
+ * spec: Envelope: businessId is a bigint. Judged on its exact text so that no rounding can
+ * turn `9007199254740993.5` or `1e3` into an id: only a non-negative integer literal (or a
+ * string of digits) is accepted, and its canonical digits are kept.
+ */
+const businessIdOf = (text: string, value: Record<string, unknown>): Result.Result<string | null, string> => {
+  const v = value["businessId"]
+  if (v === undefined || v === null) return Result.succeed(null)
+  if (typeof v === "string") {
+    return INTEGER.test(v)
+      ? Result.succeed(BigInt(v).toString())
+      : Result.fail("businessId must be a non-negative integer")
+  }
+  const literal = Json.extract(text, ["businessId"])
+  return literal !== undefined && INTEGER.test(literal)
+    ? Result.succeed(BigInt(literal).toString())
+    : Result.fail(`businessId must be a non-negative integer, got ${short(literal ?? typeof v)}`)
+}
+
+export const make = Effect.fnUntraced(function*(initial: Config) {
+  const log = yield* EventLog.EventLog
+  const apps = yield* WebhookApps
+  const context = yield* Effect.context<never>()
+  const metrics = IngestionMetrics.makeRecorder()
+  let config = initial
+  const prefix = `${initial.basePath}/`
+
+  const preflight = (head: Head): Preflight => {
+    const q = head.url.indexOf("?")
+    const path = q === -1 ? head.url : head.url.slice(0, q)
+    const appId = path.startsWith(prefix) ? path.slice(prefix.length) : undefined
+    // Exact paths only: `/webhooks/1/` or `/webhooks/1/x` is not found, never redirected.
+    if (appId === undefined || !APP_ID.test(appId)) {
+      return { _tag: "Reject", answer: reject(404, "not_found", `no such path; webhooks are POSTed to ${prefix}<appId>`) }
+    }
+    if (head.method !== "POST") {
+      return { _tag: "Reject", answer: reject(405, "method", "webhooks must be POSTed", { allow: "POST" }) }
+    }
+    const source = SourceAddresses.resolve(head.peer, head.forwardedFor, config.trustedProxies)
+    if (config.sourceAllowlist !== undefined && !config.sourceAllowlist.has(source.client)) {
+      return { _tag: "Reject", answer: reject(403, "forbidden_source", `source address ${source.client} is not allowed`) }
+    }
+    if (head.contentLength !== undefined && Number(head.contentLength) > config.maxBodyBytes) {
+      return { _tag: "Reject", answer: tooLarge() }
+    }
+    return { _tag: "Continue", appId, source }
+  }
+
+  const tooLarge = () =>
+    reject(413, "too_large", `body larger than ${config.maxBodyBytes} bytes`, { connection: "close" }, true)
+
+  const store = (record: LogRecord.NewRecord): Effect.Effect<Answer> =>
+    log.append([record]).pipe(
+      Effect.timeout(config.storeTimeoutMillis),
+      Effect.matchCauseEffect({
+        onSuccess: ([result]) => Effect.succeed(result?._tag === "Duplicate" ? DUPLICATE : ACCEPTED),
+        onFailure: (cause) => {
+          const error = Cause.findErrorOption(cause)
+          if (Option.isSome(error) && error.value._tag === "InvalidRecord") {
+            // A record the log refuses will be refused on every redelivery too: not a 503.
+            return Effect.as(
+              Effect.logWarning("webhook refused by the event log", error.value.message),
+              reject(400, "bad_envelope", error.value.message)
+            )
+          }
+          // Not durable: never 200. 503 makes the service deliver again.
+          return Effect.as(
+            Effect.logError("webhook not stored", { appId: record.appId, type: record.type }, Cause.pretty(cause)),
+            reject(503, "store_failed", "the event could not be stored; deliver again", { "retry-after": "1" })
+          )
+        }
+      })
+    )
+
+  const ingest = (d: Delivery): Effect.Effect<Answer> =>
+    apps.lookup(d.appId).pipe(
+      Effect.matchEffect({
+        onFailure: (e) =>
+          Effect.as(
+            Effect.logError("webhook apps lookup failed", e.message),
+            reject(503, "apps_unavailable", "application lookup failed; deliver again", { "retry-after": "1" })
+          ),
+        onSuccess: (found) => {
+          const app = Option.getOrUndefined(found)
+          // 404 rather than 401: the path names no application here (DESIGN section 6).
+          if (app === undefined || !app.enabled) return Effect.succeed(reject(404, "unknown_app", "unknown application"))
+          const parsed = Json.parseBytes(d.bytes)
+          if (Result.isFailure(parsed)) return Effect.succeed(reject(400, "bad_json", parsed.failure.message))
+          const { text, value } = parsed.success
+          const presented = presentedToken(value, d.authorization)
+          if (presented._tag !== "Token") {
+            return Effect.succeed(
+              reject(
+                401,
+                "unauthorized",
+                presented._tag === "Missing" ? "missing webhooksVerifyToken" : "webhooksVerifyToken must be a string"
+              )
+            )
+          }
+          if (!tokenValid(app, presented.token)) {
+            return Effect.succeed(reject(401, "unauthorized", "wrong webhooksVerifyToken"))
+          }
+          if (!Predicate.isObject(value)) return Effect.succeed(reject(400, "bad_envelope", "body must be a JSON object"))
+          const businessId = businessIdOf(text, value)
+          if (Result.isFailure(businessId)) return Effect.succeed(reject(400, "bad_envelope", businessId.failure))
+          const envelope = decodeEnvelope(value)
+          if (Result.isFailure(envelope)) return Effect.succeed(reject(400, "bad_envelope", short(envelope.failure.message)))
+          if (envelope.success.event.length === 0) {
+            return Effect.succeed(reject(400, "bad_envelope", "`event` must be a non-empty string"))
+          }
+          return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            store({
+              appId: d.appId,
+              businessId: businessId.success,
+              source: "webhook",
+              type: envelope.success.event,
+              receivedAt: now,
+              body: text,
+              // spec: Delivery rules 2: redeliveries carry the same body, so its bytes are the key.
+              dedupeKey: `sha256:${Crypto.createHash("sha256").update(d.appId).update("\n").update(d.bytes).digest("hex")}`,
+              meta: meta(d, presented.source)
+            }))
+        }
+      })
+    )
+
+  return {
+    config: () => config,
+    update: (change) => {
+      config = { ...config, ...change }
+    },
+    metrics,
+    preflight,
+    tooLarge,
+    ingest,
+    context
+  } satisfies Receiver
+})
+
+/** Audit data about the delivery; never the verify token. */
+const meta = (d: Delivery, tokenSource: "body" | "header"): Record<string, unknown> => {
+  const m: Record<string, unknown> = { remoteAddress: d.source.peer }
+  if (d.source.client !== d.source.peer) m["clientAddress"] = d.source.client
+  if (d.forwardedFor !== undefined) m["forwardedFor"] = d.forwardedFor
+  if (d.userAgent !== undefined) m["userAgent"] = d.userAgent
+  m["contentLength"] = d.bytes.length
+  m["tokenSource"] = tokenSource
+  // The strict UTF-8 decoder drops a leading byte order mark; say so, since the text is then
+  // three bytes shorter than what was received.
+  if (d.bytes[0] === 0xef && d.bytes[1] === 0xbb && d.bytes[2] === 0xbf) m["utf8Bom"] = true
+  return m
+}

@@ -1,0 +1,126 @@
+import { EventLog, type LogRecord, SqliteDatabase } from "@ocs/event-log"
+import { Ingestion, WebhookApps } from "@ocs/ingestion"
+import { Context, Effect, Layer, Stream } from "effect"
+import * as NodeFs from "node:fs"
+import * as Http from "node:http"
+import * as Https from "node:https"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+
+export const tempDir = (prefix = "ingestion-"): string => NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), prefix))
+
+let nextApp = 7_000_000_000_000_000_000n
+/** A fresh appId per test, so tests sharing one log file do not see each other's records. */
+export const freshAppId = (): string => (nextApp++).toString()
+
+export interface Reply {
+  readonly status: number
+  readonly headers: Http.IncomingHttpHeaders
+  readonly body: string
+}
+
+export interface PostOptions {
+  readonly method?: string
+  readonly headers?: Http.OutgoingHttpHeaders
+  readonly agent?: Http.Agent
+  readonly ca?: string | Buffer
+}
+
+/** One request over real HTTP(S); resolves with the whole answer. */
+export const request = (url: string, body: string | Uint8Array | undefined, options: PostOptions = {}): Promise<Reply> =>
+  new Promise((resolve, reject) => {
+    const target = new URL(url)
+    const lib = target.protocol === "https:" ? Https : Http
+    const req = lib.request(
+      target,
+      {
+        method: options.method ?? "POST",
+        headers: { "content-type": "application/json", ...options.headers },
+        ...(options.agent === undefined ? {} : { agent: options.agent }),
+        ...(options.ca === undefined ? {} : { ca: options.ca })
+      },
+      (res) => {
+        const chunks: Array<Buffer> = []
+        res.on("data", (c: Buffer) => chunks.push(c))
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }))
+        res.on("error", reject)
+      }
+    )
+    req.on("error", reject)
+    req.end(body)
+  })
+
+export const post = (url: string, body: string | Uint8Array, options: PostOptions = {}) =>
+  Effect.promise(() => request(url, body, options))
+
+/** The running receiver of a test file and the parts around it. */
+export class TestReceiver extends Context.Service<TestReceiver, {
+  readonly url: string
+  readonly filename: string
+  readonly apps: WebhookApps.MemoryApps
+}>()("test/TestReceiver") {}
+
+/**
+ * The whole receiver over a real SQLite event log file in a temp dir, on 127.0.0.1 with a free
+ * port. `wrapLog` lets a test put a failing or slow log in front of the real one.
+ */
+export const receiverLayer = (
+  options: Ingestion.Options = {},
+  extra: {
+    readonly dedupeWindowMillis?: number
+    readonly wrapLog?: (log: EventLog.EventLogService) => EventLog.EventLogService
+  } = {}
+) => {
+  const filename = NodePath.join(tempDir(), "events.db")
+  const apps = WebhookApps.makeMemory()
+  const realLog = EventLog.EventLog.layerSqlite({
+    filename,
+    ...(extra.dedupeWindowMillis === undefined ? {} : { dedupeWindowMillis: extra.dedupeWindowMillis })
+  })
+  const wrap = extra.wrapLog
+  const log = wrap === undefined
+    ? realLog
+    : Layer.effect(EventLog.EventLog, Effect.map(EventLog.EventLog, wrap)).pipe(Layer.provide(realLog))
+  const ingestion = Ingestion.Ingestion.layer(options).pipe(
+    Layer.provide(Layer.succeed(WebhookApps.WebhookApps, apps))
+  )
+  const server = Layer.effect(
+    TestReceiver,
+    Effect.map(Ingestion.serve({ port: 0 }), (s) => TestReceiver.of({ url: s.url, filename, apps }))
+  )
+  return server.pipe(Layer.provideMerge(ingestion), Layer.provideMerge(log))
+}
+
+/** Registers a fresh enabled application with the given tokens; returns its appId. */
+export const addApp = (tokens: ReadonlyArray<string> = ["secret-token"]) =>
+  Effect.map(TestReceiver, (r) => {
+    const appId = freshAppId()
+    r.apps.set({ appId, verifyTokens: tokens, enabled: true })
+    return appId
+  })
+
+/** Every record of one application, in log order (read back from the SQLite file). */
+export const recordsOf = (appId: string) =>
+  Effect.gen(function*() {
+    const log = yield* EventLog.EventLog
+    const all = yield* Stream.runCollect(log.read({ tenant: "all" }))
+    return all.filter((r: LogRecord.LogRecord) => r.appId === appId)
+  })
+
+/** The dedupe decisions the log recorded for one application (audit table). */
+export const decisionsOf = (appId: string) =>
+  Effect.gen(function*() {
+    const { filename } = yield* TestReceiver
+    return yield* Effect.scoped(
+      Effect.flatMap(SqliteDatabase.make({ filename }), (db) =>
+        db.use("decisions", (_, c) =>
+          c.prepare(`SELECT tenant, reason, dedupe_key AS dedupeKey, original_offset AS original FROM dedupe_decisions WHERE tenant LIKE ? ORDER BY seq`)
+            .all(`${appId}:%`) as Array<{ tenant: string; reason: string; dedupeKey: string; original: number }>)
+      )
+    )
+  })
+
+export const hook = (appId: string, path = `/webhooks/${appId}`) => Effect.map(TestReceiver, (r) => `${r.url}${path}`)
+
+export const envelope = (fields: Record<string, unknown>, token = "secret-token"): string =>
+  JSON.stringify({ event: "orderAdd", businessId: 42, webhooksVerifyToken: token, data: { id: 1 }, ...fields })
