@@ -57,7 +57,7 @@ export const parse = (text: string): Result.Result<JsonValue, JsonError> => {
     )
   }
   try {
-    return Result.succeed(JSON.parse(text, reviver as never) as JsonValue)
+    return Result.succeed(JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, reviver as never) as JsonValue)
   } catch (cause) {
     const message = cause instanceof Error ? cause.message : String(cause)
     const position = /position (\d+)/.exec(message)?.[1]
@@ -71,9 +71,14 @@ export const parse = (text: string): Result.Result<JsonValue, JsonError> => {
   }
 }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false })
+// ignoreBOM: true keeps a leading byte-order mark in the text, so the text stays byte-exact;
+// `parse` skips it (RFC 8259 section 8.1 lets a parser ignore it).
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
 
-/** Decodes bytes as UTF-8, refusing invalid sequences (never replacing them silently). */
+/**
+ * Decodes bytes as UTF-8, refusing invalid sequences (never replacing them silently). A
+ * leading byte-order mark is kept, so encoding the text gives back the same bytes.
+ */
 export const decodeUtf8 = (bytes: Uint8Array): Result.Result<string, JsonError> => {
   try {
     return Result.succeed(utf8.decode(bytes))

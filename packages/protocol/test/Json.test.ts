@@ -55,6 +55,11 @@ describe("Json (lossless)", () => {
     assert.strictEqual(Result.isFailure(bad) && bad.failure.reason, "InvalidUtf8")
     const good = ok(Json.parseBytes(new TextEncoder().encode('{"name":"café"}')))
     assert.strictEqual((good.value as any).name, "café")
+    // A byte-order mark is ignored for parsing but kept in the text: the bytes survive.
+    const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode('{"a":1}')])
+    const bom = ok(Json.parseBytes(bytes))
+    assert.deepStrictEqual(new TextEncoder().encode(bom.text), bytes)
+    assert.strictEqual((bom.value as any).a, 1)
   })
 })
 
