@@ -6,7 +6,7 @@
  *   ocs-sync-server --config ocs.yaml    your configuration (YAML or JSON), then OCS_* overrides
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Effect, Logger } from "effect"
+import { Cause, Effect, Logger, Runtime } from "effect"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
 import * as Config from "./Config.ts"
@@ -63,6 +63,10 @@ const program = Effect.gen(function*() {
 program.pipe(
   Effect.provide(Logger.layer([Logger.consoleJson])),
   Effect.tapError((e) => Effect.sync(() => console.error(`ocs-sync-server: ${e instanceof Error ? e.message : String(e)}`))),
-  NodeRuntime.runMain
+  NodeRuntime.runMain({
+    // Stopped by a signal (SIGTERM, Ctrl-C) after a graceful shutdown: that is success.
+    teardown: (exit, onExit) =>
+      exit._tag === "Failure" && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
+  })
 )
 

@@ -33,6 +33,7 @@ export class JsonError extends Data.TaggedError("JsonError")<{
 export const MAX_DEPTH = 256
 
 const INTEGER_LITERAL = /^-?(?:0|[1-9][0-9]*)$/
+const MAYBE_UNSAFE = /[0-9]{16}/
 
 const reviver = function(this: unknown, _key: string, value: unknown, context?: { source?: string }) {
   if (typeof value === "number" && context?.source !== undefined && !Number.isSafeInteger(value)) {
@@ -57,7 +58,10 @@ export const parse = (text: string): Result.Result<JsonValue, JsonError> => {
     )
   }
   try {
-    return Result.succeed(JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, reviver as never) as JsonValue)
+    const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
+    // Only an integer of 16 or more digits can exceed 2^53; without one the reviver (costly
+    // on large documents) has nothing to do.
+    return Result.succeed((MAYBE_UNSAFE.test(json) ? JSON.parse(json, reviver as never) : JSON.parse(json)) as JsonValue)
   } catch (cause) {
     const message = cause instanceof Error ? cause.message : String(cause)
     const position = /position (\d+)/.exec(message)?.[1]

@@ -1,1 +1,8 @@
-export {}
+/**
+ * @ocs/read-models: read models projected from the event log into SQLite (DESIGN section 5).
+ */
+export * as ReadModels from "./ReadModels.ts"
+export * as ReadModelsError from "./ReadModelsError.ts"
+export * as Tables from "./Tables.ts"
+export * as UpdatedAt from "./UpdatedAt.ts"
+export * as Views from "./Views.ts"

@@ -1,0 +1,300 @@
+/**
+ * ReadModels: products, inventory, orders, payments and documents projected from the event log
+ * into one SQLite file (DESIGN section 5).
+ *
+ * - `project(records)`: decodes a batch of log records (`DomainEvent.decode`) and writes the
+ *   rows and the consumer's checkpoint in ONE transaction, so a crash just replays the batch.
+ * - `run` follows the log from the stored checkpoint, in batches; `catchUp` projects what the
+ *   log holds now and returns; `rebuild` projects the log from scratch into a new file.
+ * - The read API: every query names its tenant.
+ */
+import { Checkpoints, EventLog, type LogRecord } from "@ocs/event-log"
+import * as SqliteDatabase from "@ocs/event-log/SqliteDatabase"
+import type Database from "better-sqlite3"
+import { Clock, Context, Duration, Effect, type Fiber, Layer, Option, type Scope, Stream } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodeUrl from "node:url"
+import * as Digest from "./internal/digest.ts"
+import * as Projector from "./internal/projector.ts"
+import * as Queries from "./internal/queries.ts"
+import { RebuildTargetExists, type ReadModelsError, type SqliteError, UnsupportedCheckpoint } from "./ReadModelsError.ts"
+import type * as V from "./Views.ts"
+
+/** The drizzle-kit migrations folder of read-model files (run at open). */
+export const migrationsFolder = NodeUrl.fileURLToPath(new URL("../drizzle", import.meta.url))
+
+export const DEFAULT_CONSUMER = "read-models"
+
+export interface Options {
+  readonly filename: string
+  /** Name the checkpoint is saved under. Default "read-models". */
+  readonly consumer?: string | undefined
+  /**
+   * Default "NORMAL": the log is the durable source and the checkpoint commits with the rows,
+   * so losing the last commits on power loss only means replaying them.
+   */
+  readonly synchronous?: "NORMAL" | "FULL" | undefined
+  /** Records per transaction for `run`, `catchUp` and `rebuild`. Default 2000. */
+  readonly batchSize?: number | undefined
+  /** `run` commits a partial batch after this long. Default 200 ms. */
+  readonly maxBatchWaitMillis?: number | undefined
+  readonly busyTimeoutMillis?: number | undefined
+  /** SQLite page cache of the connection in KiB. Default 65536 (64 MiB). */
+  readonly cacheSizeKiB?: number | undefined
+}
+
+export interface RebuildOptions {
+  /** The new file; it must not exist (written beside it as `<filename>.rebuilding`, then renamed). */
+  readonly filename: string
+  /** Only this tenant's records (application-level records of the app are not included). */
+  readonly tenant?: V.Tenant | undefined
+  /** Point in time: records up to this offset (inclusive). */
+  readonly untilOffset?: number | undefined
+  /** Point in time: records received at or before this instant (ms epoch). */
+  readonly untilReceivedAt?: number | undefined
+  readonly consumer?: string | undefined
+  /** Records per transaction. Default 5000. */
+  readonly batchSize?: number | undefined
+  /** Default 262144 (256 MiB). */
+  readonly cacheSizeKiB?: number | undefined
+}
+
+export interface ProjectOptions {
+  readonly consumer?: string | undefined
+  /** Default: `sqlite:<highest offset in the batch>`. */
+  readonly checkpoint?: LogRecord.Checkpoint | undefined
+}
+
+export interface ProjectStats {
+  readonly records: number
+  readonly events: number
+  /** Offset of the last record projected (undefined when there was none). */
+  readonly lastOffset: number | undefined
+  readonly millis: number
+}
+
+export interface ReadModelsService {
+  readonly filename: string
+  readonly project: (records: ReadonlyArray<LogRecord.LogRecord>, options?: ProjectOptions) => Effect.Effect<ProjectStats, SqliteError>
+  readonly checkpoint: (consumer?: string) => Effect.Effect<Option.Option<LogRecord.Checkpoint>, SqliteError>
+  /** Projects every record after the stored checkpoint present in the log now (SQLite log). */
+  readonly catchUp: (consumer?: string) => Effect.Effect<ProjectStats, ReadModelsError, EventLog.EventLog>
+  /** Follows the log from the stored checkpoint in a fiber of the current scope. */
+  readonly run: (consumer?: string) => Effect.Effect<Fiber.Fiber<void, ReadModelsError>, SqliteError, EventLog.EventLog | Scope.Scope>
+  readonly rebuild: (options: RebuildOptions) => Effect.Effect<ProjectStats, ReadModelsError, EventLog.EventLog>
+
+  readonly products: (tenant: V.Tenant, options?: V.ProductQuery) => Effect.Effect<V.Page<V.Product>, SqliteError>
+  readonly product: (tenant: V.Tenant, id: string) => Effect.Effect<Option.Option<V.Product>, SqliteError>
+  readonly inventory: (tenant: V.Tenant, productId?: string) => Effect.Effect<ReadonlyArray<V.StockLevel>, SqliteError>
+  readonly orders: (tenant: V.Tenant, options?: V.OrderQuery) => Effect.Effect<V.Page<V.Order>, SqliteError>
+  readonly order: (tenant: V.Tenant, id: string) => Effect.Effect<Option.Option<V.Order>, SqliteError>
+  readonly payments: (tenant: V.Tenant, options?: V.PaymentQuery) => Effect.Effect<V.Page<V.Payment>, SqliteError>
+  readonly documents: (tenant: V.Tenant, kind: string, options?: V.PageOptions) => Effect.Effect<V.Page<V.Document>, SqliteError>
+  readonly document: (tenant: V.Tenant, kind: string, id: string) => Effect.Effect<Option.Option<V.Document>, SqliteError>
+  /** The application's last webhooksEnabled (application-level: only `tenant.appId` is used). */
+  readonly webhooks: (tenant: V.Tenant) => Effect.Effect<Option.Option<V.WebhooksEnabled>, SqliteError>
+  readonly unknownEvents: (tenant: V.Tenant, options?: V.PageOptions) => Effect.Effect<V.Page<V.UnknownEvent>, SqliteError>
+  readonly syncState: (tenant: V.Tenant) => Effect.Effect<ReadonlyArray<V.SyncState>, SqliteError>
+  readonly setSyncState: (tenant: V.Tenant, resource: string, patch: V.SyncStatePatch) => Effect.Effect<V.SyncState, SqliteError>
+  readonly counts: (tenant: V.Tenant) => Effect.Effect<V.Counts, SqliteError>
+  /** Deterministic content digest of one tenant, or of everything with `"all"` (default). */
+  readonly digest: (tenant?: V.Tenant | "all") => Effect.Effect<Digest.Digest, SqliteError>
+}
+
+export type { Digest } from "./internal/digest.ts"
+
+/** Keeps an SQLite checkpoint from moving backwards when an older batch is redelivered. */
+const saveCheckpoint = (handle: SqliteDatabase.Handle, consumer: string, checkpoint: LogRecord.Checkpoint, now: number) => {
+  const next = Checkpoints.parseSqlite(checkpoint)
+  if (next !== undefined) {
+    const current = Checkpoints.load(handle.drizzle, consumer)
+    const stored = Option.isSome(current) ? Checkpoints.parseSqlite(current.value) : undefined
+    if (stored !== undefined && stored >= next) return
+  }
+  Checkpoints.save(handle.drizzle, consumer, checkpoint, now)
+}
+
+const lastOffsetOf = (records: ReadonlyArray<LogRecord.LogRecord>) => {
+  let max: number | undefined
+  for (const r of records) if (max === undefined || r.offset > max) max = r.offset
+  return max
+}
+
+/** Opens (creating and migrating) a read-model file in the current scope. */
+const open = Effect.fnUntraced(function*(options: {
+  readonly filename: string
+  readonly synchronous?: "NORMAL" | "FULL" | undefined
+  readonly busyTimeoutMillis?: number | undefined
+  readonly cacheSizeKiB: number
+}) {
+  const handle = yield* SqliteDatabase.make({
+    filename: options.filename,
+    migrationsFolder,
+    synchronous: options.synchronous ?? "NORMAL",
+    busyTimeoutMillis: options.busyTimeoutMillis
+  })
+  // Upserts land all over the tables' B-trees: a cache that holds them saves re-reading pages.
+  yield* handle.use("pragma", (_, client) => client.pragma(`cache_size = -${Math.max(2048, Math.trunc(options.cacheSizeKiB))}`))
+  return handle
+})
+
+/** The projection core of one open file: `project` plus its prepared statements. */
+const projection = Effect.fnUntraced(function*(handle: SqliteDatabase.Handle, defaultConsumer: string) {
+  const projector = yield* handle.use("prepare", (_, client) => Projector.make(client))
+  const project = Effect.fn("ReadModels.project")(function*(records: ReadonlyArray<LogRecord.LogRecord>, options?: ProjectOptions) {
+    const started = performance.now()
+    const consumer = options?.consumer ?? defaultConsumer
+    const lastOffset = lastOffsetOf(records)
+    const checkpoint = options?.checkpoint ?? (lastOffset === undefined ? undefined : Checkpoints.sqlite(lastOffset))
+    const now = yield* Clock.currentTimeMillis
+    const applied = yield* handle.transaction("project", () => {
+      const stats = projector.apply(records)
+      if (checkpoint !== undefined) saveCheckpoint(handle, consumer, checkpoint, now)
+      return stats
+    })
+    return { ...applied, lastOffset, millis: performance.now() - started }
+  })
+  return project
+})
+
+const addStats = (a: ProjectStats, b: ProjectStats): ProjectStats => ({
+  records: a.records + b.records,
+  events: a.events + b.events,
+  lastOffset: b.lastOffset ?? a.lastOffset,
+  millis: a.millis + b.millis
+})
+
+const emptyStats: ProjectStats = { records: 0, events: 0, lastOffset: undefined, millis: 0 }
+
+/**
+ * Drops the indexes declared in the schema (not the primary keys) and returns their DDL, for a
+ * bulk load that recreates them at the end. Exported for the benchmark's baseline.
+ */
+export const dropSecondaryIndexes = (client: Database.Database): ReadonlyArray<string> => {
+  const rows = client.prepare(
+    "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name"
+  ).all() as ReadonlyArray<{ readonly name: string; readonly sql: string }>
+  for (const row of rows) client.exec(`DROP INDEX "${row.name.replaceAll('"', '""')}"`)
+  return rows.map((row) => row.sql)
+}
+
+/** Projects the log from scratch into a new file (see `RebuildOptions`). */
+export const rebuild = Effect.fn("ReadModels.rebuild")(function*(options: RebuildOptions): Effect.fn.Return<ProjectStats, ReadModelsError, EventLog.EventLog> {
+  const log = yield* EventLog.EventLog
+  const filename = options.filename
+  if (NodeFs.existsSync(filename)) {
+    return yield* new RebuildTargetExists({ filename, message: `rebuild refuses to overwrite ${filename}; remove it or choose another file` })
+  }
+  const work = `${filename}.rebuilding`
+  const removeWork = () => {
+    for (const f of [work, `${work}-wal`, `${work}-shm`]) NodeFs.rmSync(f, { force: true })
+  }
+  yield* Effect.sync(removeWork)
+  const batchSize = options.batchSize ?? 5000
+  const started = performance.now()
+  const stats = yield* Effect.scoped(Effect.gen(function*() {
+    const handle = yield* open({ filename: work, cacheSizeKiB: options.cacheSizeKiB ?? 262_144 })
+    // A half-written rebuild is thrown away, so this file needs neither fsync nor a WAL until
+    // it is complete: pages are written once, straight into the file (the rollback journal in
+    // memory still undoes a failed batch).
+    // Secondary indexes are built once at the end (sorted, far cheaper than row by row).
+    const indexes = yield* handle.use("pragma", (_, client) => {
+      client.pragma("journal_mode = MEMORY")
+      client.pragma("synchronous = OFF")
+      return dropSecondaryIndexes(client)
+    })
+    const project = yield* projection(handle, options.consumer ?? DEFAULT_CONSUMER)
+    let total = emptyStats
+    yield* log.read({
+      tenant: options.tenant === undefined ? "all" : `${options.tenant.appId}:${options.tenant.businessId}`,
+      untilOffset: options.untilOffset,
+      untilReceivedAt: options.untilReceivedAt,
+      pageSize: batchSize
+    }).pipe(
+      Stream.rechunk(batchSize),
+      Stream.runForEachArray((page) => Effect.map(project(page), (s) => (total = addStats(total, s))))
+    )
+    yield* handle.use("finish", (_, client) => {
+      for (const ddl of indexes) client.exec(ddl)
+      client.pragma("journal_mode = WAL")
+      client.pragma("synchronous = FULL")
+      client.pragma("wal_checkpoint(TRUNCATE)")
+    })
+    return total
+  })).pipe(Effect.onError(() => Effect.sync(removeWork)))
+  yield* Effect.try({
+    try: () => NodeFs.renameSync(work, filename),
+    catch: (cause) => new SqliteDatabase.SqliteError({ filename, operation: "rename", message: `rename ${work} to ${filename}: ${String(cause)}`, cause })
+  })
+  return { ...stats, millis: performance.now() - started }
+})
+
+export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Return<ReadModelsService, SqliteError, Scope.Scope> {
+  const defaultConsumer = options.consumer ?? DEFAULT_CONSUMER
+  const batchSize = options.batchSize ?? 2000
+  const maxWait = Duration.millis(options.maxBatchWaitMillis ?? 200)
+  const handle = yield* open({ ...options, cacheSizeKiB: options.cacheSizeKiB ?? 65_536 })
+  const project = yield* projection(handle, defaultConsumer)
+  const q = Queries.make(handle.drizzle)
+  const query = <A>(name: string, f: () => A) => handle.use(name, f)
+
+  const checkpoint = (consumer = defaultConsumer) => handle.use("checkpoint", (orm) => Checkpoints.load(orm, consumer))
+
+  const catchUp = Effect.fn("ReadModels.catchUp")(function*(consumer = defaultConsumer) {
+    const log = yield* EventLog.EventLog
+    const stored = yield* checkpoint(consumer)
+    let from = 0
+    if (Option.isSome(stored)) {
+      const last = Checkpoints.parseSqlite(stored.value)
+      if (last === undefined) {
+        return yield* new UnsupportedCheckpoint({ consumer, checkpoint: stored.value, message: `catchUp resumes SQLite checkpoints only; got ${stored.value}` })
+      }
+      from = last + 1
+    }
+    let total = emptyStats
+    yield* log.read({ tenant: "all", from, pageSize: batchSize }).pipe(
+      Stream.rechunk(batchSize),
+      Stream.runForEachArray((page) => Effect.map(project(page, { consumer }), (s) => (total = addStats(total, s))))
+    )
+    return total
+  })
+
+  const run = Effect.fn("ReadModels.run")(function*(consumer = defaultConsumer) {
+    const log = yield* EventLog.EventLog
+    const stored = yield* checkpoint(consumer)
+    return yield* log.subscribe(consumer, { tenant: "all", from: Option.getOrUndefined(stored), pageSize: batchSize }).pipe(
+      Stream.groupedWithin(batchSize, maxWait),
+      Stream.runForEach((deliveries) =>
+        project(deliveries.map((d) => d.record), { consumer, checkpoint: deliveries[deliveries.length - 1]!.checkpoint })),
+      Effect.forkScoped
+    )
+  })
+
+  return {
+    filename: options.filename,
+    project,
+    checkpoint,
+    catchUp,
+    run,
+    rebuild,
+    products: (tenant, o) => query("products", () => q.products(tenant, o)),
+    product: (tenant, id) => query("product", () => Option.fromUndefinedOr(q.product(tenant, id))),
+    inventory: (tenant, productId) => query("inventory", () => q.inventory(tenant, productId)),
+    orders: (tenant, o) => query("orders", () => q.orders(tenant, o)),
+    order: (tenant, id) => query("order", () => Option.fromUndefinedOr(q.order(tenant, id))),
+    payments: (tenant, o) => query("payments", () => q.payments(tenant, o)),
+    documents: (tenant, kind, o) => query("documents", () => q.documents(tenant, kind, o)),
+    document: (tenant, kind, id) => query("document", () => Option.fromUndefinedOr(q.document(tenant, kind, id))),
+    webhooks: (tenant) => query("webhooks", () => Option.fromUndefinedOr(q.webhooks(tenant))),
+    unknownEvents: (tenant, o) => query("unknownEvents", () => q.unknownEvents(tenant, o)),
+    syncState: (tenant) => query("syncState", () => q.syncState(tenant)),
+    setSyncState: (tenant, resource, patch) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => handle.transaction("setSyncState", () => q.setSyncState(tenant, resource, patch, now))),
+    counts: (tenant) => query("counts", () => q.counts(tenant)),
+    digest: (tenant = "all") => query("digest", () => Digest.compute(handle.client, tenant === "all" ? undefined : tenant))
+  }
+})
+
+export class ReadModels extends Context.Service<ReadModels, ReadModelsService>()("@ocs/read-models/ReadModels") {
+  static readonly layer = (options: Options): Layer.Layer<ReadModels, SqliteError> => Layer.effect(ReadModels, make(options))
+}

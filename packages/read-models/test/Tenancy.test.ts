@@ -1,0 +1,61 @@
+import { assert, describe, it } from "@effect/vitest"
+import { ReadModels } from "@ocs/read-models"
+import { Effect, Option } from "effect"
+import { BIZ, OTHER_BIZ, appendAndProject, files, layer, otherTenant, syncPage, tenant, webhook } from "./helpers.ts"
+
+/** The same ids in two businesses, each value tagged with its business. */
+const facts = (biz: string) => [
+  webhook(biz, "productAdd", { id: 1, name: `product of ${biz}`, code: `code-${biz}` }),
+  webhook(biz, "inventoryChange", [{ productId: 1, depotId: 1, quantity: Number(biz.slice(0, 3)) }]),
+  webhook(biz, "orderAdd", { id: 1, appOrderId: `order-${biz}`, customerMobile: "0900" }),
+  webhook(biz, "paymentReceived", { id: 1, orderId: 1, method: `method-${biz}` }),
+  syncPage(biz, "invoice", [{ id: 1, note: `invoice of ${biz}` }]),
+  webhook(biz, "someFutureEvent", { owner: biz })
+]
+
+describe("tenancy", () => {
+  it.live("a tenant never sees another tenant's rows through any read function", () => {
+    const f = files()
+    return Effect.gen(function*() {
+      const rm = yield* ReadModels.ReadModels
+      yield* appendAndProject([...facts(BIZ), ...facts(OTHER_BIZ)])
+      yield* rm.setSyncState(tenant, "product", { status: `state of ${BIZ}` })
+      yield* rm.setSyncState(otherTenant, "product", { status: `state of ${OTHER_BIZ}` })
+
+      for (const [t, biz] of [[tenant, BIZ], [otherTenant, OTHER_BIZ]] as const) {
+        const own = (rows: ReadonlyArray<{ readonly businessId: string }>) => {
+          assert.isAbove(rows.length, 0)
+          for (const row of rows) assert.strictEqual(row.businessId, biz)
+        }
+        own((yield* rm.products(t, { includeDeleted: true })).items)
+        own((yield* rm.products(t, { search: "product" })).items)
+        own([Option.getOrThrow(yield* rm.product(t, "1"))])
+        own(yield* rm.inventory(t))
+        own(yield* rm.inventory(t, "1"))
+        own((yield* rm.orders(t, { customerMobile: "0900", includeDeleted: true })).items)
+        own([Option.getOrThrow(yield* rm.order(t, "1"))])
+        own((yield* rm.payments(t, { orderId: "1" })).items)
+        own((yield* rm.documents(t, "invoice")).items)
+        own([Option.getOrThrow(yield* rm.document(t, "invoice", "1"))])
+        own((yield* rm.unknownEvents(t)).items)
+        own(yield* rm.syncState(t))
+        assert.strictEqual(Option.getOrThrow(yield* rm.product(t, "1")).name, `product of ${biz}`)
+        assert.deepStrictEqual(yield* rm.counts(t), {
+          products: 1, deletedProducts: 0, inventory: 1, orders: 1, deletedOrders: 0, payments: 1, documents: 1, unknownEvents: 1
+        })
+      }
+      // A tenant that has nothing sees nothing.
+      const stranger = { appId: "1001", businessId: "1" }
+      assert.strictEqual((yield* rm.products(stranger)).items.length, 0)
+      assert.isTrue(Option.isNone(yield* rm.product(stranger, "1")))
+      assert.strictEqual((yield* rm.counts(stranger)).products, 0)
+
+      // Per-tenant digests differ, and deleting one tenant's facts does not change the other's.
+      const before = yield* rm.digest(otherTenant)
+      assert.notStrictEqual((yield* rm.digest(tenant)).digest, before.digest)
+      yield* appendAndProject([webhook(BIZ, "productDelete", { id: 1 })])
+      assert.strictEqual((yield* rm.digest(otherTenant)).digest, before.digest)
+      assert.isFalse(Option.getOrThrow(yield* rm.product(otherTenant, "1")).deleted)
+    }).pipe(Effect.provide(layer(f)))
+  })
+})
