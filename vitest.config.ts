@@ -25,6 +25,11 @@ export default defineConfig({
       pkg("read-models", "packages/read-models"),
       pkg("ingestion", "packages/ingestion"),
       pkg("sync-server", "apps/sync-server"),
+      pkg("replay", "apps/replay"),
+      pkg("plugin-sdk", "packages/plugin-sdk"),
+      pkg("plugin-low-stock-alert", "plugins/low-stock-alert"),
+      pkg("plugin-order-forwarder", "plugins/order-forwarder"),
+      pkg("plugin-plugin-template", "plugins/plugin-template"),
       pkg("kafka-broker", "tooling/kafka"),
       {
         extends: true as const,
