@@ -25,8 +25,8 @@ import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@o
 import * as Admin from "./Admin.ts"
 import type { Config } from "./Config.ts"
 import { makeSealer, resolveKey } from "./Secrets.ts"
-import { ServerMetrics } from "./ServerMetrics.ts"
-import { resolveOperations, SyncEngine } from "./SyncEngine.ts"
+import { Metrics, type ServerMetrics } from "./ServerMetrics.ts"
+import { resolveOperations, type RunReport, SyncEngine } from "./SyncEngine.ts"
 import { TenantStore } from "./TenantStore.ts"
 
 export interface RunningServer {
@@ -119,16 +119,28 @@ export const layer = (config: Config) => {
     trustedProxies: config.webhooks.trustedProxies
   }).pipe(Layer.provide(webhookAppsFromStore))
   const sync = Layer.unwrap(
-    Effect.map(resolveOperations(config.sync.resources, config.operations ?? []), (operations) =>
-      SyncEngine.layer({
+    Effect.gen(function*() {
+      const operations = yield* resolveOperations(config.sync.resources, config.operations ?? [])
+      const metrics = yield* Metrics
+      return SyncEngine.layer({
         operations,
         intervalMs: config.sync.intervalSeconds * 1000,
         reconcileMs: config.sync.reconcileSeconds * 1000,
         overlapMs: config.sync.overlapSeconds * 1000,
-        pageSize: config.sync.pageSize
-      }))
+        pageSize: config.sync.pageSize,
+        onRun: (report: RunReport, _operation: string, errorTag: string | undefined) => countRun(metrics, report, errorTag)
+      })
+    })
   )
-  return Layer.mergeAll(client, ingestion, sync.pipe(Layer.provide(client))).pipe(Layer.provideMerge(base))
+  return Layer.mergeAll(client, ingestion, sync.pipe(Layer.provide(client))).pipe(Layer.provideMerge(base), Layer.provideMerge(Metrics.layer))
+}
+
+const countRun = (metrics: ServerMetrics, report: RunReport, errorTag: string | undefined) => {
+  if (report.mode === "skipped") return
+  metrics.syncRuns++
+  metrics.syncPages += report.pages
+  metrics.syncRecords += report.records
+  if (errorTag !== undefined) metrics.countError(errorTag)
 }
 
 /** Creates the configured tenants that do not exist yet (the demo uses this). */
@@ -180,7 +192,7 @@ const tenantActivity = Effect.gen(function*() {
 })
 
 /** Token expiry warnings (30, 7 and 1 days before; spec: Authentication 6) and webhook silence. */
-const watchTenants = (silenceAlertMs: number) =>
+export const watchTenants = (silenceAlertMs: number) =>
   Effect.gen(function*() {
     const store = yield* TenantStore
     const now = Date.now()
@@ -216,7 +228,7 @@ const watchTenants = (silenceAlertMs: number) =>
 export const start = (config: Config) =>
   Effect.gen(function*() {
     const scope = yield* Scope.Scope
-    const metrics = new ServerMetrics()
+    const metrics = yield* Metrics
     let ready = false
     yield* seedTenants(config)
 

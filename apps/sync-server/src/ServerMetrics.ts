@@ -3,6 +3,7 @@
  * lines come first). Tenant ids are not labels: with thousands of tenants they would explode
  * the series count; per-tenant detail is in the admin API.
  */
+import { Context, Layer } from "effect"
 import type { RateLimiter } from "@ocs/transport"
 import type { Business } from "./TenantStore.ts"
 
@@ -11,8 +12,6 @@ export class ServerMetrics {
   syncRecords = 0
   syncRuns = 0
   readonly syncErrors = new Map<string, number>()
-  projectedRecords = 0
-  projectedEvents = 0
   readonly startedAt = Date.now()
 
   countError(tag: string): void {
@@ -29,7 +28,6 @@ export class ServerMetrics {
     metric("ocs_sync_records_total", "counter", "Records in those pages.", [["", this.syncRecords]])
     metric("ocs_sync_runs_total", "counter", "Sync passes run.", [["", this.syncRuns]])
     metric("ocs_sync_errors_total", "counter", "Sync failures by error.", [...this.syncErrors].map(([tag, n]) => [`{error="${tag}"}`, n] as const))
-    metric("ocs_projected_records_total", "counter", "Log records applied to the read models.", [["", this.projectedRecords]])
     const byStatus = { active: 0, paused: 0, attention: 0 }
     for (const b of businesses) byStatus[b.status]++
     metric("ocs_tenants", "gauge", "Tenants by status.", Object.entries(byStatus).map(([s, n]) => [`{status="${s}"}`, n] as const))
@@ -44,4 +42,9 @@ export class ServerMetrics {
     metric("ocs_process_resident_memory_bytes", "gauge", "Resident set size.", [["", process.memoryUsage.rss()]])
     return lines.join("\n")
   }
+}
+
+/** The server's counters as a service, so the sync engine and the HTTP side share them. */
+export class Metrics extends Context.Service<Metrics, ServerMetrics>()("@ocs/sync-server/Metrics") {
+  static readonly layer: Layer.Layer<Metrics> = Layer.sync(Metrics, () => new ServerMetrics())
 }

@@ -24,6 +24,8 @@ export interface SyncOptions {
   readonly pageSize?: number | undefined
   /** How often the supervisor looks for added, removed or re-granted tenants. */
   readonly superviseEveryMs?: number | undefined
+  /** Told of every pass that ran (for metrics). */
+  readonly onRun?: ((report: RunReport, operation: string, errorTag: string | undefined) => void) | undefined
 }
 
 export interface RunReport {
@@ -78,7 +80,7 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
       type: Operation.key(op),
       body: page.text,
       // The same page (same cursor in, same content) is the same fact.
-      dedupeKey: `sync:${b.appId}:${b.businessId}:${Operation.key(op)}:${sha(Option.match(page.cursor, { onNone: () => "", onSome: (c) => c.text }))}:${sha(page.text)}`,
+      dedupeKey: `sync:${b.appId}:${b.businessId}:${Operation.resourceKey(op)}:${sha(Option.match(page.cursor, { onNone: () => "", onSome: (c) => c.text }))}:${sha(page.text)}`,
       meta: {
         ...DomainEvent.syncMeta(op.entity ?? { kind: op.resource, idField: "id" }),
         mode,
@@ -93,8 +95,9 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
     Effect.gen(function*() {
       const tag = errorTag(error)
       const message = error.message ?? tag
-      yield* store.recordError({ appId: b.appId, businessId: b.businessId, resource: Operation.key(op), tag, message }).pipe(Effect.ignore)
-      yield* store.updateState(b.appId, b.businessId, Operation.key(op), { lastError: `${tag}: ${message}` }).pipe(Effect.ignore)
+      const resource = Operation.resourceKey(op)
+      yield* store.recordError({ appId: b.appId, businessId: b.businessId, resource, tag, message }).pipe(Effect.ignore)
+      yield* store.updateState(b.appId, b.businessId, resource, { lastError: `${tag}: ${message}` }).pipe(Effect.ignore)
       const code = "errorCode" in error ? String((error as { errorCode: unknown }).errorCode) : tag
       if (tenantAttention.has(tag)) {
         yield* store.setStatus(b.appId, b.businessId, "attention", { code, message }).pipe(Effect.ignore)
@@ -102,8 +105,8 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
         return "attention" as const
       }
       if (resourcePause.has(tag)) {
-        yield* store.pauseResource(b.appId, b.businessId, Operation.key(op), { code, message }).pipe(Effect.ignore)
-        yield* Effect.logWarning(`tenant ${b.appId}:${b.businessId} resource ${Operation.key(op)} paused: ${message}`)
+        yield* store.pauseResource(b.appId, b.businessId, resource, { code, message }).pipe(Effect.ignore)
+        yield* Effect.logWarning(`tenant ${b.appId}:${b.businessId} resource ${resource} paused: ${message}`)
         return "paused" as const
       }
       yield* Effect.logWarning(`sync ${b.appId}:${b.businessId} ${Operation.key(op)} failed: ${message}`)
@@ -112,7 +115,7 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
 
   const runOnce = (b: Business, op: Operation.Operation<unknown>, runOptions?: { readonly forceFull?: boolean }) =>
     Effect.gen(function*() {
-      const key = Operation.key(op)
+      const key = Operation.resourceKey(op)
       const state = yield* store.state(b.appId, b.businessId, key)
       const now = yield* Clock.currentTimeMillis
       if (b.status !== "active" || state.paused !== null) return { mode: "skipped", pages: 0, records: 0, outcome: "done" } satisfies RunReport
@@ -132,7 +135,7 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
           if (!resuming) yield* store.updateState(b.appId, b.businessId, key, { fullStartedAt: startedAt })
           const stored = state.cursor === null ? undefined : Paginator.cursorFromText(state.cursor)
           const cursor = stored !== undefined && stored._tag === "Success" ? stored.success : undefined
-          yield* client.pages(access(b), op, { size: options.pageSize, cursor }).pipe(
+          yield* client.pages(access(b), op, { size: options.pageSize, cursor, filters: op.filters }).pipe(
             Stream.runForEach((page) =>
               Effect.gen(function*() {
                 yield* appendPage(b, op, page, mode)
@@ -152,7 +155,7 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
         } else {
           const inc = op.incremental!
           const from = (state.incrementalBound ?? state.fullStartedAt ?? now) - options.overlapMs
-          const filters = { [inc.from]: formatBound(from, inc.format), [inc.to]: formatBound(now, inc.format) }
+          const filters = { ...op.filters, [inc.from]: formatBound(from, inc.format), [inc.to]: formatBound(now, inc.format) }
           yield* client.pages(access(b), op, { size: options.pageSize, filters }).pipe(
             Stream.runForEach((page) =>
               Effect.gen(function*() {
@@ -167,20 +170,20 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
         }
       })
       return yield* run.pipe(
-        Effect.as({ mode, pages, records, outcome: "done" } as RunReport),
+        // Built after the run: the counters are read when it ends.
+        Effect.map((): RunReport => ({ mode, pages, records, outcome: "done" })),
+        Effect.tap((report) => Effect.sync(() => options.onRun?.(report, key, undefined))),
         Effect.catch((error) =>
-          Effect.map(onError(b, op, error as { _tag: string; message?: string }), (outcome): RunReport => ({
-            mode,
-            pages,
-            records,
-            outcome,
-            error: errorMessage(error)
-          }))
+          Effect.map(onError(b, op, error as { _tag: string; message?: string }), (outcome): RunReport => {
+            const report: RunReport = { mode, pages, records, outcome, error: errorMessage(error) }
+            options.onRun?.(report, key, (error as { _tag?: string })._tag ?? "Unknown")
+            return report
+          })
         )
       )
     }).pipe(
       Effect.catch((e) => Effect.succeed<RunReport>({ mode: "skipped", pages: 0, records: 0, outcome: "error", error: errorMessage(e) })),
-      Effect.withSpan("SyncEngine.runOnce", { attributes: { tenant: `${b.appId}:${b.businessId}`, operation: Operation.key(op) } })
+      Effect.withSpan("SyncEngine.runOnce", { attributes: { tenant: `${b.appId}:${b.businessId}`, operation: Operation.resourceKey(op) } })
     )
 
   const syncTenant = (appId: string, businessId: string, runOptions?: { readonly forceFull?: boolean }) =>
@@ -232,18 +235,23 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
   return SyncEngine.of({ runOnce, syncTenant, start, operations: options.operations })
 })
 
-/** Resolves configured resource names ("product", or "pos:/v3.0/product/list") to operations. */
+/**
+ * The operations to sync: the configured names (builtin list operations, by resource
+ * "product" or key "pos:/v3.0/product/list"), then every declared list operation (each
+ * declaration, fixed filters included, is its own resource).
+ */
 export const resolveOperations = (
   names: ReadonlyArray<string>,
   declared: ReadonlyArray<Operation.OperationSpec>
 ): Effect.Effect<ReadonlyArray<Operation.Operation<unknown>>, UnknownResource> => {
-  const all = [...Operation.builtin, ...declared.map((d) => Operation.make(d))].filter((op) => op.kind === "list") as Array<Operation.Operation<unknown>>
+  const builtin = Operation.builtin.filter((op) => op.kind === "list") as ReadonlyArray<Operation.Operation<unknown>>
+  const extra = declared.map((d) => Operation.make(d)).filter((op) => op.kind === "list") as ReadonlyArray<Operation.Operation<unknown>>
   return Effect.forEach(names, (name) => {
-    const op = all.find((o) => Operation.key(o) === name || o.resource === name || `${o.resource}/${o.operation}` === name)
+    const op = builtin.find((o) => Operation.key(o) === name || o.resource === name || `${o.resource}/${o.operation}` === name)
     return op === undefined
-      ? Effect.fail(new UnknownResource({ name, message: `no list operation named ${JSON.stringify(name)}; known: ${all.map(Operation.key).join(", ")}` }))
+      ? Effect.fail(new UnknownResource({ name, message: `no list operation named ${JSON.stringify(name)}; known: ${builtin.map(Operation.key).join(", ")} (declare others under "operations")` }))
       : Effect.succeed(op)
-  })
+  }).pipe(Effect.map((ops) => [...ops, ...extra]))
 }
 
 export class UnknownResource extends Schema.TaggedError<UnknownResource>()("UnknownResource", {

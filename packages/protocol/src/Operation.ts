@@ -63,7 +63,13 @@ export const OperationSpec = Schema.Struct({
   entity: Schema.optional(Entity),
   incremental: Schema.optional(Incremental),
   /** Permission (data page) the token needs, when known; informational. */
-  permission: Schema.optional(Schema.String)
+  permission: Schema.optional(Schema.String),
+  /**
+   * Filters sent with every request of this operation, e.g. `{ "depotId": 3 }` for a list
+   * that must name its depot. Two declarations of one operation with different fixed filters
+   * are two resources (see `resourceKey`).
+   */
+  filters: Schema.optional(Schema.Record(Schema.String, Schema.Unknown))
 })
 export type OperationSpec = typeof OperationSpec.Type
 
@@ -81,6 +87,8 @@ export interface Operation<Item = unknown> {
   readonly rateLimit: RateLimit
   readonly entity: Entity | undefined
   readonly incremental: Incremental | undefined
+  /** Filters sent with every request (e.g. a depot). */
+  readonly filters: Readonly<Record<string, unknown>> | undefined
   /** Decodes one record of a list's `data` array, or the whole `data` of a command. */
   readonly item: Schema.Decoder<Item>
 }
@@ -96,6 +104,7 @@ export const make = <Item = Records.AnyRecord>(spec: OperationSpec & { readonly 
   rateLimit: spec.rateLimit ?? DEFAULT_RATE_LIMIT,
   entity: spec.entity,
   incremental: spec.incremental,
+  filters: spec.filters,
   item: (spec.item ?? Records.AnyRecord) as Schema.Decoder<Item>
 })
 
@@ -106,6 +115,15 @@ export const declare = (spec: unknown): Operation<Records.AnyRecord> => make(dec
 
 /** `family:/v3.0/resource/operation`: the operation part of a rate-limit budget key. */
 export const key = (op: Pick<Operation, "family" | "path">): string => `${op.family}:${op.path}`
+
+/**
+ * What a sync keeps state under: the operation key, plus its fixed filters when it has any
+ * (`pos:/v3.0/inventory/list?{"depotId":3}`).
+ */
+export const resourceKey = (op: Pick<Operation, "family" | "path" | "filters">): string =>
+  op.filters === undefined || Object.keys(op.filters).length === 0
+    ? key(op)
+    : `${key(op)}?${Json.stringify(Object.fromEntries(Object.entries(op.filters).sort(([a], [b]) => (a < b ? -1 : 1))))}`
 
 /**
  * The request URL. spec: Endpoints: `{base_url}/v3.0/<resource>/<operation>?appId=&businessId=`.

@@ -1,0 +1,144 @@
+import { NodeHttpClient } from "@effect/platform-node"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Effect, Layer, Option } from "effect"
+import * as Path from "node:path"
+import { EventLog } from "@ocs/event-log"
+import { Operation } from "@ocs/protocol"
+import { type RunningSimulator, startSimulator } from "@ocs/simulator"
+import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
+import { makeSealer } from "../src/Secrets.ts"
+import { watchTenants } from "../src/Server.ts"
+import { SyncEngine } from "../src/SyncEngine.ts"
+import { TenantStore } from "../src/TenantStore.ts"
+import { tempDir } from "./processes.ts"
+
+let sim: RunningSimulator
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0, demo: false })
+})
+afterAll(async () => {
+  await sim.close()
+})
+
+const inventoryDepot = (depotId: number) =>
+  Operation.make({ family: "pos", resource: "inventory", operation: "list", kind: "list", entity: { kind: "inventory", idField: "productId" }, filters: { depotId } })
+
+const operations = [Operation.productList, Operation.orderList, Operation.paymentList, inventoryDepot(1), inventoryDepot(3)] as ReadonlyArray<Operation.Operation<unknown>>
+
+const testLayer = () => {
+  const dir = tempDir("ocs-attention-")
+  const base = Layer.mergeAll(
+    TenantStore.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 7)) }),
+    EventLog.EventLog.layerSqlite({ filename: Path.join(dir, "events.sqlite") })
+  )
+  const client = CommerceClient.CommerceClient.layer({ posBaseUrl: sim.posBaseUrl, vpageBaseUrl: sim.vpageBaseUrl, maxAttempts: 2, backoffBaseMs: 10 }).pipe(
+    Layer.provide(RateLimiter.RateLimiter.layer().pipe(Layer.provide(RateLimitStore.RateLimitStore.layerMemory), Layer.provide(TransportEvents.TransportEvents.layerLog))),
+    Layer.provide(TransportEvents.TransportEvents.layerLog),
+    Layer.provide(NodeHttpClient.layerUndici)
+  )
+  return SyncEngine.layer({ operations, intervalMs: 60_000, reconcileMs: 3_600_000, overlapMs: 0 }).pipe(Layer.provide(client), Layer.provideMerge(base))
+}
+
+const register = (t: { app: { appId: string }; business: { businessId: string }; token: { accessToken: string } }, extra: { expiresAt?: number } = {}) =>
+  Effect.gen(function*() {
+    const store = yield* TenantStore
+    yield* store.upsertApp(t.app.appId, ["vt"])
+    yield* store.upsertBusiness({ appId: t.app.appId, businessId: t.business.businessId, accessToken: t.token.accessToken, expiresAt: extra.expiresAt ?? null })
+    return { appId: t.app.appId, businessId: t.business.businessId }
+  })
+
+const callsFor = (appId: string, since: number) => Effect.promise(() => sim.control.calls({ appId, since })).pipe(Effect.map((r) => r.calls))
+
+describe("needs-attention states, from the simulator's error modes", () => {
+  it.live("tenant-level errors put the tenant on hold with the reason, and no call follows", () =>
+    Effect.gen(function*() {
+      const store = yield* TenantStore
+      const sync = yield* SyncEngine
+      const cases: Array<[string, () => Promise<{ app: { appId: string }; business: { businessId: string }; token: { accessToken: string } }>]> = [
+        ["ERR_BUSINESS_NOT_ENABLE_API", async () => {
+          const t = await sim.control.createTenant({ products: 5 })
+          await sim.control.setApiEnabled(t.business.businessId, false)
+          return t
+        }],
+        ["ERR_INVALID_ACCESS_TOKEN", async () => {
+          const t = await sim.control.createTenant({ products: 5 })
+          await sim.control.expireToken(t.token.accessToken)
+          return t
+        }],
+        ["ERR_INVALID_VERSION", async () => {
+          const t = await sim.control.createTenant({ products: 5 })
+          const old = await sim.control.createToken({ appId: t.app.appId, businessId: t.business.businessId, version: "2.0" })
+          return { ...t, token: old }
+        }],
+        ["ERR_INVALID_BUSINESS_ID", async () => {
+          const t = await sim.control.createTenant({ products: 5 })
+          return { ...t, business: { businessId: "999999999" } }
+        }]
+      ]
+      for (const [code, make] of cases) {
+        const t = yield* register(yield* Effect.promise(make))
+        yield* sync.syncTenant(t.appId, t.businessId)
+        const b = Option.getOrThrow(yield* store.business(t.appId, t.businessId))
+        assert.strictEqual(b.status, "attention", code)
+        assert.strictEqual(b.attention?.code, code)
+        const since = (yield* Effect.promise(() => sim.control.calls({ limit: 1 }))).lastSeq
+        yield* sync.syncTenant(t.appId, t.businessId)
+        assert.strictEqual((yield* callsFor(t.appId, since)).length, 0, `${code}: no retry storm`)
+        const errors = yield* store.recentErrors(10, t.appId)
+        assert.isTrue(errors.some((e) => e.message.includes(code)), `${code} recorded`)
+      }
+    }).pipe(Effect.provide(testLayer())), 60_000)
+
+  it.live("a new grant lifts the hold", () =>
+    Effect.gen(function*() {
+      const store = yield* TenantStore
+      const sync = yield* SyncEngine
+      const created = yield* Effect.promise(() => sim.control.createTenant({ products: 5 }))
+      yield* Effect.promise(() => sim.control.expireToken(created.token.accessToken))
+      const t = yield* register(created)
+      yield* sync.syncTenant(t.appId, t.businessId)
+      assert.strictEqual(Option.getOrThrow(yield* store.business(t.appId, t.businessId)).status, "attention")
+      const fresh = yield* Effect.promise(() => sim.control.createToken({ appId: t.appId, businessId: t.businessId }))
+      yield* store.upsertBusiness({ appId: t.appId, businessId: t.businessId, accessToken: fresh.accessToken })
+      const reports = yield* sync.syncTenant(t.appId, t.businessId)
+      assert.strictEqual(Option.getOrThrow(yield* store.business(t.appId, t.businessId)).status, "active")
+      assert.isTrue(reports.some((r) => r.mode === "full" && r.outcome === "done" && r.records > 0), JSON.stringify(reports))
+    }).pipe(Effect.provide(testLayer())), 30_000)
+
+  it.live("ERR_403 and ERR_INVALID_DEPOT_ID pause only that resource; the rest syncs", () =>
+    Effect.gen(function*() {
+      const store = yield* TenantStore
+      const sync = yield* SyncEngine
+      const t = yield* register(yield* Effect.promise(() => sim.control.createTenant({ products: 30, orders: 5, permissions: ["product", "inventory"], depots: [1] })))
+      const reports = yield* sync.syncTenant(t.appId, t.businessId)
+      const states = new Map((yield* store.states(t.appId, t.businessId)).map((s) => [s.resource, s]))
+      assert.strictEqual(states.get("pos:/v3.0/order/list")?.paused?.code, "ERR_403")
+      assert.strictEqual(states.get("pos:/v3.0/payment/list")?.paused?.code, "ERR_403")
+      assert.strictEqual(states.get('pos:/v3.0/inventory/list?{"depotId":3}')?.paused?.code, "ERR_INVALID_DEPOT_ID")
+      assert.isNull(states.get('pos:/v3.0/inventory/list?{"depotId":1}')?.paused)
+      assert.isNotNull(states.get("pos:/v3.0/product/list")?.fullCompletedAt)
+      assert.strictEqual(Option.getOrThrow(yield* store.business(t.appId, t.businessId)).status, "active")
+      assert.isTrue(reports.some((r) => r.outcome === "paused"))
+      // Paused resources are not called again; the others are.
+      const since = (yield* Effect.promise(() => sim.control.calls({ limit: 1 }))).lastSeq
+      yield* sync.syncTenant(t.appId, t.businessId, { forceFull: true })
+      const calls = yield* callsFor(t.appId, since)
+      assert.isTrue(calls.every((c) => c.operation !== "order/list" && c.operation !== "payment/list"))
+      assert.isTrue(calls.some((c) => c.operation === "product/list"))
+    }).pipe(Effect.provide(testLayer())), 30_000)
+
+  it.live("token expiry is warned at 30, 7 and 1 days, once each; webhook silence is flagged", () =>
+    Effect.gen(function*() {
+      const store = yield* TenantStore
+      const day = 24 * 3600 * 1000
+      const soon = yield* register(yield* Effect.promise(() => sim.control.createTenant({ products: 1 })), { expiresAt: Date.now() + 5 * day })
+      const later = yield* register(yield* Effect.promise(() => sim.control.createTenant({ products: 1 })), { expiresAt: Date.now() + 100 * day })
+      yield* store.touchWebhook(later.appId, later.businessId, Date.now() - 2 * 3600 * 1000)
+      yield* watchTenants(3600 * 1000)
+      yield* watchTenants(3600 * 1000)
+      const soonTags = (yield* store.recentErrors(50, soon.appId)).map((e) => e.tag).sort()
+      assert.deepStrictEqual(soonTags, ["TokenExpiry30d", "TokenExpiry7d"])
+      const laterTags = (yield* store.recentErrors(50, later.appId)).map((e) => e.tag)
+      assert.deepStrictEqual(laterTags, ["WebhookSilence"])
+    }).pipe(Effect.provide(testLayer())), 30_000)
+})
