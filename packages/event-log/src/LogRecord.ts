@@ -107,16 +107,28 @@ export interface Delivery {
   readonly checkpoint: Checkpoint
 }
 
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"))
+
+// Random bytes for ids, drawn from the CSPRNG 4 KiB at a time (one call per ~400 ids instead
+// of one per id); every byte is used once. Module-private: never handed out.
+const POOL_SIZE = 4096
+const pool = Buffer.allocUnsafeSlow(POOL_SIZE)
+let poolOffset = POOL_SIZE
+
 /** UUIDv7 (RFC 9562): 48-bit ms timestamp, version 7, variant 10, random rest. */
 export const uuidv7 = (now: number): string => {
-  const bytes = Crypto.randomBytes(16)
-  let ts = now
-  for (let i = 5; i >= 0; i--) {
-    bytes[i] = ts % 256
-    ts = Math.floor(ts / 256)
+  if (poolOffset + 10 > POOL_SIZE) {
+    Crypto.randomFillSync(pool)
+    poolOffset = 0
   }
-  bytes[6] = (bytes[6]! & 0x0f) | 0x70
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80
-  const hex = bytes.toString("hex")
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+  const r = poolOffset
+  poolOffset += 10
+  const ts = Math.max(0, Math.trunc(now)) % 2 ** 48
+  const high = Math.floor(ts / 2 ** 16) // 32 bits
+  const low = ts % 2 ** 16 // 16 bits
+  return HEX[(high >>> 24) & 0xff]! + HEX[(high >>> 16) & 0xff]! + HEX[(high >>> 8) & 0xff]! + HEX[high & 0xff]! + "-" +
+    HEX[low >>> 8]! + HEX[low & 0xff]! + "-" +
+    HEX[0x70 | (pool[r]! & 0x0f)]! + HEX[pool[r + 1]!]! + "-" +
+    HEX[0x80 | (pool[r + 2]! & 0x3f)]! + HEX[pool[r + 3]!]! + "-" +
+    HEX[pool[r + 4]!]! + HEX[pool[r + 5]!]! + HEX[pool[r + 6]!]! + HEX[pool[r + 7]!]! + HEX[pool[r + 8]!]! + HEX[pool[r + 9]!]!
 }

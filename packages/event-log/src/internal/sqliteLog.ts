@@ -3,10 +3,10 @@
  * as its outbox (the outbox is an event-log file plus a relay cursor).
  */
 import * as Json from "@ocs/protocol/Json"
-import type Database from "better-sqlite3"
 import { and, asc, gte, inArray, lte, max, eq, type SQL } from "drizzle-orm"
 import { Clock, Deferred, Effect, Option, Queue, Result, Schema, type Scope, Stream } from "effect"
 import * as NodeUrl from "node:url"
+import { Worker } from "node:worker_threads"
 import * as Checkpoints from "../Checkpoints.ts"
 import {
   EventLogClosed,
@@ -33,6 +33,7 @@ import {
 } from "../LogRecord.ts"
 import * as SqliteDatabase from "../SqliteDatabase.ts"
 import { records } from "../Tables.ts"
+import type { GroupOutcome, Row, WriteRequest, WriterConfig, WriterMessage } from "./writer.worker.ts"
 
 export interface Options {
   readonly filename: string
@@ -56,27 +57,114 @@ export const migrationsFolder = NodeUrl.fileURLToPath(new URL("../../drizzle", i
 
 const DAY = 24 * 60 * 60 * 1000
 
-interface Prepared {
-  readonly id: string
-  readonly idGiven: boolean
-  readonly tenant: string
-  readonly appId: string
-  readonly businessId: string | null
-  readonly source: string
-  readonly type: string
-  readonly receivedAt: number
-  readonly body: string
-  readonly dedupeKey: string | null
-  readonly meta: string
-  readonly entityId: string | null
-}
-
 interface Pending {
-  readonly rows: ReadonlyArray<Prepared>
+  readonly rows: ReadonlyArray<Row>
   readonly deferred: Deferred.Deferred<ReadonlyArray<AppendResult>, EventLogError>
 }
 
 const decodeNewRecord = Schema.decodeUnknownExit(NewRecord)
+
+const toResults = (rows: ReadonlyArray<Row>, outcome: Exclude<GroupOutcome, { readonly error: string }>) =>
+  rows.map((row, i): AppendResult => {
+    const offset = outcome.offsets[i]!
+    return offset > 0
+      ? { _tag: "Appended", offset, id: row.id }
+      : { _tag: "Duplicate", offset: -offset, id: outcome.duplicateIds[i]! }
+  })
+
+// Under Node's type stripping (and vitest) this module is the .ts source; built, it is .js.
+const writerUrl = new URL(import.meta.url.endsWith(".ts") ? "./writer.worker.ts" : "./writer.worker.js", import.meta.url)
+
+interface Thread {
+  readonly worker: Worker
+  readonly exited: Promise<number>
+}
+
+interface Writer {
+  /** Runs one transaction holding these append calls; fails only if the writer thread is gone. */
+  readonly write: (now: number, groups: ReadonlyArray<ReadonlyArray<Row>>) => Effect.Effect<ReadonlyArray<GroupOutcome>, SqliteError>
+  readonly error: (message: string) => SqliteError
+  /** Stops the thread abruptly, as a crash would (tests). */
+  readonly kill: () => Promise<void>
+}
+
+/**
+ * Starts the writer thread (resolves once it opened its connection) and stops it when the scope
+ * closes. At most one batch is in flight. If the thread dies, the batch in flight and every
+ * later one fail with SqliteError: an append is never acknowledged without its commit.
+ */
+const startWriter = (config: WriterConfig): Effect.Effect<Writer, SqliteError, Scope.Scope> => {
+  const error = (operation: string) => (message: string) =>
+    new SqliteError({ filename: config.filename, operation, message: `${operation} on ${config.filename}: ${message}`, cause: new Error(message) })
+  const appendError = error("append")
+  return Effect.acquireRelease(
+    Effect.callback<Thread, SqliteError>((resume) => {
+      const worker = new Worker(writerUrl, { workerData: config })
+      const thread: Thread = { worker, exited: new Promise((ok) => worker.once("exit", ok)) }
+      const done = (result: Effect.Effect<Thread, SqliteError>) => {
+        worker.off("message", onMessage)
+        worker.off("error", onError)
+        worker.off("exit", onExit)
+        resume(result)
+      }
+      const onMessage = (message: WriterMessage) => {
+        if (message._tag === "Ready") done(Effect.succeed(thread))
+        else if (message._tag === "OpenFailed") {
+          void worker.terminate()
+          done(Effect.fail(error("open")(`writer thread: ${message.error}`)))
+        }
+      }
+      const onError = (cause: Error) => done(Effect.fail(error("open")(`writer thread failed: ${cause.message}`)))
+      const onExit = (code: number) => done(Effect.fail(error("open")(`writer thread exited with code ${code}`)))
+      worker.on("message", onMessage)
+      worker.on("error", onError)
+      worker.on("exit", onExit)
+    }),
+    ({ worker, exited }) =>
+      Effect.promise(() => {
+        // The thread closes its connection and exits; if it does not within 10 s, stop it.
+        // oxlint-disable-next-line unicorn/require-post-message-target-origin -- node:worker_threads, not window
+        worker.postMessage("close")
+        const timer = setTimeout(() => void worker.terminate(), 10_000)
+        return exited.then(() => clearTimeout(timer))
+      })
+  ).pipe(Effect.map(({ worker }): Writer => {
+    // Idle, the thread does not keep the process alive; with a batch in flight it does.
+    worker.unref()
+    let seq = 0
+    let inFlight: { readonly seq: number; readonly resume: (result: Effect.Effect<ReadonlyArray<GroupOutcome>, SqliteError>) => void } | undefined
+    let dead: string | undefined
+    const settle = (result: Effect.Effect<ReadonlyArray<GroupOutcome>, SqliteError>) => {
+      const waiting = inFlight
+      inFlight = undefined
+      worker.unref()
+      waiting?.resume(result)
+    }
+    const die = (message: string) => {
+      dead ??= message
+      settle(Effect.fail(appendError(message)))
+    }
+    worker.on("message", (message: WriterMessage) => {
+      if (message._tag === "Written" && inFlight?.seq === message.seq) settle(Effect.succeed(message.outcomes))
+    })
+    worker.on("error", (cause) => die(`writer thread failed: ${cause.message}`))
+    worker.on("exit", (code) => die(`writer thread exited with code ${code}`))
+    const write = (now: number, groups: ReadonlyArray<ReadonlyArray<Row>>) =>
+      Effect.callback<ReadonlyArray<GroupOutcome>, SqliteError>((resume) => {
+        if (dead !== undefined) return resume(Effect.fail(appendError(dead)))
+        if (inFlight !== undefined) return resume(Effect.fail(appendError("a batch is already in flight")))
+        inFlight = { seq: ++seq, resume }
+        worker.ref()
+        try {
+          // oxlint-disable-next-line unicorn/require-post-message-target-origin -- node:worker_threads, not window
+          worker.postMessage({ seq, now, groups: JSON.stringify(groups) } satisfies WriteRequest)
+        } catch (cause) {
+          settle(Effect.fail(appendError(`could not send the batch: ${cause instanceof Error ? cause.message : String(cause)}`)))
+        }
+      })
+    return { write, error: appendError, kill: () => worker.terminate().then(() => undefined) }
+  }))
+}
 
 const entityIdOf = (record: NewRecord): string | null => {
   if (record.entityId !== undefined) return record.entityId
@@ -137,6 +225,8 @@ export interface Core {
   readonly pollIntervalMillis: number
   /** One page of records with offset >= from, in order, all tenants. */
   readonly page: (from: Offset, limit: number) => Effect.Effect<ReadonlyArray<LogRecord>, EventLogError>
+  /** Kills the writer thread as a crash would (tests only). */
+  readonly killWriter: () => Promise<void>
 }
 
 export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Return<Core, SqliteError, Scope.Scope> {
@@ -151,48 +241,14 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
   const maxPerCommit = options.maxRecordsPerCommit ?? 10_000
   const pollIntervalMillis = options.pollIntervalMillis ?? 1000
 
-  // Hot path: raw prepared statements (drizzle builds the schema and the read queries).
-  const statements = yield* db.use("prepare", (_, client) => ({
-    insert: client.prepare(
-      `INSERT INTO records (id, tenant, app_id, business_id, source, type, received_at, body, dedupe_key, meta, entity_id)
-       VALUES (@id, @tenant, @appId, @businessId, @source, @type, @receivedAt, @body, @dedupeKey, @meta, @entityId)`
-    ),
-    byDedupeKey: client.prepare<[string, string, number], { offset: number; id: string }>(
-      `SELECT "offset", id FROM records WHERE tenant = ? AND dedupe_key = ? AND received_at >= ? ORDER BY "offset" LIMIT 1`
-    ),
-    byId: client.prepare<[string], { offset: number; id: string }>(`SELECT "offset", id FROM records WHERE id = ?`),
-    decision: client.prepare(
-      `INSERT INTO dedupe_decisions (decided_at, tenant, reason, dedupe_key, original_offset, id, type, source, received_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
-    ),
-    commit: client.prepare(`INSERT INTO commits (committed_at, requests, appended, duplicates) VALUES (?, ?, ?, ?)`)
-  }))
-
-  /** One transaction for a whole group; returns one result list per pending request. */
-  const writeGroup = (client: Database.Database, group: ReadonlyArray<Pending>, now: number) =>
-    client.transaction(() => {
-      let appended = 0
-      let duplicates = 0
-      const out = group.map((pending) =>
-        pending.rows.map((row): AppendResult => {
-          const byId = row.idGiven ? statements.byId.get(row.id) : undefined
-          const original = byId ??
-            (row.dedupeKey === null ? undefined : statements.byDedupeKey.get(row.tenant, row.dedupeKey, row.receivedAt - dedupeWindow))
-          if (original !== undefined) {
-            duplicates++
-            statements.decision.run(
-              now, row.tenant, byId === undefined ? "dedupeKey" : "id", row.dedupeKey, original.offset, row.id, row.type, row.source, row.receivedAt
-            )
-            return { _tag: "Duplicate", offset: original.offset, id: original.id }
-          }
-          appended++
-          const info = statements.insert.run(row)
-          return { _tag: "Appended", offset: Number(info.lastInsertRowid), id: row.id }
-        })
-      )
-      statements.commit.run(now, group.length, appended, duplicates)
-      return out
-    }).immediate()
+  // Appends are written by a worker thread with its own connection (./writer.worker.ts): the
+  // main thread keeps serving while SQLite inserts and fsyncs. Reads stay on this connection.
+  const thread = yield* startWriter({
+    filename: options.filename,
+    synchronous: options.synchronous ?? "FULL",
+    busyTimeoutMillis: Math.max(0, Math.trunc(options.busyTimeoutMillis ?? 5000)),
+    dedupeWindowMillis: dedupeWindow
+  })
 
   let signal = Deferred.makeUnsafe<void>()
   const nextCommit = () => signal
@@ -206,18 +262,19 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
 
   const commitGroup = Effect.fnUntraced(function*(group: ReadonlyArray<Pending>) {
     const now = yield* Clock.currentTimeMillis
-    const whole = yield* db.use("append", (_, client) => writeGroup(client, group, now)).pipe(Effect.result)
-    if (Result.isSuccess(whole)) {
-      group.forEach((pending, i) => Deferred.doneUnsafe(pending.deferred, Effect.succeed(whole.success[i]!)))
+    const written = yield* Effect.result(thread.write(now, group.map((pending) => pending.rows)))
+    if (Result.isFailure(written)) {
+      for (const pending of group) Deferred.doneUnsafe(pending.deferred, Effect.fail(written.failure))
     } else {
-      // One bad request must not fail its neighbours: retry each alone.
-      for (const pending of group) {
-        const alone = yield* db.use("append", (_, client) => writeGroup(client, [pending], now)).pipe(Effect.result)
+      group.forEach((pending, i) => {
+        const outcome = written.success[i]
         Deferred.doneUnsafe(
           pending.deferred,
-          Result.isSuccess(alone) ? Effect.succeed(alone.success[0]!) : Effect.fail(alone.failure)
+          outcome === undefined || "error" in outcome
+            ? Effect.fail(thread.error(outcome === undefined ? "the writer thread answered no result" : outcome.error))
+            : Effect.succeed(toResults(pending.rows, outcome))
         )
-      }
+      })
     }
     notify()
   })
@@ -254,7 +311,7 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
   const append = Effect.fn("EventLog.append")(function*(batch: ReadonlyArray<NewRecord>) {
     if (batch.length === 0) return []
     const now = yield* Clock.currentTimeMillis
-    const rows: Array<Prepared> = []
+    const rows: Array<Row> = []
     for (let i = 0; i < batch.length; i++) {
       const exit = decodeNewRecord(batch[i])
       if (exit._tag === "Failure") {
@@ -355,5 +412,5 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
   const page = (from: Offset, limit: number) => pageWhere([gte(records.offset, from)], limit)
 
   const service: EventLogService = { append, read, subscribe, commit, checkpoint }
-  return { service, db, nextCommit, pollIntervalMillis, page }
+  return { service, db, nextCommit, pollIntervalMillis, page, killWriter: thread.kill }
 })
