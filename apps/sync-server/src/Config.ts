@@ -184,6 +184,10 @@ export const load = Effect.fnUntraced(function*(options: {
       try: () => (Path.extname(file) === ".json" ? JSON.parse(text) : Yaml.parse(text)) as unknown,
       catch: (e) => new ConfigError({ message: `config file ${file} is not valid ${Path.extname(file) === ".json" ? "JSON" : "YAML"}: ${String(e)}` })
     })
+    // A relative data folder in a file is relative to the file, not to where it runs.
+    if (isObject(parsed) && typeof parsed["dataDir"] === "string" && !Path.isAbsolute(parsed["dataDir"])) {
+      parsed["dataDir"] = Path.resolve(Path.dirname(file), parsed["dataDir"])
+    }
     raw = merge(raw, parsed)
   }
   if (options.overrides !== undefined) raw = merge(raw, options.overrides)

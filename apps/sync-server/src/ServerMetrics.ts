@@ -39,7 +39,11 @@ export class ServerMetrics {
     metric("ocs_rate_calls_total", "counter", "Calls granted by the scheduler.", [["", keys.reduce((n, k) => n + k.calls, 0)]])
     metric("ocs_rate_locks_total", "counter", "Locks taken.", [["", keys.reduce((n, k) => n + k.locks, 0)]])
     metric("ocs_process_uptime_seconds", "gauge", "Seconds since start.", [["", Math.round((now - this.startedAt) / 1000)]])
-    metric("ocs_process_resident_memory_bytes", "gauge", "Resident set size.", [["", process.memoryUsage.rss()]])
+    const memory = process.memoryUsage()
+    metric("ocs_process_resident_memory_bytes", "gauge", "Resident set size.", [["", memory.rss]])
+    metric("ocs_process_heap_used_bytes", "gauge", "V8 heap in use.", [["", memory.heapUsed]])
+    metric("ocs_process_heap_total_bytes", "gauge", "V8 heap reserved.", [["", memory.heapTotal]])
+    metric("ocs_process_external_bytes", "gauge", "Memory of C++ objects bound to JS (buffers, SQLite).", [["", memory.external + memory.arrayBuffers]])
     return lines.join("\n")
   }
 }

@@ -6,6 +6,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { nodeFlags } from "../src/nodeFlags.ts"
 
 export interface Proc {
   readonly child: ChildProcess.ChildProcess
@@ -75,7 +76,8 @@ export const startServerProcess = async (config: unknown, env: Record<string, st
   const dir = tempDir("ocs-server-")
   const file = Path.join(dir, "ocs.json")
   Fs.writeFileSync(file, JSON.stringify(config, null, 2))
-  const { proc, match } = await spawnNode([serverBin, "--config", file], /listening on (http:\/\/[\d.:]+)/, env)
+  // Started as `./ocs start` starts it.
+  const { proc, match } = await spawnNode([...nodeFlags, serverBin, "--config", file], /listening on (http:\/\/[\d.:]+)/, env)
   return { proc, url: match[1]!, dir }
 }
 
