@@ -1,0 +1,356 @@
+/**
+ * The plugin runtime: each plugin follows the event log on its own fiber, with its own
+ * checkpoint (in the plugins' SQLite file), so a failing or slow plugin delays nobody else, and
+ * ingestion and projections never wait on plugins (they read the log independently).
+ *
+ * Delivery is at least once: a log record's events are handled, then the record's checkpoint is
+ * saved; a crash in between redelivers the record (same event ids). A failing event is retried
+ * with exponential backoff, each attempt under a timeout, then dead-lettered (kept with its
+ * record, error and attempts; listable; re-drivable) and the plugin moves on.
+ */
+import { Context, Effect, Layer, Option, Scope, Stream } from "effect"
+import { EventLog, type LogRecord, SqliteDatabase } from "@ocs/event-log"
+import { DomainEvent } from "@ocs/protocol"
+import { ReadModels } from "@ocs/read-models"
+import { CommerceClient } from "@ocs/transport"
+import {
+  type Api,
+  effectLogger,
+  fetchHttp,
+  type HttpOptions,
+  type KeyValue,
+  type PluginContext,
+  readModelsQuery,
+  type Tenant,
+  tenantOf
+} from "./Capabilities.ts"
+import { execute, policyOf, type Policy } from "./internal/execute.ts"
+import { type AnyPlugin, checkSdkVersion, decodeConfig, type RetryPolicy } from "./Plugin.ts"
+import { ApiUnavailable, DuplicatePlugin, type InvalidPluginConfig, type PluginStoreError, type SdkVersionMismatch, UnknownPlugin } from "./PluginError.ts"
+import * as PluginLoader from "./PluginLoader.ts"
+import * as PluginStore from "./PluginStore.ts"
+
+/** A plugin with its raw configuration (decoded with the plugin's schema at start). */
+export interface Installed {
+  readonly plugin: AnyPlugin
+  readonly config?: unknown
+}
+
+export interface Options {
+  /** The plugins' SQLite file: checkpoints, key-value stores, dead letters. */
+  readonly filename: string
+  readonly plugins: ReadonlyArray<Installed>
+  /** Which records plugins see (default "all" tenants). */
+  readonly tenant?: LogRecord.TenantFilter | undefined
+  /** Defaults for plugins that do not set their own (5 attempts, 200 ms base, 30 s cap). */
+  readonly retry?: RetryPolicy | undefined
+  /** Per-attempt time limit for plugins that do not set their own (default 30 s). */
+  readonly timeoutMillis?: number | undefined
+  readonly http?: HttpOptions | undefined
+  /**
+   * The access of a tenant, for `ctx.api` (the server reads it from its tenant store). Without
+   * it, or without a `CommerceClient` in the context, API calls fail with `ApiUnavailable`.
+   */
+  readonly tenantAccess?: ((tenant: { readonly appId: string; readonly businessId: string }) => Effect.Effect<Option.Option<CommerceClient.TenantAccess>, unknown>) | undefined
+  /** The SQLite event log file (or Kafka outbox): the head offset for lag is read from it. */
+  readonly eventLogFilename?: string | undefined
+  /** Pause before a plugin's subscription is opened again after the log failed (default 1 s). */
+  readonly restartDelayMillis?: number | undefined
+}
+
+export interface PluginMetrics {
+  readonly name: string
+  readonly version: string
+  readonly status: "running" | "restarting"
+  /** Events handled successfully since start (re-drives included). */
+  readonly handled: number
+  /** Failed attempts since start. */
+  readonly failures: number
+  /** Events dead-lettered since start. */
+  readonly deadLettered: number
+  /** Dead letters waiting in the store. */
+  readonly deadLetters: number
+  /** Offset of the last record checkpointed; null before the first. */
+  readonly lastOffset: number | null
+  readonly headOffset: number | null
+  /** headOffset - lastOffset (records not yet handled); null when unknown. */
+  readonly lag: number | null
+  readonly lastError: string | null
+}
+
+export interface RedriveResult {
+  readonly succeeded: ReadonlyArray<number>
+  readonly failed: ReadonlyArray<number>
+}
+
+export interface PluginRuntimeService {
+  readonly plugins: ReadonlyArray<{ readonly name: string; readonly version: string; readonly subscribes: ReadonlyArray<DomainEvent.Tag> }>
+  readonly metrics: Effect.Effect<ReadonlyArray<PluginMetrics>, PluginStoreError>
+  /** Prometheus text of the metrics (label `plugin`). */
+  readonly prometheus: Effect.Effect<string, PluginStoreError>
+  readonly deadLetters: (plugin?: string) => Effect.Effect<ReadonlyArray<PluginStore.DeadLetter>, PluginStoreError>
+  /** Runs dead letters again (one by id, all of a plugin, or all); those that succeed are removed. */
+  readonly redrive: (target: { readonly id: number } | { readonly plugin?: string | undefined }) => Effect.Effect<RedriveResult, UnknownPlugin | PluginStoreError>
+  /** The key-value store of a plugin and tenant (admin, inspection). */
+  readonly kv: (plugin: string, tenant: Tenant) => KeyValue
+  /** Waits until the plugin (default: every plugin) has checkpointed `offset` or later. */
+  readonly awaitOffset: (offset: number, plugin?: string) => Effect.Effect<void>
+}
+
+export type StartError = PluginStoreError | InvalidPluginConfig | SdkVersionMismatch | DuplicatePlugin
+
+export class PluginRuntime extends Context.Service<PluginRuntime, PluginRuntimeService>()("@ocs/plugin-sdk/PluginRuntime") {
+  /** Runs the given plugins while the layer is alive. */
+  static readonly layer = (options: Options): Layer.Layer<PluginRuntime, StartError, EventLog.EventLog | ReadModels.ReadModels> =>
+    Layer.effect(PluginRuntime, make(options))
+
+  /** Loads the plugins named in the server config (`{ use, config }`, paths relative to `baseDir`), then runs them. */
+  static readonly layerFromConfig = (
+    options: Omit<Options, "plugins"> & { readonly plugins: ReadonlyArray<PluginLoader.PluginEntry>; readonly baseDir: string }
+  ): Layer.Layer<PluginRuntime, StartError | PluginLoader.LoadError, EventLog.EventLog | ReadModels.ReadModels> =>
+    Layer.effect(
+      PluginRuntime,
+      Effect.flatMap(PluginLoader.loadAll(options.plugins, { baseDir: options.baseDir }), (plugins) => make({ ...options, plugins }))
+    )
+}
+
+interface State {
+  readonly plugin: AnyPlugin
+  readonly config: unknown
+  readonly policy: Policy
+  status: "running" | "restarting"
+  handled: number
+  failures: number
+  deadLettered: number
+  lastOffset: number | null
+  lastError: string | null
+}
+
+export const consumerName = (plugin: string) => `plugin:${plugin}`
+
+/** Starts every plugin in the current scope; they stop when it closes. */
+export const make = Effect.fnUntraced(function*(
+  options: Options
+): Effect.fn.Return<PluginRuntimeService, StartError, EventLog.EventLog | ReadModels.ReadModels | Scope.Scope> {
+  const log = yield* EventLog.EventLog
+  const readModels = yield* ReadModels.ReadModels
+  const client = yield* Effect.serviceOption(CommerceClient.CommerceClient)
+  const scope = yield* Scope.Scope
+  const store = yield* PluginStore.make({ filename: options.filename })
+  const http = fetchHttp(options.http)
+  const tenantFilter = options.tenant ?? "all"
+
+  const states = new Map<string, State>()
+  for (const installed of options.plugins) {
+    const plugin = installed.plugin
+    if (states.has(plugin.name)) {
+      return yield* new DuplicatePlugin({ plugin: plugin.name, message: `two plugins are named ${plugin.name}; names must be unique` })
+    }
+    yield* checkSdkVersion(plugin)
+    const config = yield* decodeConfig(plugin, installed.config)
+    const stored = yield* store.checkpoint(plugin.name)
+    states.set(plugin.name, {
+      plugin,
+      config,
+      policy: policyOf(plugin, { ...options.retry, timeoutMillis: options.timeoutMillis }),
+      status: "running",
+      handled: 0,
+      failures: 0,
+      deadLettered: 0,
+      lastOffset: Option.match(stored, { onNone: () => null, onSome: (s) => s.offset }),
+      lastError: null
+    })
+  }
+
+  const apiFor = (tenant: Tenant): Api => ({
+    call: (operation, body) =>
+      Effect.gen(function*() {
+        const unavailable = (message: string) => new ApiUnavailable({ appId: tenant.appId, businessId: tenant.businessId, message })
+        if (Option.isNone(client)) return yield* unavailable("no CommerceClient is configured for plugins")
+        if (options.tenantAccess === undefined) return yield* unavailable("no tenant access resolver is configured for plugins")
+        if (tenant.businessId === null) return yield* unavailable("application-level events have no business to call the API for")
+        const access = yield* options.tenantAccess({ appId: tenant.appId, businessId: tenant.businessId }).pipe(
+          Effect.mapError((e) => unavailable(`tenant access: ${String((e as { message?: unknown })?.message ?? e)}`))
+        )
+        if (Option.isNone(access)) return yield* unavailable(`tenant ${tenant.appId}:${tenant.businessId} is not known`)
+        return yield* client.value.call(access.value, operation, body, { priority: "interactive" })
+      })
+  })
+
+  const contextFor = (state: State, event: DomainEvent.DomainEvent) => (attempt: number): PluginContext<unknown> => {
+    const tenant = tenantOf(event)
+    return {
+      plugin: { name: state.plugin.name, version: state.plugin.version },
+      eventId: event.id,
+      tenant,
+      config: state.config,
+      attempt,
+      dryRun: false,
+      query: readModelsQuery(readModels, tenant),
+      log: effectLogger({ plugin: state.plugin.name, eventId: event.id, appId: tenant.appId, businessId: tenant.businessId ?? "" }),
+      kv: store.kv(state.plugin.name, tenant),
+      api: apiFor(tenant),
+      http
+    }
+  }
+
+  const onFailure = (state: State) => (error: { readonly message: string }) =>
+    Effect.sync(() => {
+      state.failures++
+      state.lastError = error.message
+    })
+
+  const deliver = (state: State, delivery: LogRecord.Delivery) =>
+    Effect.gen(function*() {
+      const tags = new Set<string>(state.plugin.subscribes)
+      const events = DomainEvent.decode(delivery.record).filter((e) => tags.has(e._tag))
+      for (const event of events) {
+        const outcome = yield* execute(state.plugin, event, contextFor(state, event), state.policy, onFailure(state))
+        if (outcome._tag === "Handled") {
+          state.handled++
+          continue
+        }
+        yield* store.addDeadLetter({
+          plugin: state.plugin.name,
+          eventId: event.id,
+          eventTag: event._tag,
+          appId: event.appId,
+          businessId: event.businessId,
+          offset: delivery.record.offset,
+          record: delivery.record,
+          error: outcome.error.message,
+          attempts: outcome.attempts
+        })
+        state.deadLettered++
+        yield* Effect.logWarning(`plugin ${state.plugin.name}: event ${event.id} dead-lettered after ${outcome.attempts} attempt(s): ${outcome.error.message}`)
+      }
+      yield* store.saveCheckpoint(state.plugin.name, delivery.checkpoint, delivery.record.offset)
+      state.lastOffset = delivery.record.offset
+    })
+
+  const follow = (state: State) =>
+    Effect.gen(function*() {
+      while (true) {
+        const stored = yield* store.checkpoint(state.plugin.name)
+        const from = Option.getOrUndefined(Option.map(stored, (s) => s.checkpoint))
+        const result = yield* log.subscribe(consumerName(state.plugin.name), { tenant: tenantFilter, from }).pipe(
+          Stream.runForEach((delivery) => deliver(state, delivery)),
+          Effect.result
+        )
+        // The subscription never ends by itself: it failed (log or plugin store). Reopen it
+        // from the stored checkpoint after a pause; other plugins are unaffected.
+        state.status = "restarting"
+        state.lastError = result._tag === "Failure" ? result.failure.message : "subscription ended"
+        yield* Effect.logError(`plugin ${state.plugin.name}: subscription stopped, restarting: ${state.lastError}`)
+        yield* Effect.sleep(options.restartDelayMillis ?? 1000)
+        state.status = "running"
+      }
+    }).pipe(Effect.annotateLogs({ plugin: state.plugin.name }))
+
+  for (const state of states.values()) yield* Effect.forkIn(follow(state), scope)
+
+  // Head offset for lag: from the log file when we know it, else by reading the log's tail.
+  const headFile = options.eventLogFilename === undefined
+    ? undefined
+    : yield* SqliteDatabase.make({ filename: options.eventLogFilename, readonly: true }).pipe(Effect.option)
+  const headOffset = (after: number | null): Effect.Effect<number | null> => {
+    if (headFile !== undefined && Option.isSome(headFile)) {
+      return headFile.value.use("head", (_, db) => (db.prepare("SELECT max(\"offset\") AS head FROM records").get() as { head: number | null }).head).pipe(
+        Effect.orElseSucceed(() => null)
+      )
+    }
+    return log.read({ tenant: tenantFilter, from: (after ?? 0) + 1, pageSize: 1000 }).pipe(
+      Stream.take(100_000),
+      Stream.runFold(() => after, (_, r) => r.offset),
+      Effect.orElseSucceed(() => null)
+    )
+  }
+
+  const metrics = Effect.gen(function*() {
+    const out: Array<PluginMetrics> = []
+    for (const s of states.values()) {
+      const head = yield* headOffset(s.lastOffset)
+      out.push({
+        name: s.plugin.name,
+        version: s.plugin.version,
+        status: s.status,
+        handled: s.handled,
+        failures: s.failures,
+        deadLettered: s.deadLettered,
+        deadLetters: yield* store.countDeadLetters(s.plugin.name),
+        lastOffset: s.lastOffset,
+        headOffset: head,
+        lag: head === null ? null : Math.max(0, head - (s.lastOffset ?? 0)),
+        lastError: s.lastError
+      })
+    }
+    return out
+  })
+
+  const prometheus = Effect.map(metrics, (ms) => {
+    const lines: Array<string> = []
+    const metric = (name: string, type: string, help: string, value: (m: PluginMetrics) => number | null) => {
+      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`)
+      for (const m of ms) {
+        const v = value(m)
+        if (v !== null) lines.push(`${name}{plugin="${m.name.replace(/["\\\n]/g, "_")}"} ${v}`)
+      }
+    }
+    metric("ocs_plugin_events_handled_total", "counter", "Events a plugin handled successfully.", (m) => m.handled)
+    metric("ocs_plugin_failures_total", "counter", "Failed handler attempts.", (m) => m.failures)
+    metric("ocs_plugin_dead_lettered_total", "counter", "Events dead-lettered after their last attempt.", (m) => m.deadLettered)
+    metric("ocs_plugin_dead_letters", "gauge", "Dead letters waiting for a re-drive.", (m) => m.deadLetters)
+    metric("ocs_plugin_lag_records", "gauge", "Log head offset minus the plugin's checkpoint.", (m) => m.lag)
+    return lines.join("\n")
+  })
+
+  const redrive = (target: { readonly id: number } | { readonly plugin?: string | undefined }) =>
+    Effect.gen(function*() {
+      const pluginName = "plugin" in target ? target.plugin : undefined
+      if (pluginName !== undefined && !states.has(pluginName)) {
+        return yield* new UnknownPlugin({ plugin: pluginName, message: `no plugin named ${pluginName} runs here` })
+      }
+      const letters = (yield* store.deadLetters(pluginName)).filter((d) => !("id" in target) || d.id === target.id)
+      const succeeded: Array<number> = []
+      const failed: Array<number> = []
+      for (const letter of letters) {
+        const state = states.get(letter.plugin)
+        if (state === undefined) {
+          failed.push(letter.id)
+          continue
+        }
+        const event = DomainEvent.decode(letter.record as DomainEvent.RawRecord).find((e) => e.id === letter.eventId)
+        if (event === undefined) {
+          yield* store.updateDeadLetter(letter.id, "re-drive: the stored record no longer decodes to this event", 0)
+          failed.push(letter.id)
+          continue
+        }
+        const outcome = yield* execute(state.plugin, event, contextFor(state, event), state.policy, onFailure(state))
+        if (outcome._tag === "Handled") {
+          state.handled++
+          yield* store.removeDeadLetter(letter.id)
+          succeeded.push(letter.id)
+        } else {
+          yield* store.updateDeadLetter(letter.id, outcome.error.message, outcome.attempts)
+          failed.push(letter.id)
+        }
+      }
+      return { succeeded, failed } satisfies RedriveResult
+    })
+
+  const awaitOffset = (offset: number, plugin?: string) =>
+    Effect.gen(function*() {
+      const targets = plugin === undefined ? [...states.values()] : [states.get(plugin)].filter((s) => s !== undefined)
+      while (targets.some((s) => (s.lastOffset ?? 0) < offset)) yield* Effect.sleep(10)
+    })
+
+  return {
+    plugins: [...states.values()].map((s) => ({ name: s.plugin.name, version: s.plugin.version, subscribes: s.plugin.subscribes })),
+    metrics,
+    prometheus,
+    deadLetters: store.deadLetters,
+    redrive,
+    kv: store.kv,
+    awaitOffset
+  } satisfies PluginRuntimeService
+})

@@ -1,0 +1,153 @@
+/**
+ * The plugins' own SQLite file (e.g. `plugins.sqlite`): a checkpoint per plugin, the key-value
+ * store (per plugin and tenant), and dead letters. Separate from the event log and the read
+ * models, so plugins never take a lock either of them needs.
+ */
+import { Effect, Option, Result, type Scope } from "effect"
+import { SqliteDatabase } from "@ocs/event-log"
+import { Json } from "@ocs/protocol"
+import type { KeyValue, Tenant } from "./Capabilities.ts"
+import { PluginStoreError } from "./PluginError.ts"
+
+export interface DeadLetter {
+  readonly id: number
+  readonly plugin: string
+  readonly eventId: string
+  readonly eventTag: string
+  readonly appId: string
+  readonly businessId: string | null
+  readonly offset: number
+  /** The log record the event was decoded from (re-drive decodes it again). */
+  readonly record: unknown
+  readonly error: string
+  /** Attempts made so far, re-drives included. */
+  readonly attempts: number
+  readonly firstFailedAt: number
+  readonly lastFailedAt: number
+}
+
+export interface StoredCheckpoint {
+  readonly checkpoint: string
+  readonly offset: number | null
+}
+
+export interface PluginStore {
+  readonly filename: string
+  readonly checkpoint: (plugin: string) => Effect.Effect<Option.Option<StoredCheckpoint>, PluginStoreError>
+  readonly saveCheckpoint: (plugin: string, checkpoint: string, offset: number) => Effect.Effect<void, PluginStoreError>
+  readonly kv: (plugin: string, tenant: Tenant) => KeyValue
+  readonly addDeadLetter: (entry: Omit<DeadLetter, "id" | "firstFailedAt" | "lastFailedAt">) => Effect.Effect<void, PluginStoreError>
+  readonly deadLetters: (plugin?: string) => Effect.Effect<ReadonlyArray<DeadLetter>, PluginStoreError>
+  readonly updateDeadLetter: (id: number, error: string, moreAttempts: number) => Effect.Effect<void, PluginStoreError>
+  readonly removeDeadLetter: (id: number) => Effect.Effect<void, PluginStoreError>
+  readonly countDeadLetters: (plugin: string) => Effect.Effect<number, PluginStoreError>
+}
+
+const DDL = `
+CREATE TABLE IF NOT EXISTS plugin_checkpoints (
+  plugin TEXT PRIMARY KEY NOT NULL, checkpoint TEXT NOT NULL, last_offset INTEGER, updated_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS plugin_kv (
+  plugin TEXT NOT NULL, app_id TEXT NOT NULL, business_id TEXT NOT NULL, key TEXT NOT NULL,
+  value TEXT NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (plugin, app_id, business_id, key));
+CREATE TABLE IF NOT EXISTS plugin_dead_letters (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, plugin TEXT NOT NULL, event_id TEXT NOT NULL, event_tag TEXT NOT NULL,
+  app_id TEXT NOT NULL, business_id TEXT, record_offset INTEGER NOT NULL, record TEXT NOT NULL,
+  error TEXT NOT NULL, attempts INTEGER NOT NULL, first_failed_at INTEGER NOT NULL, last_failed_at INTEGER NOT NULL,
+  UNIQUE (plugin, event_id));
+`
+
+interface DeadLetterRow {
+  id: number
+  plugin: string
+  event_id: string
+  event_tag: string
+  app_id: string
+  business_id: string | null
+  record_offset: number
+  record: string
+  error: string
+  attempts: number
+  first_failed_at: number
+  last_failed_at: number
+}
+
+const parseJson = (text: string): unknown => {
+  const r = Json.parse(text)
+  return Result.isSuccess(r) ? r.success : text
+}
+
+/** Opens (creating) the store; closed with the scope. */
+export const make = Effect.fnUntraced(function*(options: { readonly filename: string }): Effect.fn.Return<PluginStore, PluginStoreError, Scope.Scope> {
+  const handle = yield* SqliteDatabase.make({ filename: options.filename, synchronous: "NORMAL" }).pipe(
+    Effect.mapError((e) => new PluginStoreError({ operation: "open", message: e.message }))
+  )
+  const use = <A>(operation: string, f: (db: typeof handle.client) => A): Effect.Effect<A, PluginStoreError> =>
+    handle.use(operation, (_, client) => f(client)).pipe(Effect.mapError((e) => new PluginStoreError({ operation, message: e.message })))
+  yield* use("create tables", (db) => db.exec(DDL))
+
+  const statements = yield* use("prepare", (db) => ({
+    checkpoint: db.prepare<[string], { checkpoint: string; last_offset: number | null }>("SELECT checkpoint, last_offset FROM plugin_checkpoints WHERE plugin = ?"),
+    saveCheckpoint: db.prepare(
+      "INSERT INTO plugin_checkpoints (plugin, checkpoint, last_offset, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (plugin) DO UPDATE SET checkpoint = excluded.checkpoint, last_offset = excluded.last_offset, updated_at = excluded.updated_at"
+    ),
+    kvGet: db.prepare<[string, string, string, string], { value: string }>("SELECT value FROM plugin_kv WHERE plugin = ? AND app_id = ? AND business_id = ? AND key = ?"),
+    kvSet: db.prepare(
+      "INSERT INTO plugin_kv (plugin, app_id, business_id, key, value, updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (plugin, app_id, business_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at"
+    ),
+    kvDelete: db.prepare("DELETE FROM plugin_kv WHERE plugin = ? AND app_id = ? AND business_id = ? AND key = ?"),
+    kvList: db.prepare<[string, string, string, string, string], { key: string; value: string }>(
+      "SELECT key, value FROM plugin_kv WHERE plugin = ? AND app_id = ? AND business_id = ? AND substr(key, 1, length(?)) = ? ORDER BY key"
+    ),
+    addDeadLetter: db.prepare(
+      `INSERT INTO plugin_dead_letters (plugin, event_id, event_tag, app_id, business_id, record_offset, record, error, attempts, first_failed_at, last_failed_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (plugin, event_id) DO UPDATE SET error = excluded.error, attempts = attempts + excluded.attempts, last_failed_at = excluded.last_failed_at`
+    ),
+    deadLetters: db.prepare<[string | null, string | null], DeadLetterRow>("SELECT * FROM plugin_dead_letters WHERE (? IS NULL OR plugin = ?) ORDER BY id"),
+    updateDeadLetter: db.prepare("UPDATE plugin_dead_letters SET error = ?, attempts = attempts + ?, last_failed_at = ? WHERE id = ?"),
+    removeDeadLetter: db.prepare("DELETE FROM plugin_dead_letters WHERE id = ?"),
+    countDeadLetters: db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM plugin_dead_letters WHERE plugin = ?")
+  }))
+
+  const kv = (plugin: string, tenant: Tenant): KeyValue => {
+    const scope = [plugin, tenant.appId, tenant.businessId ?? ""] as const
+    return {
+      get: (key) => use("kv get", () => Option.map(Option.fromNullishOr(statements.kvGet.get(...scope, key)), (r) => parseJson(r.value))),
+      set: (key, value) => use("kv set", () => void statements.kvSet.run(...scope, key, Json.stringify(value), Date.now())),
+      delete: (key) => use("kv delete", () => void statements.kvDelete.run(...scope, key)),
+      list: (prefix = "") => use("kv list", () => statements.kvList.all(...scope, prefix, prefix).map((r) => ({ key: r.key, value: parseJson(r.value) })))
+    }
+  }
+
+  const toDeadLetter = (r: DeadLetterRow): DeadLetter => ({
+    id: r.id,
+    plugin: r.plugin,
+    eventId: r.event_id,
+    eventTag: r.event_tag,
+    appId: r.app_id,
+    businessId: r.business_id,
+    offset: r.record_offset,
+    record: parseJson(r.record),
+    error: r.error,
+    attempts: r.attempts,
+    firstFailedAt: r.first_failed_at,
+    lastFailedAt: r.last_failed_at
+  })
+
+  return {
+    filename: options.filename,
+    checkpoint: (plugin) =>
+      use("read checkpoint", () => Option.map(Option.fromNullishOr(statements.checkpoint.get(plugin)), (r) => ({ checkpoint: r.checkpoint, offset: r.last_offset }))),
+    saveCheckpoint: (plugin, checkpoint, offset) => use("save checkpoint", () => void statements.saveCheckpoint.run(plugin, checkpoint, offset, Date.now())),
+    kv,
+    addDeadLetter: (e) =>
+      use("add dead letter", () => {
+        const now = Date.now()
+        statements.addDeadLetter.run(e.plugin, e.eventId, e.eventTag, e.appId, e.businessId, e.offset, Json.stringify(e.record), e.error, e.attempts, now, now)
+      }),
+    deadLetters: (plugin) => use("list dead letters", () => statements.deadLetters.all(plugin ?? null, plugin ?? null).map(toDeadLetter)),
+    updateDeadLetter: (id, error, moreAttempts) => use("update dead letter", () => void statements.updateDeadLetter.run(error, moreAttempts, Date.now(), id)),
+    removeDeadLetter: (id) => use("remove dead letter", () => void statements.removeDeadLetter.run(id)),
+    countDeadLetters: (plugin) => use("count dead letters", () => statements.countDeadLetters.get(plugin)?.n ?? 0)
+  }
+})
