@@ -10,6 +10,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Ids, Json } from "@ocs/protocol"
 import type { ReadModels } from "@ocs/read-models"
 import type { Ingestion } from "@ocs/ingestion"
+import type { PluginRuntime } from "@ocs/plugin-sdk"
 import type { RateLimiter } from "@ocs/transport"
 import { safeEqual } from "./Secrets.ts"
 import type { SyncEngine } from "./SyncEngine.ts"
@@ -23,6 +24,7 @@ export interface AdminDeps {
   readonly limiter: RateLimiter.RateLimiter["Service"]
   readonly ingestion: Ingestion.Ingestion["Service"]
   readonly sync: SyncEngine["Service"]
+  readonly plugins: PluginRuntime.PluginRuntime["Service"]
   readonly metrics: ServerMetrics
   readonly ready: () => boolean
   readonly silenceAlertMs: number
@@ -149,7 +151,8 @@ export const routes = (deps: AdminDeps) =>
         const ingestion = yield* deps.ingestion.prometheus
         const limiter = yield* deps.limiter.metrics
         const businesses = yield* deps.store.businesses().pipe(Effect.orElseSucceed(() => []))
-        const text = [ingestion.trimEnd(), deps.metrics.prometheus(limiter, businesses)].join("\n") + "\n"
+        const plugins = yield* deps.plugins.prometheus.pipe(Effect.orElseSucceed(() => ""))
+        const text = [ingestion.trimEnd(), deps.metrics.prometheus(limiter, businesses), plugins.trimEnd()].filter((t) => t !== "").join("\n") + "\n"
         return HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4" })
       })
     )
@@ -266,6 +269,27 @@ export const routes = (deps: AdminDeps) =>
       }))
     )
     yield* router.add("GET", "/admin/sync", admin(Effect.map(deps.store.states(), (states) => json({ sync: states }))))
+
+    // -- plugins ---------------------------------------------------------------------------------
+    yield* router.add("GET", "/admin/plugins", admin(Effect.map(deps.plugins.metrics, (plugins) => json({ plugins }))))
+    yield* router.add(
+      "GET",
+      "/admin/plugins/dead-letters",
+      admin(Effect.gen(function*() {
+        const params = yield* searchParams
+        return json({ deadLetters: yield* deps.plugins.deadLetters(params.get("plugin") ?? undefined) })
+      }))
+    )
+    yield* router.add(
+      "POST",
+      "/admin/plugins/redrive",
+      admin(Effect.gen(function*() {
+        const params = yield* searchParams
+        const id = queryInt(params, "id")
+        const result = yield* deps.plugins.redrive(id !== undefined ? { id } : { plugin: params.get("plugin") ?? undefined })
+        return json(result)
+      }))
+    )
 
     // -- read models (per tenant) -----------------------------------------------------------------
     const page = (params: URLSearchParams) => ({ limit: queryInt(params, "limit"), after: params.get("after") ?? undefined })

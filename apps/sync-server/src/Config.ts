@@ -10,6 +10,7 @@ import { Effect, Schema } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Yaml from "yaml"
+import { PluginLoader } from "@ocs/plugin-sdk"
 import { Operation } from "@ocs/protocol"
 
 const Port = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 65535 }))
@@ -89,6 +90,10 @@ export const Config = Schema.Struct({
     /** A tenant without a webhook for this long is flagged as silent. */
     silenceAlertSeconds: PositiveNumber
   }),
+  /** Plugins to run: `{ use: "<package name or path>", config?, enabled? }`. */
+  plugins: Schema.optional(PluginLoader.PluginEntries),
+  /** Where relative plugin paths and package names resolve (default: the config file's folder). */
+  baseDir: Schema.optional(Schema.String),
   /** Tenants to create at start when absent (the demo uses this). */
   tenants: Schema.optional(Schema.Array(AppConfig)),
   logLevel: Schema.optional(Schema.Literals(["debug", "info", "warning", "error"]))
@@ -189,6 +194,7 @@ export const load = Effect.fnUntraced(function*(options: {
       parsed["dataDir"] = Path.resolve(Path.dirname(file), parsed["dataDir"])
     }
     raw = merge(raw, parsed)
+    raw = merge(raw, { baseDir: Path.dirname(Path.resolve(file)) })
   }
   if (options.overrides !== undefined) raw = merge(raw, options.overrides)
   raw = applyEnv(raw, options.env ?? {})

@@ -20,6 +20,8 @@ import type * as Net from "node:net"
 import * as Path from "node:path"
 import { EventLog } from "@ocs/event-log"
 import { Ingestion, WebhookApps } from "@ocs/ingestion"
+import { PluginRuntime } from "@ocs/plugin-sdk"
+import { Ids } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
 import * as Admin from "./Admin.ts"
@@ -43,7 +45,8 @@ export const files = (dataDir: string) => ({
   events: Path.join(dataDir, "events.sqlite"),
   outbox: Path.join(dataDir, "outbox.sqlite"),
   readModels: Path.join(dataDir, "read-models.sqlite"),
-  rateLimits: Path.join(dataDir, "rate-limits.sqlite")
+  rateLimits: Path.join(dataDir, "rate-limits.sqlite"),
+  plugins: Path.join(dataDir, "plugins.sqlite")
 })
 
 /** Transport audit events go to the log as system records of their tenant. */
@@ -132,7 +135,28 @@ export const layer = (config: Config) => {
       })
     })
   )
-  return Layer.mergeAll(client, ingestion, sync.pipe(Layer.provide(client))).pipe(Layer.provideMerge(base), Layer.provideMerge(Metrics.layer))
+  // Plugins read the log on their own (own checkpoints), so they never hold up ingestion or
+  // projection; their API calls go through the same client and budgets.
+  const plugins = Layer.unwrap(
+    Effect.map(TenantStore, (store) =>
+      PluginRuntime.PluginRuntime.layerFromConfig({
+        filename: f.plugins,
+        baseDir: config.baseDir ?? process.cwd(),
+        // The plugins this server ships resolve from its own dependencies.
+        searchDirs: [Path.resolve(import.meta.dirname, "..")],
+        plugins: config.plugins ?? [],
+        eventLogFilename: config.eventLog.mode === "kafka" ? f.outbox : f.events,
+        tenantAccess: (t) =>
+          Effect.map(
+            store.business(t.appId, t.businessId),
+            Option.map((b) => ({ ...Ids.makeTenant(b.appId, b.businessId), accessToken: b.accessToken }))
+          )
+      }))
+  )
+  return Layer.mergeAll(client, ingestion, sync.pipe(Layer.provide(client)), plugins.pipe(Layer.provide(client))).pipe(
+    Layer.provideMerge(base),
+    Layer.provideMerge(Metrics.layer)
+  )
 }
 
 const countRun = (metrics: ServerMetrics, report: RunReport, errorTag: string | undefined) => {
@@ -247,6 +271,7 @@ export const start = (config: Config) =>
       limiter: yield* RateLimiter.RateLimiter,
       ingestion,
       sync,
+      plugins: yield* PluginRuntime.PluginRuntime,
       metrics,
       ready: () => ready,
       silenceAlertMs: config.webhooks.silenceAlertSeconds * 1000,

@@ -1,4 +1,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import * as Crypto from "node:crypto"
+import * as Http from "node:http"
+import type * as Net from "node:net"
 import { SimulatorControl } from "@ocs/simulator"
 import { eventually, parseLoose, type Proc, startServerProcess, startSimulatorProcess } from "./processes.ts"
 
@@ -8,6 +11,10 @@ const ADMIN_KEY = "e2e-admin-key-0123456789"
 let sim: { proc: Proc; url: string }
 let server: { proc: Proc; url: string }
 let control: SimulatorControl
+// The order-forwarder plugin (loaded by package name) posts signed orders here.
+const SECRET = "e2e-forwarder-secret"
+const forwarded: Array<{ body: string; signature: string | undefined }> = []
+let receiver: Http.Server
 const tenants: Array<{ appId: string; businessId: string; accessToken: string; verifyToken: string }> = []
 
 const admin = async (path: string, init: RequestInit = {}) => {
@@ -38,6 +45,15 @@ const listAll = async (t: (typeof tenants)[number], op: string) => {
 }
 
 beforeAll(async () => {
+  receiver = Http.createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      forwarded.push({ body: Buffer.concat(chunks).toString("utf8"), signature: req.headers["x-ocs-signature"] as string | undefined })
+      res.writeHead(200).end()
+    })
+  })
+  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r))
   sim = await startSimulatorProcess(["--rate-window", "3", "--products", "50"])
   control = new SimulatorControl(sim.url)
   for (let i = 0; i < TENANTS; i++) {
@@ -51,6 +67,7 @@ beforeAll(async () => {
     rateLimits: { overrides: { "/v3.0/product/list": { requests: 150, windowSeconds: 3 }, "/v3.0/order/list": { requests: 150, windowSeconds: 3 }, "/v3.0/payment/list": { requests: 150, windowSeconds: 3 } } },
     sync: { resources: ["product", "order", "payment"], intervalSeconds: 2, reconcileSeconds: 3600, overlapSeconds: 5 },
     webhooks: { silenceAlertSeconds: 3600 },
+    plugins: [{ use: "@ocs/plugin-order-forwarder", config: { url: `http://127.0.0.1:${(receiver.address() as Net.AddressInfo).port}/orders`, secret: SECRET } }],
     tenants: tenants.map((t) => ({ appId: t.appId, verifyTokens: [t.verifyToken], businesses: [{ businessId: t.businessId, accessToken: t.accessToken }] }))
   }, { OCS_ENCRYPTION_KEY: "11".repeat(32) })
 }, 120_000)
@@ -58,6 +75,7 @@ beforeAll(async () => {
 afterAll(async () => {
   const code = await server?.proc.stop("SIGTERM")
   await sim?.proc.stop("SIGTERM")
+  receiver?.close()
   assert.strictEqual(code, 0, `server exit code after SIGTERM\n${server?.proc.output().slice(-3000)}`)
 })
 
@@ -120,6 +138,15 @@ describe("sync server end to end (simulator and server as processes)", () => {
     assert.strictEqual(compared, TENANTS)
     const stock = (await admin(`/admin/tenants/${tenants[3]!.appId}/${tenants[3]!.businessId}/inventory`)).body.items
     assert.isTrue(stock.some((s: any) => Number(s.quantity) === 10), "inventoryChange reached the read model")
+
+    // The plugin forwarded each order added by webhook, signed with the shared secret.
+    await eventually("orders forwarded by the plugin", async () => (forwarded.filter((f) => f.body.includes("E2E ")).length >= TENANTS ? true : undefined), 30_000)
+    for (const f of forwarded) {
+      const expected = `sha256=${Crypto.createHmac("sha256", SECRET).update(f.body, "utf8").digest("hex")}`
+      assert.strictEqual(f.signature, expected)
+    }
+    const plugins = (await admin("/admin/plugins")).body.plugins
+    assert.strictEqual(plugins[0].name, "order-forwarder")
 
     // No call ever reached the simulator during a lock, and no ERR_429 was earned.
     const calls = await control.calls({ limit: 200_000 })

@@ -36,13 +36,28 @@ export type LoadError = PluginLoadError | SdkVersionMismatch
 
 const isPath = (use: string) => use.startsWith("./") || use.startsWith("../") || use.startsWith("/") || use.startsWith("file:") || NodePath.isAbsolute(use)
 
-/** Where `use` points, as a URL to import. */
-export const resolve = (use: string, baseDir: string): Effect.Effect<string, PluginLoadError> =>
+const resolvePackage = (use: string, dirs: ReadonlyArray<string>): string => {
+  let first: unknown
+  for (const dir of dirs) {
+    try {
+      return createRequire(NodePath.join(NodePath.resolve(dir), "package.json")).resolve(use)
+    } catch (e) {
+      first ??= e
+    }
+  }
+  throw first
+}
+
+/**
+ * Where `use` points, as a URL to import. Paths resolve against `baseDir`; package names from
+ * `baseDir`, then from each of `searchDirs` (e.g. the host application, for plugins it ships).
+ */
+export const resolve = (use: string, baseDir: string, searchDirs: ReadonlyArray<string> = []): Effect.Effect<string, PluginLoadError> =>
   Effect.try({
     try: () => {
       if (use.startsWith("file:")) return use
       if (isPath(use)) return NodeUrl.pathToFileURL(NodePath.resolve(baseDir, use)).href
-      return NodeUrl.pathToFileURL(createRequire(NodePath.join(NodePath.resolve(baseDir), "package.json")).resolve(use)).href
+      return NodeUrl.pathToFileURL(resolvePackage(use, [baseDir, ...searchDirs])).href
     },
     catch: (cause) =>
       new PluginLoadError({
@@ -53,9 +68,9 @@ export const resolve = (use: string, baseDir: string): Effect.Effect<string, Plu
   })
 
 /** Imports one plugin and checks its SDK version range. */
-export const load = (use: string, options: { readonly baseDir: string }): Effect.Effect<AnyPlugin, LoadError> =>
+export const load = (use: string, options: { readonly baseDir: string; readonly searchDirs?: ReadonlyArray<string> | undefined }): Effect.Effect<AnyPlugin, LoadError> =>
   Effect.gen(function*() {
-    const url = yield* resolve(use, options.baseDir)
+    const url = yield* resolve(use, options.baseDir, options.searchDirs)
     const module = yield* Effect.tryPromise({
       try: () => import(url) as Promise<Record<string, unknown>>,
       catch: (cause) =>
@@ -73,6 +88,6 @@ export const load = (use: string, options: { readonly baseDir: string }): Effect
   })
 
 /** Loads every enabled entry, in order. */
-export const loadAll = (entries: ReadonlyArray<PluginEntry>, options: { readonly baseDir: string }): Effect.Effect<ReadonlyArray<Installed>, LoadError> =>
+export const loadAll = (entries: ReadonlyArray<PluginEntry>, options: { readonly baseDir: string; readonly searchDirs?: ReadonlyArray<string> | undefined }): Effect.Effect<ReadonlyArray<Installed>, LoadError> =>
   Effect.forEach(entries.filter((e) => e.enabled !== false), (entry) =>
     Effect.map(load(entry.use, options), (plugin): Installed => ({ plugin, config: entry.config })))

@@ -106,11 +106,16 @@ export class PluginRuntime extends Context.Service<PluginRuntime, PluginRuntimeS
 
   /** Loads the plugins named in the server config (`{ use, config }`, paths relative to `baseDir`), then runs them. */
   static readonly layerFromConfig = (
-    options: Omit<Options, "plugins"> & { readonly plugins: ReadonlyArray<PluginLoader.PluginEntry>; readonly baseDir: string }
+    options: Omit<Options, "plugins"> & {
+      readonly plugins: ReadonlyArray<PluginLoader.PluginEntry>
+      readonly baseDir: string
+      /** Also resolve package names from these folders (the host application's own plugins). */
+      readonly searchDirs?: ReadonlyArray<string> | undefined
+    }
   ): Layer.Layer<PluginRuntime, StartError | PluginLoader.LoadError, EventLog.EventLog | ReadModels.ReadModels> =>
     Layer.effect(
       PluginRuntime,
-      Effect.flatMap(PluginLoader.loadAll(options.plugins, { baseDir: options.baseDir }), (plugins) => make({ ...options, plugins }))
+      Effect.flatMap(PluginLoader.loadAll(options.plugins, { baseDir: options.baseDir, searchDirs: options.searchDirs }), (plugins) => make({ ...options, plugins }))
     )
 }
 
