@@ -32,11 +32,23 @@ export default defineConfig({
       pkg("plugin-plugin-template", "plugins/plugin-template"),
       pkg("kafka-broker", "tooling/kafka"),
       {
+        // Crashes, outages, hostile input, isolation: the real processes, counted.
+        extends: true as const,
+        test: {
+          name: "reliability",
+          root: "./tooling/reliability",
+          include: ["test/**/*.test.ts"],
+          exclude: ["**/node_modules/**"],
+          testTimeout: 300_000,
+          fileParallelism: false
+        }
+      },
+      {
         extends: true as const,
         test: {
           name: "kafka",
           root: ".",
-          include: ["packages/*/test/kafka/**/*.test.ts", "tooling/kafka/test/kafka/**/*.test.ts"],
+          include: ["packages/*/test/kafka/**/*.test.ts", "apps/*/test/kafka/**/*.test.ts", "tooling/kafka/test/kafka/**/*.test.ts"],
           exclude: ["**/node_modules/**"],
           // Starts one real broker for the whole project; under CI=true a broker that cannot
           // start fails the run instead of skipping the suites.
