@@ -1,0 +1,79 @@
+/**
+ * The server in Kafka mode against the real broker of the `kafka` project: pulls and webhooks
+ * go through the local outbox to the topic, and the read models follow from the topic.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { kafkaBrokers, kafkaUnavailable } from "@ocs/kafka-broker/testing"
+import { SimulatorControl } from "@ocs/simulator"
+import { Kafka, logLevel } from "kafkajs"
+import { eventually, type Proc, startServerProcess, startSimulatorProcess } from "../processes.ts"
+
+const ADMIN_KEY = "kafka-mode-admin-key-0123"
+const TOPIC = `ocs-server-${Date.now()}`
+
+describe.skipIf(kafkaUnavailable())("sync server in Kafka mode", () => {
+  let sim: { proc: Proc; url: string }
+  let server: { proc: Proc; url: string }
+  let control: SimulatorControl
+  let tenant: { appId: string; businessId: string; verifyToken: string }
+
+  beforeAll(async () => {
+    sim = await startSimulatorProcess(["--products", "20"])
+    control = new SimulatorControl(sim.url)
+    const t = await control.createTenant({ products: 300, orders: 10, payments: 3 })
+    tenant = { appId: t.app.appId, businessId: t.business.businessId, verifyToken: t.app.verifyToken }
+    server = await startServerProcess({
+      server: { host: "127.0.0.1", port: 0, adminKey: ADMIN_KEY },
+      dataDir: "data",
+      eventLog: { mode: "kafka", kafka: { brokers: kafkaBrokers(), topic: TOPIC, partitions: 3 } },
+      api: { posBaseUrl: `${sim.url}/pos`, vpageBaseUrl: `${sim.url}/vpage` },
+      sync: { resources: ["product", "order", "payment"], intervalSeconds: 2, reconcileSeconds: 3600, overlapSeconds: 5 },
+      webhooks: { silenceAlertSeconds: 3600 },
+      tenants: [{ appId: tenant.appId, verifyTokens: [tenant.verifyToken], businesses: [{ businessId: tenant.businessId, accessToken: t.token.accessToken }] }]
+    }, { OCS_ENCRYPTION_KEY: "55".repeat(32) })
+  }, 120_000)
+
+  afterAll(async () => {
+    const code = await server?.proc.stop()
+    await sim?.proc.stop()
+    assert.strictEqual(code, 0)
+  })
+
+  const counts = async () => {
+    const r = await fetch(`${server.url}/admin/tenants/${tenant.appId}/${tenant.businessId}`, { headers: { "x-admin-key": ADMIN_KEY } })
+    return ((await r.json()) as { counts: { products: number; orders: number } }).counts
+  }
+
+  it("pulls and webhooks reach the topic keyed by tenant, and the read models follow", async () => {
+    const expected = (await control.business(tenant.businessId)) as unknown as { counts: { products: number } }
+    await eventually("the full sync in the read models", async () => ((await counts()).products === expected.counts.products ? true : undefined), 60_000, 500)
+    await control.enableWebhooks(tenant.appId, { callbackUrl: `${server.url}/webhooks/${tenant.appId}`, verifyToken: tenant.verifyToken })
+    await control.addOrder(tenant.businessId, { customerName: "via kafka", products: [] })
+    await control.drainDeliveries()
+    await eventually("the webhook's order in the read models", async () => ((await counts()).orders === 11 ? true : undefined), 30_000, 500)
+
+    // The topic holds the records, every one keyed appId:businessId.
+    const kafka = new Kafka({ brokers: [...kafkaBrokers()], logLevel: logLevel.NOTHING })
+    const admin = kafka.admin()
+    await admin.connect()
+    const offsets = await admin.fetchTopicOffsets(TOPIC)
+    await admin.disconnect()
+    const total = offsets.reduce((n, p) => n + Number(p.high), 0)
+    assert.isAtLeast(total, 5, "pages and the webhook were relayed to Kafka")
+    const consumer = kafka.consumer({ groupId: `check-${Date.now()}` })
+    await consumer.connect()
+    await consumer.subscribe({ topic: TOPIC, fromBeginning: true })
+    const keys = new Set<string>()
+    let seen = 0
+    await new Promise<void>((resolve) => {
+      void consumer.run({
+        eachMessage: async ({ message }) => {
+          keys.add(message.key?.toString() ?? "")
+          if (++seen >= total) resolve()
+        }
+      })
+    })
+    await consumer.disconnect()
+    assert.isTrue(keys.has(`${tenant.appId}:${tenant.businessId}`))
+  }, 120_000)
+})
