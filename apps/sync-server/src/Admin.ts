@@ -25,6 +25,7 @@ export interface AdminDeps {
   readonly ingestion: Ingestion.Ingestion["Service"]
   readonly sync: SyncEngine["Service"]
   readonly plugins: PluginRuntime.PluginRuntime["Service"]
+  readonly ownership: () => unknown
   readonly metrics: ServerMetrics
   readonly ready: () => boolean
   readonly silenceAlertMs: number
@@ -269,6 +270,7 @@ export const routes = (deps: AdminDeps) =>
       }))
     )
     yield* router.add("GET", "/admin/sync", admin(Effect.map(deps.store.states(), (states) => json({ sync: states }))))
+    yield* router.add("GET", "/admin/ownership", admin(Effect.sync(() => json(deps.ownership()))))
 
     // -- plugins ---------------------------------------------------------------------------------
     yield* router.add("GET", "/admin/plugins", admin(Effect.map(deps.plugins.metrics, (plugins) => json({ plugins }))))

@@ -47,7 +47,18 @@ export const Config = Schema.Struct({
       Schema.Struct({
         brokers: Schema.Array(Schema.String),
         topic: Schema.String,
-        partitions: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0)))
+        partitions: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
+        /**
+         * Several servers on this topic: each tenant's pulls are owned by one of them at a time
+         * (a Kafka consumer group hands out tenant partitions). A server that gains a tenant
+         * waits `handoverSeconds` (default 31: the default rate window and a second) first.
+         */
+        sharedPulls: Schema.optional(
+          Schema.Struct({
+            partitions: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
+            handoverSeconds: Schema.optional(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0)))
+          })
+        )
       })
     )
   }),

@@ -29,6 +29,7 @@ import type { Config } from "./Config.ts"
 import { makeSealer, resolveKey } from "./Secrets.ts"
 import { Metrics, type ServerMetrics } from "./ServerMetrics.ts"
 import { resolveOperations, type RunReport, SyncEngine } from "./SyncEngine.ts"
+import { Ownership } from "./Ownership.ts"
 import { TenantStore } from "./TenantStore.ts"
 
 export interface RunningServer {
@@ -153,7 +154,16 @@ export const layer = (config: Config) => {
           )
       }))
   )
-  return Layer.mergeAll(client, ingestion, sync.pipe(Layer.provide(client)), plugins.pipe(Layer.provide(client))).pipe(
+  const shared = config.eventLog.mode === "kafka" ? config.eventLog.kafka?.sharedPulls : undefined
+  const ownership = shared === undefined
+    ? Ownership.layerAll
+    : Ownership.layerKafka({
+      brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
+      topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-owners`,
+      partitions: shared.partitions,
+      handoverMs: (shared.handoverSeconds ?? 31) * 1000
+    })
+  return Layer.mergeAll(client, ingestion, sync.pipe(Layer.provide(client), Layer.provideMerge(ownership)), plugins.pipe(Layer.provide(client))).pipe(
     Layer.provideMerge(base),
     Layer.provideMerge(Metrics.layer)
   )
@@ -272,6 +282,7 @@ export const start = (config: Config) =>
       ingestion,
       sync,
       plugins: yield* PluginRuntime.PluginRuntime,
+      ownership: (yield* Ownership).describe,
       metrics,
       ready: () => ready,
       silenceAlertMs: config.webhooks.silenceAlertSeconds * 1000,

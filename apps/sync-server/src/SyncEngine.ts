@@ -14,6 +14,7 @@ import * as Crypto from "node:crypto"
 import { ApiError, DomainEvent, Operation, Paginator } from "@ocs/protocol"
 import { EventLog } from "@ocs/event-log"
 import { CommerceClient } from "@ocs/transport"
+import { Ownership } from "./Ownership.ts"
 import { type Business, TenantStore } from "./TenantStore.ts"
 
 export interface SyncOptions {
@@ -49,7 +50,7 @@ export class SyncEngine extends Context.Service<SyncEngine, {
   readonly start: Effect.Effect<void, never, import("effect").Scope.Scope>
   readonly operations: ReadonlyArray<Operation.Operation<unknown>>
 }>()("@ocs/sync-server/SyncEngine") {
-  static readonly layer = (options: SyncOptions): Layer.Layer<SyncEngine, never, CommerceClient.CommerceClient | EventLog.EventLog | TenantStore> =>
+  static readonly layer = (options: SyncOptions): Layer.Layer<SyncEngine, never, CommerceClient.CommerceClient | EventLog.EventLog | TenantStore | Ownership> =>
     Layer.effect(SyncEngine, make(options))
 }
 
@@ -64,6 +65,7 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
   const client = yield* CommerceClient.CommerceClient
   const log = yield* EventLog.EventLog
   const store = yield* TenantStore
+  const ownership = yield* Ownership
 
   const access = (b: Business): CommerceClient.TenantAccess => ({
     appId: b.appId as CommerceClient.TenantAccess["appId"],
@@ -118,7 +120,10 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
       const key = Operation.resourceKey(op)
       const state = yield* store.state(b.appId, b.businessId, key)
       const now = yield* Clock.currentTimeMillis
-      if (b.status !== "active" || state.paused !== null) return { mode: "skipped", pages: 0, records: 0, outcome: "done" } satisfies RunReport
+      // Paused, on hold, or (with several servers) owned by another server right now.
+      if (b.status !== "active" || state.paused !== null || !ownership.owns(b.appId, b.businessId)) {
+        return { mode: "skipped", pages: 0, records: 0, outcome: "done" } satisfies RunReport
+      }
 
       const resuming = state.cursor !== null
       const fullDue = runOptions?.forceFull === true || resuming || state.fullCompletedAt === null || now - state.fullCompletedAt >= options.reconcileMs
@@ -212,7 +217,9 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
     const loops = yield* FiberMap.make<string>()
     const running = new Set<string>()
     const supervise = Effect.gen(function*() {
-      const active = yield* store.businesses({ status: "active" }).pipe(Effect.orElseSucceed(() => []))
+      const all = yield* store.businesses({ status: "active" }).pipe(Effect.orElseSucceed(() => []))
+      // With several servers, only the tenants this one owns (see Ownership).
+      const active = all.filter((b) => ownership.owns(b.appId, b.businessId))
       const wanted = new Set(active.map((b) => `${b.appId}:${b.businessId}`))
       for (const b of active) {
         const k = `${b.appId}:${b.businessId}`

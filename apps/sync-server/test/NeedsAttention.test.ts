@@ -8,6 +8,7 @@ import { type RunningSimulator, startSimulator } from "@ocs/simulator"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
 import { makeSealer } from "../src/Secrets.ts"
 import { watchTenants } from "../src/Server.ts"
+import { Ownership } from "../src/Ownership.ts"
 import { SyncEngine } from "../src/SyncEngine.ts"
 import { TenantStore } from "../src/TenantStore.ts"
 import { tempDir } from "./processes.ts"
@@ -36,7 +37,11 @@ const testLayer = () => {
     Layer.provide(TransportEvents.TransportEvents.layerLog),
     Layer.provide(NodeHttpClient.layerUndici)
   )
-  return SyncEngine.layer({ operations, intervalMs: 60_000, reconcileMs: 3_600_000, overlapMs: 0 }).pipe(Layer.provide(client), Layer.provideMerge(base))
+  return SyncEngine.layer({ operations, intervalMs: 60_000, reconcileMs: 3_600_000, overlapMs: 0 }).pipe(
+    Layer.provide(client),
+    Layer.provide(Ownership.layerAll),
+    Layer.provideMerge(base)
+  )
 }
 
 const register = (t: { app: { appId: string }; business: { businessId: string }; token: { accessToken: string } }, extra: { expiresAt?: number } = {}) =>
