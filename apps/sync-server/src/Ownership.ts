@@ -77,7 +77,7 @@ const makeKafka = (options: KafkaOwnershipOptions) =>
       member = event.payload.memberId
       const assigned = new Set(event.payload.memberAssignment[options.topic] ?? [])
       const now = Date.now()
-      for (const p of [...owned.keys()]) if (!assigned.has(p)) owned.delete(p)
+      for (const p of owned.keys()) if (!assigned.has(p)) owned.delete(p)
       for (const p of assigned) {
         const before = owned.get(p)
         // Kept partitions resume at once; new ones wait out the previous owner's window.

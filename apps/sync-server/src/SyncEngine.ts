@@ -227,7 +227,7 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
         running.add(k)
         yield* FiberMap.run(loops, k, tenantLoop(b.appId, b.businessId))
       }
-      for (const k of [...running]) {
+      for (const k of running) {
         if (wanted.has(k)) continue
         running.delete(k)
         yield* FiberMap.remove(loops, k)

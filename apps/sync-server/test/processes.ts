@@ -98,4 +98,4 @@ export const eventually = async <A>(what: string, check: () => Promise<A | undef
 }
 
 /** JSON with integers beyond 2^53 kept as strings (for comparing ids). */
-export const parseLoose = (text: string): any => JSON.parse(text.replace(/(?<=[:\[,]\s*)(-?\d{16,})(?=\s*[,\]}])/g, '"$1"'))
+export const parseLoose = (text: string): any => JSON.parse(text.replace(/(?<=[:[,]\s*)(-?\d{16,})(?=\s*[,\]}])/g, '"$1"'))

@@ -30,7 +30,7 @@ export interface UtilizationResult {
 const scenario = async (tenants: number, limit: number, windowMs: number, windows: number): Promise<UtilizationResult> => {
   const sim = await startSimulator({ port: 0, products: 10, demo: false, rateLimit: { limit, windowMs, lockMs: windowMs } })
   try {
-    const access = []
+    const access: Array<ReturnType<typeof tenantAccess>> = []
     for (let i = 0; i < tenants; i++) {
       const t = await sim.control.createTenant({ products: limit * (windows + 2), orders: 0, payments: 0 })
       access.push(tenantAccess(t.app.appId, t.business.businessId, t.token.accessToken))
