@@ -12,6 +12,8 @@
  */
 import { Data, Result } from "effect"
 
+const RAW_FOUND = Symbol("RawJson found")
+
 /** A JSON value as this module parses it: unsafe integers become bigint. */
 export type JsonValue =
   | null
@@ -51,17 +53,12 @@ export const parse = (text: string): Result.Result<JsonValue, JsonError> => {
   if (text.trim().length === 0) {
     return Result.fail(new JsonError({ reason: "Empty", message: "empty body: expected a JSON document" }))
   }
-  const tooDeep = depthExceeds(text, MAX_DEPTH)
-  if (tooDeep !== undefined) {
-    return Result.fail(
-      new JsonError({ reason: "TooDeep", message: `JSON nested deeper than ${MAX_DEPTH} levels`, position: tooDeep })
-    )
-  }
+  let value: JsonValue
   try {
     const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
     // Only an integer of 16 or more digits can exceed 2^53; without one the reviver (costly
     // on large documents) has nothing to do.
-    return Result.succeed((MAYBE_UNSAFE.test(json) ? JSON.parse(json, reviver as never) : JSON.parse(json)) as JsonValue)
+    value = (MAYBE_UNSAFE.test(json) ? JSON.parse(json, reviver as never) : JSON.parse(json)) as JsonValue
   } catch (cause) {
     const message = cause instanceof Error ? cause.message : String(cause)
     const position = /position (\d+)/.exec(message)?.[1]
@@ -73,6 +70,13 @@ export const parse = (text: string): Result.Result<JsonValue, JsonError> => {
       })
     )
   }
+  // V8 parses deep documents without recursion, but recursive code downstream would not
+  // survive them: refuse what nests deeper than MAX_DEPTH. Walking the parsed values costs
+  // far less than scanning the text.
+  if (depthExceeds(value, MAX_DEPTH)) {
+    return Result.fail(new JsonError({ reason: "TooDeep", message: `JSON nested deeper than ${MAX_DEPTH} levels` }))
+  }
+  return Result.succeed(value)
 }
 
 // ignoreBOM: true keeps a leading byte-order mark in the text, so the text stays byte-exact;
@@ -105,6 +109,10 @@ export class RawJson {
   constructor(text: string) {
     this.text = text
   }
+  /** `JSON.stringify` cannot splice raw text: refuse, so `stringify` takes its own writer. */
+  toJSON(): never {
+    throw RAW_FOUND
+  }
 }
 
 /**
@@ -120,9 +128,31 @@ export const raw = (text: string): Result.Result<RawJson, JsonError> =>
  * left out (as JSON.stringify does); objects keep their insertion order.
  */
 export const stringify = (value: unknown): string => {
+  // Fast paths: the engine's own serialiser, first without a replacer (most values hold no
+  // bigint; one makes it throw), then with bigints written through JSON.rawJSON. A RawJson
+  // (object or array text) cannot go either way: meeting one switches to the writer below.
+  try {
+    return JSON.stringify(value) ?? "null"
+  } catch (e) {
+    if (e !== RAW_FOUND && !(e instanceof TypeError)) throw e
+  }
+  try {
+    return JSON.stringify(value, fastReplacer) ?? "null"
+  } catch (e) {
+    if (e !== RAW_FOUND) throw e
+  }
   const out: Array<string> = []
   write(value, out)
   return out.join("")
+}
+
+// JSON.rawJSON (Node 21+) writes a primitive's text unchanged; the TypeScript lib lacks it.
+const rawJSON = (JSON as unknown as { readonly rawJSON: (text: string) => unknown }).rawJSON
+
+function fastReplacer(this: unknown, _key: string, v: unknown): unknown {
+  if (typeof v === "bigint") return rawJSON(v.toString())
+  if (v instanceof RawJson) throw RAW_FOUND
+  return v
 }
 
 const write = (value: unknown, out: Array<string>): void => {
@@ -285,20 +315,24 @@ const findMember = (
   return found
 }
 
-/** Returns the offset where nesting first exceeds `max`, or undefined. Strings are skipped. */
-const depthExceeds = (text: string, max: number): number | undefined => {
-  let depth = 0
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (c === 0x22) {
-      i = skipString(text, i) - 1
-    } else if (c === 0x7b || c === 0x5b) {
-      if (++depth > max) return i
-    } else if (c === 0x7d || c === 0x5d) {
-      depth--
+/** True when a parsed value nests containers deeper than `max` (iterative: no recursion). */
+const depthExceeds = (root: JsonValue, max: number): boolean => {
+  if (root === null || typeof root !== "object") return false
+  const values: Array<JsonValue> = [root]
+  const depths: Array<number> = [1]
+  while (values.length > 0) {
+    const value = values.pop()!
+    const depth = depths.pop()!
+    if (depth > max) return true
+    const children = Array.isArray(value) ? value : Object.values(value as object)
+    for (const child of children as ReadonlyArray<JsonValue>) {
+      if (child !== null && typeof child === "object") {
+        values.push(child)
+        depths.push(depth + 1)
+      }
     }
   }
-  return undefined
+  return false
 }
 
 /** Structural equality of parsed JSON values (bigint-aware; key order ignored). */

@@ -14,8 +14,7 @@
  * updatedAt is the delete's own updatedAt when it carries one, else the time the delete was
  * received, so a sync observation older than the delete does not resurrect the entity.
  */
-import { DomainEvent, Records } from "@ocs/protocol"
-import * as Json from "./json.ts"
+import { DomainEvent, Json, Records } from "@ocs/protocol"
 import type Database from "better-sqlite3"
 import { asText, toMillis } from "../UpdatedAt.ts"
 
