@@ -12,6 +12,7 @@ import type { ReadModels } from "@ocs/read-models"
 import type { Ingestion } from "@ocs/ingestion"
 import type { PluginRuntime } from "@ocs/plugin-sdk"
 import type { RateLimiter } from "@ocs/transport"
+import * as Config from "./Config.ts"
 import { safeEqual } from "./Secrets.ts"
 import type { SyncEngine } from "./SyncEngine.ts"
 import type { Business, TenantStore } from "./TenantStore.ts"
@@ -37,22 +38,14 @@ const json = (body: unknown, status = 200) =>
 
 const problem = (status: number, message: string) => json({ error: message }, status)
 
+// The admin API takes what the configuration file takes (same fields, same checks).
 const AppInput = Schema.Struct({
-  appId: Schema.Union([Schema.String, Schema.Number, Schema.BigInt]),
-  verifyTokens: Schema.Array(Schema.String.check(Schema.isMinLength(1))).check(Schema.isMinLength(1)),
+  appId: Config.AppConfig.fields.appId,
+  verifyTokens: Config.AppConfig.fields.verifyTokens.check(Schema.isMinLength(1)),
   enabled: Schema.optional(Schema.Boolean)
 })
 
-const TenantInput = Schema.Struct({
-  appId: Schema.Union([Schema.String, Schema.Number, Schema.BigInt]),
-  businessId: Schema.Union([Schema.String, Schema.Number, Schema.BigInt]),
-  accessToken: Schema.String.check(Schema.isMinLength(1)),
-  version: Schema.optional(Schema.String),
-  permissions: Schema.optional(Schema.Array(Schema.String)),
-  depots: Schema.optional(Schema.Array(Schema.String)),
-  grantedAt: Schema.optional(Schema.String),
-  expiresAt: Schema.optional(Schema.String)
-})
+const TenantInput = Schema.Struct({ appId: Config.AppConfig.fields.appId, ...Config.BusinessConfig.fields })
 
 /** Parses `YYYY-MM-DD...` or epoch ms; undefined when absent. */
 export const parseDate = (value: string | undefined): number | null => {

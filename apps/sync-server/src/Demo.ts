@@ -7,7 +7,7 @@ import { Effect, Option, Schedule, Scope } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as Crypto from "node:crypto"
 import { fileURLToPath } from "node:url"
-import { SimulatorControl } from "@ocs/simulator"
+import { SimulatorControl, type SimulatorControlTypes } from "@ocs/simulator"
 import { ReadModels } from "@ocs/read-models"
 import { Ingestion } from "@ocs/ingestion"
 import { RateLimiter } from "@ocs/transport"
@@ -15,34 +15,10 @@ import type { Config } from "./Config.ts"
 import type { RunningServer } from "./Server.ts"
 import { TenantStore } from "./TenantStore.ts"
 
-export interface DemoInfo {
-  readonly appId: string
-  readonly businessId: string
-  readonly accessToken: string
-  readonly verifyToken: string
-  readonly posBaseUrl: string
-  readonly vpageBaseUrl: string
-}
+export type DemoInfo = SimulatorControlTypes.Demo
 
-const fetchDemo = (url: string) =>
-  Effect.tryPromise({
-    try: async () => {
-      const response = await fetch(`${url}/_sim/demo`, { signal: AbortSignal.timeout(1000) })
-      if (!response.ok) throw new Error(`HTTP ${response.status}`)
-      // Ids may exceed 2^53: keep them as text.
-      const text = await response.text()
-      const raw = JSON.parse(text.replace(/"(appId|businessId)"\s*:\s*(\d+)/g, '"$1":"$2"')) as Record<string, string>
-      return {
-        appId: raw["appId"]!,
-        businessId: raw["businessId"]!,
-        accessToken: raw["accessToken"]!,
-        verifyToken: raw["verifyToken"]!,
-        posBaseUrl: raw["posBaseUrl"]!,
-        vpageBaseUrl: raw["vpageBaseUrl"]!
-      } satisfies DemoInfo
-    },
-    catch: (e) => e
-  })
+/** The simulator's demo tenant; ids come back as exact decimal strings. */
+const fetchDemo = (url: string) => Effect.tryPromise({ try: () => new SimulatorControl(url).demo(), catch: (e) => e })
 
 /** The simulator on `port`: an existing one, or a child process we start (and stop with the scope). */
 export const simulator = (host: string, port: number) =>
