@@ -268,6 +268,15 @@ export const start = (config: Config) =>
 
     const readModels = yield* ReadModels.ReadModels
     const projection = yield* readModels.run("read-models")
+    // Runs after the HTTP server has closed and the sync loops have stopped (finalizers run in
+    // reverse): project what the last requests and pages appended, so the files a stopped
+    // server leaves behind are up to date with its log.
+    yield* Effect.addFinalizer(() =>
+      Fiber.interrupt(projection).pipe(
+        Effect.andThen(readModels.catchUp("read-models")),
+        Effect.catch((e) => Effect.logWarning("final projection catch-up failed; it resumes at the next start", e))
+      )
+    )
     yield* Effect.forkIn(tenantActivity.pipe(Effect.catch((e) => Effect.logError("tenant activity stopped", e))), scope)
     yield* Effect.forkIn(Effect.repeat(watchTenants(config.webhooks.silenceAlertSeconds * 1000), Schedule.spaced("1 hour")), scope)
     const sync = yield* SyncEngine
@@ -291,8 +300,16 @@ export const start = (config: Config) =>
     const adminListener = yield* NodeHttpServer.makeHandler(router.asHttpEffect(), { scope })
 
     const server = Http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
-      if (ingestion.isWebhookPath(req.url ?? "/")) ingestion.nodeListener(req, res)
-      else adminListener(req, res)
+      const url = req.url ?? "/"
+      if (ingestion.isWebhookPath(url)) return ingestion.nodeListener(req, res)
+      // Exact paths only: the router would take `/healthz/` as `/healthz`. A trailing slash
+      // is another resource (404), never a redirect.
+      const path = url.split("?")[0]!
+      if (path.length > 1 && path.endsWith("/")) {
+        res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}')
+        return
+      }
+      adminListener(req, res)
     })
     const port = yield* Effect.acquireRelease(
       Effect.callback<number, Error>((resume) => {
@@ -308,7 +325,7 @@ export const start = (config: Config) =>
           server.closeIdleConnections()
           const force = setTimeout(() => server.closeAllConnections(), 10_000)
           force.unref()
-        }).pipe(Effect.andThen(Fiber.interrupt(projection)))
+        })
     )
     ready = true
     const url = `http://${config.server.host}:${port}`

@@ -101,6 +101,13 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
       yield* store.recordError({ appId: b.appId, businessId: b.businessId, resource, tag, message }).pipe(Effect.ignore)
       yield* store.updateState(b.appId, b.businessId, resource, { lastError: `${tag}: ${message}` }).pipe(Effect.ignore)
       const code = "errorCode" in error ? String((error as { errorCode: unknown }).errorCode) : tag
+      if (tag === "InvalidFormFields" && Object.keys((error as { fields?: object }).fields ?? {}).some((f) => f.startsWith("paginator.next"))) {
+        // The service refused a cursor it issued (expired, or damaged on its side): resuming
+        // from it can never succeed, so the next pass starts this full sync from page 1.
+        yield* store.updateState(b.appId, b.businessId, resource, { cursor: null }).pipe(Effect.ignore)
+        yield* Effect.logWarning(`sync ${b.appId}:${b.businessId} ${resource}: cursor refused, the full sync restarts from the first page`)
+        return "error" as const
+      }
       if (tenantAttention.has(tag)) {
         yield* store.setStatus(b.appId, b.businessId, "attention", { code, message }).pipe(Effect.ignore)
         yield* Effect.logWarning(`tenant ${b.appId}:${b.businessId} needs attention: ${message}`)
@@ -125,8 +132,10 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
         return { mode: "skipped", pages: 0, records: 0, outcome: "done" } satisfies RunReport
       }
 
-      const resuming = state.cursor !== null
-      const fullDue = runOptions?.forceFull === true || resuming || state.fullCompletedAt === null || now - state.fullCompletedAt >= options.reconcileMs
+      // A forced full sync starts from the first page, whatever cursor is stored.
+      const forced = runOptions?.forceFull === true
+      const resuming = state.cursor !== null && !forced
+      const fullDue = forced || resuming || state.fullCompletedAt === null || now - state.fullCompletedAt >= options.reconcileMs
       const incrementalDue = !fullDue && op.incremental !== undefined &&
         (state.lastRunAt === null || now - state.lastRunAt >= options.intervalMs)
       if (!fullDue && !incrementalDue) return { mode: "skipped", pages: 0, records: 0, outcome: "done" } satisfies RunReport
@@ -138,7 +147,7 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
         if (fullDue) {
           const startedAt = resuming && state.fullStartedAt !== null ? state.fullStartedAt : now
           if (!resuming) yield* store.updateState(b.appId, b.businessId, key, { fullStartedAt: startedAt })
-          const stored = state.cursor === null ? undefined : Paginator.cursorFromText(state.cursor)
+          const stored = !resuming || state.cursor === null ? undefined : Paginator.cursorFromText(state.cursor)
           const cursor = stored !== undefined && stored._tag === "Success" ? stored.success : undefined
           yield* client.pages(access(b), op, { size: options.pageSize, cursor, filters: op.filters }).pipe(
             Stream.runForEach((page) =>

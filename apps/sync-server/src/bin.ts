@@ -52,12 +52,13 @@ const program = Effect.gen(function*() {
     sim = yield* Demo.simulator("127.0.0.1", Number(values["simulator-port"]))
     config = Demo.demoConfig(config, sim.demo)
   }
-  const running = yield* Effect.gen(function*() {
+  // The server's own scope closes inside the layers' scope: on shutdown it stops the HTTP
+  // server, the loops and the final projection while the log and read models are still open.
+  return yield* Effect.gen(function*() {
     const server = yield* Server.start(config)
     if (sim !== undefined) yield* Demo.drive(sim.url, sim.demo, server, config.server.adminKey!)
     return yield* Effect.never
-  }).pipe(Effect.provide(Server.layer(config)))
-  return running
+  }).pipe(Effect.scoped, Effect.provide(Server.layer(config)))
 }).pipe(Effect.scoped)
 
 program.pipe(
