@@ -201,7 +201,16 @@ const main = async () => {
   const out = Path.join(root, "bench-results")
   Fs.mkdirSync(out, { recursive: true })
   Fs.writeFileSync(Path.join(out, "latest.json"), JSON.stringify({ quick, machine, at: new Date().toISOString(), rows }, (_, v) => (typeof v === "bigint" ? v.toString() : v), 2))
-  console.log(`\nwritten: bench-results/latest.json`)
+  const markdown = [
+    `ocs bench${quick ? " --quick" : ""}, ${new Date().toISOString().slice(0, 10)}: ${machine}`,
+    "",
+    line(header),
+    `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`,
+    ...table.map(line),
+    ""
+  ].join("\n")
+  Fs.writeFileSync(Path.join(out, "latest.md"), markdown)
+  console.log(`\nwritten: bench-results/latest.json, bench-results/latest.md`)
   if (rows.some((r) => r.ours.startsWith("error:"))) process.exitCode = 1
 }
 
