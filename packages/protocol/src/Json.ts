@@ -155,6 +155,21 @@ function fastReplacer(this: unknown, _key: string, v: unknown): unknown {
   return v
 }
 
+/**
+ * `stringify` for values that likely hold bigints (what `parse` hands out for big ids): it
+ * goes straight to the bigint-aware serialiser instead of trying the plain one first.
+ */
+export const stringifyParsed = (value: unknown): string => {
+  try {
+    return JSON.stringify(value, fastReplacer) ?? "null"
+  } catch (e) {
+    if (e !== RAW_FOUND) throw e
+  }
+  const out: Array<string> = []
+  write(value, out)
+  return out.join("")
+}
+
 const write = (value: unknown, out: Array<string>): void => {
   switch (typeof value) {
     case "string":

@@ -15,6 +15,8 @@ import { Clock, Context, Duration, Effect, type Fiber, Layer, Option, type Scope
 import * as NodeFs from "node:fs"
 import * as NodeUrl from "node:url"
 import * as Digest from "./internal/digest.ts"
+import type * as Plan from "./internal/plan.ts"
+import * as Planner from "./internal/planner.ts"
 import * as Projector from "./internal/projector.ts"
 import * as Queries from "./internal/queries.ts"
 import { RebuildTargetExists, type ReadModelsError, type SqliteError, UnsupportedCheckpoint } from "./ReadModelsError.ts"
@@ -139,22 +141,29 @@ const open = Effect.fnUntraced(function*(options: {
 })
 
 /** The projection core of one open file: `project` plus its prepared statements. */
-const projection = Effect.fnUntraced(function*(handle: SqliteDatabase.Handle, defaultConsumer: string) {
-  const projector = yield* handle.use("prepare", (_, client) => Projector.make(client))
-  const project = Effect.fn("ReadModels.project")(function*(records: ReadonlyArray<LogRecord.LogRecord>, options?: ProjectOptions) {
-    const started = performance.now()
-    const consumer = options?.consumer ?? defaultConsumer
-    const lastOffset = lastOffsetOf(records)
-    const checkpoint = options?.checkpoint ?? (lastOffset === undefined ? undefined : Checkpoints.sqlite(lastOffset))
-    const now = yield* Clock.currentTimeMillis
-    const applied = yield* handle.transaction("project", () => {
-      const stats = projector.apply(records)
-      if (checkpoint !== undefined) saveCheckpoint(handle, consumer, checkpoint, now)
-      return stats
+const projection = Effect.fnUntraced(function*(handle: SqliteDatabase.Handle, defaultConsumer: string, options?: Projector.Options) {
+  const projector = yield* handle.use("prepare", (_, client) => Projector.make(client, options))
+  /** One transaction: the records (planned here, or `plans` made beforehand) and the checkpoint. */
+  const write = (records: ReadonlyArray<LogRecord.LogRecord>, options: ProjectOptions | undefined, plans: ReadonlyArray<Plan.Plan> | undefined) =>
+    Effect.gen(function*() {
+      const started = performance.now()
+      const consumer = options?.consumer ?? defaultConsumer
+      const lastOffset = lastOffsetOf(records)
+      const checkpoint = options?.checkpoint ?? (lastOffset === undefined ? undefined : Checkpoints.sqlite(lastOffset))
+      const now = yield* Clock.currentTimeMillis
+      const applied = yield* handle.transaction("project", () => {
+        const stats = plans === undefined ? projector.apply(records) : projector.execute(records, plans)
+        if (checkpoint !== undefined) saveCheckpoint(handle, consumer, checkpoint, now)
+        return stats
+      })
+      return { ...applied, lastOffset, millis: performance.now() - started }
     })
-    return { ...applied, lastOffset, millis: performance.now() - started }
+  const project = Effect.fn("ReadModels.project")(function*(records: ReadonlyArray<LogRecord.LogRecord>, options?: ProjectOptions) {
+    return yield* write(records, options, undefined)
   })
-  return project
+  const projectPlanned = (records: ReadonlyArray<LogRecord.LogRecord>, plans: ReadonlyArray<Plan.Plan>, options?: ProjectOptions) =>
+    write(records, options, plans)
+  return { project, projectPlanned }
 })
 
 const addStats = (a: ProjectStats, b: ProjectStats): ProjectStats => ({
@@ -178,6 +187,14 @@ export const dropSecondaryIndexes = (client: Database.Database): ReadonlyArray<s
   return rows.map((row) => row.sql)
 }
 
+/** Batches a rebuild reads and plans ahead of the one it writes (bounded memory: backpressure on the read). */
+const BATCHES_AHEAD = 2
+
+const planFailed = (filename: string, cause: unknown) =>
+  cause instanceof SqliteDatabase.SqliteError
+    ? cause
+    : new SqliteDatabase.SqliteError({ filename, operation: "plan", message: `rebuild of ${filename}: planning failed: ${String(cause)}`, cause })
+
 /** Projects the log from scratch into a new file (see `RebuildOptions`). */
 export const rebuild = Effect.fn("ReadModels.rebuild")(function*(options: RebuildOptions): Effect.fn.Return<ProjectStats, ReadModelsError, EventLog.EventLog> {
   const log = yield* EventLog.EventLog
@@ -193,6 +210,8 @@ export const rebuild = Effect.fn("ReadModels.rebuild")(function*(options: Rebuil
   const batchSize = options.batchSize ?? 5000
   const started = performance.now()
   const stats = yield* Effect.scoped(Effect.gen(function*() {
+    // First, so that the thread loads while this one opens the file and reads the first batch.
+    const pipeline = yield* Planner.make<LogRecord.LogRecord>(filename)
     const handle = yield* open({ filename: work, cacheSizeKiB: options.cacheSizeKiB ?? 262_144 })
     // A half-written rebuild is thrown away, so this file needs neither fsync nor a WAL until
     // it is complete: pages are written once, straight into the file (the rollback journal in
@@ -203,8 +222,20 @@ export const rebuild = Effect.fn("ReadModels.rebuild")(function*(options: Rebuil
       client.pragma("synchronous = OFF")
       return dropSecondaryIndexes(client)
     })
-    const project = yield* projection(handle, options.consumer ?? DEFAULT_CONSUMER)
+    const { projectPlanned } = yield* projection(handle, options.consumer ?? DEFAULT_CONSUMER, { fresh: true })
+    // Pipeline: the planner thread decodes the next batches while this thread writes the
+    // oldest one (plans are pure, so planning ahead changes nothing).
     let total = emptyStats
+    const writeUntil = (left: number) =>
+      Effect.whileLoop({
+        while: () => pipeline.size() > left,
+        body: () =>
+          Effect.flatMap(
+            Effect.tryPromise({ try: () => pipeline.take(), catch: (cause) => planFailed(filename, cause) }),
+            ({ plans, records }) => projectPlanned(records, plans)
+          ),
+        step: (s) => (total = addStats(total, s))
+      })
     yield* log.read({
       tenant: options.tenant === undefined ? "all" : `${options.tenant.appId}:${options.tenant.businessId}`,
       untilOffset: options.untilOffset,
@@ -212,7 +243,12 @@ export const rebuild = Effect.fn("ReadModels.rebuild")(function*(options: Rebuil
       pageSize: batchSize
     }).pipe(
       Stream.rechunk(batchSize),
-      Stream.runForEachArray((page) => Effect.map(project(page), (s) => (total = addStats(total, s))))
+      Stream.runForEachArray((page) =>
+        Effect.suspend(() => {
+          pipeline.add(page)
+          return writeUntil(BATCHES_AHEAD)
+        })),
+      Effect.andThen(Effect.suspend(() => writeUntil(0)))
     )
     yield* handle.use("finish", (_, client) => {
       for (const ddl of indexes) client.exec(ddl)
@@ -234,7 +270,7 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
   const batchSize = options.batchSize ?? 2000
   const maxWait = Duration.millis(options.maxBatchWaitMillis ?? 200)
   const handle = yield* open({ ...options, cacheSizeKiB: options.cacheSizeKiB ?? 65_536 })
-  const project = yield* projection(handle, defaultConsumer)
+  const { project } = yield* projection(handle, defaultConsumer)
   const q = Queries.make(handle.drizzle)
   const query = <A>(name: string, f: () => A) => handle.use(name, f)
 
