@@ -54,6 +54,10 @@ export const runMemoryBench = async (options: { readonly quick?: boolean } = {})
       const syncSeconds = (Date.now() - started) / 1000
       await new Promise((r) => setTimeout(r, 3000)) // idle
       const rssMb = rssOf(server.proc.child.pid!)
+      if (process.env["OCS_BENCH_DEBUG"] !== undefined) {
+        const status = Fs.readFileSync(`/proc/${server.proc.child.pid}/status`, "utf8")
+        console.error(status.split("\n").filter((l) => /^(Rss|Threads|VmData)/.test(l)).join(" | "))
+      }
       const metrics = await (await fetch(`${server.url}/metrics`)).text()
       const gauge = (name: string) => Number(new RegExp(`^${name} (\\d+)`, "m").exec(metrics)?.[1] ?? NaN) / 2 ** 20
       const heap = { heapUsedMb: gauge("ocs_process_heap_used_bytes"), heapTotalMb: gauge("ocs_process_heap_total_bytes"), externalMb: gauge("ocs_process_external_bytes") }

@@ -102,7 +102,8 @@ export const layer = (config: Config) => {
       clientId: "ocs-sync-server"
     })
     : EventLog.EventLog.layerSqlite({ filename: f.events, dedupeWindowMillis: (config.webhooks.dedupeWindowSeconds ?? 24 * 3600) * 1000 })
-  const readModels = ReadModels.ReadModels.layer({ filename: f.readModels })
+  // A 16 MiB page cache: reads are per tenant and small; the file is the source of the rest.
+  const readModels = ReadModels.ReadModels.layer({ filename: f.readModels, cacheSizeKiB: 16 * 1024 })
   const base = Layer.mergeAll(tenantStore, eventLog, readModels)
 
   const events = transportEventsToLog

@@ -6,7 +6,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import { nodeFlags } from "../src/nodeFlags.ts"
+import { nodeEnv, nodeFlags } from "../src/nodeFlags.ts"
 
 export interface Proc {
   readonly child: ChildProcess.ChildProcess
@@ -77,7 +77,7 @@ export const startServerProcess = async (config: unknown, env: Record<string, st
   const file = Path.join(dir, "ocs.json")
   Fs.writeFileSync(file, JSON.stringify(config, null, 2))
   // Started as `./ocs start` starts it.
-  const { proc, match } = await spawnNode([...nodeFlags, serverBin, "--config", file], /listening on (http:\/\/[\d.:]+)/, env)
+  const { proc, match } = await spawnNode([...nodeFlags, serverBin, "--config", file], /listening on (http:\/\/[\d.:]+)/, { ...nodeEnv, ...env })
   return { proc, url: match[1]!, dir }
 }
 
