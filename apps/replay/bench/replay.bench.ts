@@ -9,14 +9,14 @@
  * product/list sync pages of 100 products (each product one event); 10 businesses, 20,000
  * products, ids beyond 2^53. Target: 1,000,000 events in under 30 s.
  */
-import { EventLog, type LogRecord } from "@ocs/event-log"
-import { DomainEvent, Json } from "@ocs/protocol"
+import { EventLog } from "@ocs/event-log"
 import { Effect } from "effect"
 import * as NodeChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import * as NodeUrl from "node:url"
+import { makeGenerator } from "../../../packages/read-models/bench/projection.bench.ts"
 
 export interface ReplayBenchResult {
   readonly events: number
@@ -33,86 +33,7 @@ export interface ReplayBenchResult {
 }
 
 const ROOT = NodeUrl.fileURLToPath(new URL("../../../", import.meta.url))
-const APP = "1001"
-const BUSINESSES = ["42", "43", "44", "45", "46", "9007199254740993001", "9007199254740993002", "9007199254740993003", "18446744073709551615", "7"]
-const PRODUCTS = 20_000
-const PRODUCT_BASE = 9007199254740993n
-const T0 = Date.UTC(2024, 0, 1)
-const PRODUCT_SYNC = DomainEvent.syncMeta({ kind: "product", idField: "id", updatedAtField: "updatedAt" }) as unknown as LogRecord.Meta
-
-/** mulberry32: deterministic runs. */
-const prng = (seed: number) => () => {
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
-
-const makeGenerator = () => {
-  const random = prng(7)
-  const pick = <A>(xs: ReadonlyArray<A>) => xs[Math.floor(random() * xs.length)]!
-  let clock = T0
-  let orderSeq = 0
-  const product = (k: number, at: number) => ({
-    id: PRODUCT_BASE + BigInt(k),
-    appProductId: `ap-${k}`,
-    code: `SKU-${k}`,
-    barcode: `893${String(k).padStart(10, "0")}`,
-    name: `Sản phẩm ${k} (${Math.floor(random() * 1000)})`,
-    price: Math.round(random() * 1_000_000) / 100,
-    updatedAt: new Date(at).toISOString(),
-    vendorField: { note: "kept" }
-  })
-  const webhook = (businessId: string, event: string, data: unknown): LogRecord.NewRecord => ({
-    appId: APP, businessId, source: "webhook", type: event, receivedAt: clock,
-    body: Json.stringify({ event, businessId: BigInt(businessId), webhooksVerifyToken: "verify", data })
-  })
-  /** One block of 1000 events (604 records), shuffled. */
-  const block = (): Array<{ readonly record: LogRecord.NewRecord; readonly events: number }> => {
-    const kinds: Array<"product" | "inventory" | "order" | "page"> = [
-      ...Array<"product">(350).fill("product"), ...Array<"inventory">(100).fill("inventory"),
-      ...Array<"order">(150).fill("order"), ...Array<"page">(4).fill("page")
-    ]
-    for (let i = kinds.length - 1; i > 0; i--) {
-      const j = Math.floor(random() * (i + 1))
-      ;[kinds[i], kinds[j]] = [kinds[j]!, kinds[i]!]
-    }
-    return kinds.map((kind) => {
-      clock += 7
-      const businessId = pick(BUSINESSES)
-      switch (kind) {
-        case "product":
-          return { record: webhook(businessId, random() < 0.2 ? "productAdd" : "productUpdate", product(Math.floor(random() * PRODUCTS), clock)), events: 1 }
-        case "inventory": {
-          const items = [0, 1, 2].map((d) => ({ productId: PRODUCT_BASE + BigInt(Math.floor(random() * PRODUCTS)), depotId: d + 1, quantity: Math.floor(random() * 500), available: Math.floor(random() * 500) }))
-          return { record: webhook(businessId, "inventoryChange", { products: items }), events: 1 }
-        }
-        case "order": {
-          const id = PRODUCT_BASE * 2n + BigInt(orderSeq++)
-          return {
-            record: webhook(businessId, "orderAdd", {
-              id, appOrderId: `web-${orderSeq}`, customerName: "Trần Thị B", customerMobile: `09${String(orderSeq % 1e8).padStart(8, "0")}`,
-              status: "new", updatedAt: new Date(clock).toISOString(),
-              products: [{ id: PRODUCT_BASE + 1n, quantity: 2, price: 150000 }, { id: PRODUCT_BASE + 2n, quantity: 1, price: 99000 }]
-            }),
-            events: 1
-          }
-        }
-        case "page": {
-          const start = Math.floor(random() * (PRODUCTS - 100))
-          const items = Array.from({ length: 100 }, (_, j) => product(start + j, clock - 60_000))
-          return {
-            record: { appId: APP, businessId, source: "sync", type: "product/list.page", receivedAt: clock, meta: PRODUCT_SYNC,
-              body: Json.stringify({ code: 1, data: items, paginator: { next: `cursor-${clock}` } }) },
-            events: 100
-          }
-        }
-      }
-    })
-  }
-  return { block }
-}
-
+// The same deterministic event mix as the projection benchmark, so the two figures compare.
 /** Writes a log of about `target` events; returns the counts. */
 export const generateLog = (filename: string, target: number) =>
   Effect.runPromise(Effect.gen(function*() {

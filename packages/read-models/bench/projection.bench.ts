@@ -51,7 +51,8 @@ const prng = (seed: number) => () => {
 type Row = { readonly table: "products" | "inventory" | "orders"; readonly params: ReadonlyArray<unknown> }
 interface Generated { readonly record: LogRecord.NewRecord; readonly rows: ReadonlyArray<Row>; readonly events: number }
 
-const makeGenerator = () => {
+/** The benchmark's deterministic event mix; the replay benchmark generates its log with it too. */
+export const makeGenerator = () => {
   const random = prng(7)
   const pick = <A>(xs: ReadonlyArray<A>) => xs[Math.floor(random() * xs.length)]!
   let clock = T0
