@@ -11,9 +11,8 @@
  *
  * Both also provide a read-only `EventLog` service, the input of `ReadModels.rebuild`.
  */
-import { EventLog, EventLogError, LogRecord, SqliteDatabase } from "@ocs/event-log"
-import * as Json from "@ocs/protocol/Json"
-import { Context, Effect, Layer, Option, Result, Schema, Stream } from "effect"
+import { EventLog, EventLogError, LogRecord, SqliteDatabase, SqliteEventLog } from "@ocs/event-log"
+import { Context, Effect, Layer, Option, Result, Stream } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -62,37 +61,8 @@ export interface SourceOptions {
   readonly kafka?: { readonly brokers: ReadonlyArray<string>; readonly topic: string } | undefined
 }
 
-/** The stored row; decoded with Schema before anything trusts it (as the event log does). */
-const RecordRow = Schema.Struct({
-  offset: Schema.Int,
-  id: Schema.String,
-  appId: LogRecord.DigitString,
-  businessId: Schema.NullOr(LogRecord.DigitString),
-  source: LogRecord.Source,
-  type: Schema.String,
-  receivedAt: Schema.Int,
-  body: Schema.String,
-  dedupeKey: Schema.NullOr(Schema.String),
-  meta: Schema.String,
-  entityId: Schema.NullOr(Schema.String)
-})
-
-const decodeRow = Schema.decodeUnknownResult(RecordRow)
-
-/** A stored row to a LogRecord; a row that does not decode means a damaged file. */
-export const rowToRecord = (row: unknown, where: string): Result.Result<LogRecord.LogRecord, EventLogError.RecordDecodeError> => {
-  const decoded = decodeRow(row)
-  if (Result.isFailure(decoded)) {
-    return Result.fail(new EventLogError.RecordDecodeError({ where, message: `stored record does not decode: ${decoded.failure.message}` }))
-  }
-  const r = decoded.success
-  // Meta "{}" is by far the most common value: skip the parser for it.
-  const meta = r.meta === "{}" ? Result.succeed({}) : Json.parse(r.meta)
-  if (Result.isFailure(meta) || typeof meta.success !== "object" || meta.success === null || Array.isArray(meta.success)) {
-    return Result.fail(new EventLogError.RecordDecodeError({ where, message: `record ${r.offset} (${r.id}): meta is not a JSON object` }))
-  }
-  return Result.succeed({ ...r, meta: meta.success as LogRecord.Meta })
-}
+/** A stored row to a LogRecord (the event log's own decoder); a row that does not decode means a damaged file. */
+export const rowToRecord = SqliteEventLog.rowToRecord
 
 const COLUMNS = `"offset" AS "offset", id, app_id AS appId, business_id AS businessId, source, type,
   received_at AS receivedAt, body, dedupe_key AS dedupeKey, meta, entity_id AS entityId`

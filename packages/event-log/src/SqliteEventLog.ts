@@ -25,3 +25,9 @@ export const migrationsFolder = Core.migrationsFolder
 
 export const make = (options: Options): Effect.Effect<EventLogService, SqliteError, Scope.Scope> =>
   Core.make(options).pipe(Effect.map((core) => core.service))
+
+/**
+ * Decodes a row of the `records` table (columns as in `Tables.records`, aliased to the record's
+ * field names) into a LogRecord; for tools that query a log file directly (the replay tool).
+ */
+export { rowToRecord } from "./internal/sqliteLog.ts"

@@ -178,7 +178,7 @@ const entityIdOf = (record: NewRecord): string | null => {
 const RecordRow = Schema.Struct({
   offset: Schema.Int,
   id: Schema.String,
-  tenant: Schema.String,
+  tenant: Schema.optional(Schema.String),
   appId: DigitString,
   businessId: Schema.NullOr(DigitString),
   source: Source,
@@ -198,7 +198,8 @@ export const rowToRecord = (row: unknown, where: string): Result.Result<LogRecor
     return Result.fail(new RecordDecodeError({ where, message: `stored record does not decode: ${String(exit.cause)}` }))
   }
   const r = exit.value
-  const meta = Json.parse(r.meta)
+  // Meta "{}" is by far the most common value: skip the parser for it.
+  const meta = r.meta === "{}" ? Result.succeed({}) : Json.parse(r.meta)
   if (Result.isFailure(meta) || typeof meta.success !== "object" || meta.success === null || Array.isArray(meta.success)) {
     return Result.fail(new RecordDecodeError({ where, message: `record ${r.offset} (${r.id}): meta is not a JSON object` }))
   }
