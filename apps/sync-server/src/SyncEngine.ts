@@ -11,7 +11,7 @@
  */
 import { Clock, Context, Duration, Effect, Fiber, FiberMap, Layer, Option, Schema, Stream } from "effect"
 import * as Crypto from "node:crypto"
-import { ApiError, DomainEvent, Operation, Paginator } from "@ocs/protocol"
+import { DomainEvent, Operation, Paginator } from "@ocs/protocol"
 import { EventLog } from "@ocs/event-log"
 import { CommerceClient } from "@ocs/transport"
 import { Ownership } from "./Ownership.ts"
@@ -275,4 +275,3 @@ export class UnknownResource extends Schema.TaggedError<UnknownResource>()("Unkn
   message: Schema.String
 }) {}
 
-export const isAttention = (e: ApiError.ApiError) => tenantAttention.has(e._tag)
