@@ -81,9 +81,17 @@ describe("429 storm", () => {
     const lockedCalls = calls.filter((c) => c.locked)
     const err429 = calls.filter((c) => c.outcome === "ERR_429")
     const stormIds = new Set(storm.map((t) => t.appId))
-    const counts = await Promise.all(storm.map(async (t) => (await admin(url, `/admin/tenants/${t.appId}/${t.businessId}`)).body.counts.products as number))
     const expected = await Promise.all(storm.map(async (t) => (await control.business(t.businessId)).counts?.products))
-    console.log(`[storm] calls=${calls.length} ok=${calls.filter((c) => c.outcome === "ok").length} ERR_429=${err429.length} (storm tenants ${err429.filter((c) => stormIds.has(c.appId ?? "")).length}, before the quiet tenants came ${err429.filter((c) => c.at < stormOn).length}, after they were done ${err429.filter((c) => c.at > quietDone).length}) locked-arrivals=${lockedCalls.length}; quiet tenants added ${stormOn - started} ms in, done ${quietDone - stormOn} ms later, storm tenants after ${stormDone - started} ms; storm products ${counts.join("/")} of ${expected.join("/")}`)
+    // A finished sync has appended every page to the log; the read models follow the log
+    // asynchronously, so they converge shortly after (under a loaded CI machine, seconds).
+    const readCounts = () => Promise.all(storm.map(async (t) => (await admin(url, `/admin/tenants/${t.appId}/${t.businessId}`)).body.counts.products as number))
+    const atDone = await readCounts()
+    const converged = await eventually("the storm tenants' read models", async () => {
+      const now = await readCounts()
+      return now.every((n, i) => n === expected[i]) ? now : undefined
+    }, 30_000, 250).catch(() => undefined)
+    const counts = converged ?? await readCounts()
+    console.log(`[storm] calls=${calls.length} ok=${calls.filter((c) => c.outcome === "ok").length} ERR_429=${err429.length} (storm tenants ${err429.filter((c) => stormIds.has(c.appId ?? "")).length}, before the quiet tenants came ${err429.filter((c) => c.at < stormOn).length}, after they were done ${err429.filter((c) => c.at > quietDone).length}) locked-arrivals=${lockedCalls.length}; quiet tenants added ${stormOn - started} ms in, done ${quietDone - stormOn} ms later, storm tenants after ${stormDone - started} ms; storm products ${atDone.join("/")} when the syncs finished, ${counts.join("/")} after, of ${expected.join("/")}`)
     assert.strictEqual(lockedCalls.length, 0, `calls reached the simulator during a lock: ${JSON.stringify(lockedCalls.slice(0, 3))}`)
     // The storm began before the quiet tenants arrived (they were added after the first
     // ERR_429) and still went on after they had finished.
