@@ -201,6 +201,7 @@ export const make = Effect.fnUntraced(function*(options: SourceOptions) {
         pageSize: o.pageSize
       }).pipe((records) => (o.from === undefined ? records : Stream.filter(records, (r) => r.offset >= o.from!))),
     append: () => readOnly("append"),
+    appendUnsafe: EventLog.appendUnsafeFrom(() => readOnly("append")),
     subscribe: () => Stream.fromEffect(readOnly("subscribe")),
     commit: () => readOnly("commit"),
     checkpoint: () => readOnly("checkpoint")

@@ -331,6 +331,7 @@ export const make = Effect.fnUntraced(function*(
 
   return {
     append: outbox.service.append,
+    appendUnsafe: outbox.service.appendUnsafe,
     read,
     subscribe,
     commit,

@@ -27,8 +27,8 @@ export const records = sqliteTable("records", {
   index("records_tenant_offset").on(t.tenant, t.offset),
   index("records_tenant_type_received").on(t.tenant, t.type, t.receivedAt),
   index("records_tenant_received").on(t.tenant, t.receivedAt),
-  index("records_tenant_entity").on(t.tenant, t.entityId).where(sql`${t.entityId} IS NOT NULL`),
-  index("records_tenant_dedupe").on(t.tenant, t.dedupeKey, t.receivedAt).where(sql`${t.dedupeKey} IS NOT NULL`)
+  index("records_tenant_entity").on(t.tenant, t.entityId).where(sql`${t.entityId} IS NOT NULL`)
+  // No index on dedupe_key: the writer keeps its dedupe index in memory (internal/dedupeIndex.ts).
 ])
 
 /** Audit trail of appends refused as duplicates: what came, when, and which fact it repeats. */

@@ -2,7 +2,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { EventLogError } from "@ocs/event-log"
 import { Ingestion } from "@ocs/ingestion"
 import { Effect } from "effect"
-import { addApp, envelope, hook, post, receiverLayer, recordsOf, request } from "./helpers.ts"
+import { addApp, envelope, hook, post, receiverLayer, recordsOf, request, wrapAppend } from "./helpers.ts"
 
 /** What the log in front of the real SQLite log does with the next appends. */
 const control = {
@@ -11,9 +11,7 @@ const control = {
 }
 
 const receiver = receiverLayer({ storeTimeoutMillis: 300 }, {
-  wrapLog: (log) => ({
-    ...log,
-    append: (batch) => {
+  wrapLog: (log) => wrapAppend(log, (batch) => {
       switch (control.mode) {
         case "fail":
           return Effect.fail(
@@ -26,8 +24,7 @@ const receiver = receiverLayer({ storeTimeoutMillis: 300 }, {
         case "pass":
           return log.append(batch)
       }
-    }
-  })
+    })
 })
 
 layer(receiver, { excludeTestServices: true })("Ingestion durability", (it) => {

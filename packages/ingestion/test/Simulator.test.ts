@@ -6,7 +6,7 @@ import { assert, layer } from "@effect/vitest"
 import { EventLogError } from "@ocs/event-log"
 import { Simulator } from "@ocs/simulator"
 import { Effect, Layer } from "effect"
-import { decisionsOf, receiverLayer, recordsOf, TestReceiver } from "./helpers.ts"
+import { decisionsOf, receiverLayer, recordsOf, TestReceiver, wrapAppend } from "./helpers.ts"
 
 const VERIFY = "sim-verify-token"
 
@@ -15,9 +15,7 @@ const control = { next: "pass" as "pass" | "fail" | "slow", slowDone: Promise.re
 
 const env = Layer.mergeAll(
   receiverLayer({}, {
-    wrapLog: (log) => ({
-      ...log,
-      append: (batch) => {
+    wrapLog: (log) => wrapAppend(log, (batch) => {
         const mode = control.next
         control.next = "pass"
         if (mode === "fail") {
@@ -31,8 +29,7 @@ const env = Layer.mergeAll(
           return Effect.ensuring(slow, Effect.sync(done))
         }
         return log.append(batch)
-      }
-    })
+      })
   }),
   Simulator.layer({ port: 0, products: 10, orders: 0, payments: 0, demo: false, webhooks: {
     timeoutMs: 300,

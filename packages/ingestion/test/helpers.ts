@@ -91,6 +91,12 @@ export const receiverLayer = (
   return server.pipe(Layer.provideMerge(ingestion), Layer.provideMerge(log))
 }
 
+/** The log with `append` replaced (and `appendUnsafe` running the replacement). */
+export const wrapAppend = (
+  log: EventLog.EventLogService,
+  append: EventLog.EventLogService["append"]
+): EventLog.EventLogService => ({ ...log, append, appendUnsafe: EventLog.appendUnsafeFrom(append) })
+
 /** Registers a fresh enabled application with the given tokens; returns its appId. */
 export const addApp = (tokens: ReadonlyArray<string> = ["secret-token"]) =>
   Effect.map(TestReceiver, (r) => {

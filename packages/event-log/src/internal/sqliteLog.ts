@@ -4,7 +4,7 @@
  */
 import * as Json from "@ocs/protocol/Json"
 import { and, asc, gte, inArray, lte, max, eq, type SQL } from "drizzle-orm"
-import { Clock, Deferred, Effect, Option, Queue, Result, Schema, type Scope, Stream } from "effect"
+import { Clock, Deferred, Effect, Exit, Option, Result, Schema, type Scope, Stream } from "effect"
 import * as NodeUrl from "node:url"
 import { Worker } from "node:worker_threads"
 import * as Checkpoints from "../Checkpoints.ts"
@@ -59,8 +59,11 @@ const DAY = 24 * 60 * 60 * 1000
 
 interface Pending {
   readonly rows: ReadonlyArray<Row>
-  readonly deferred: Deferred.Deferred<ReadonlyArray<AppendResult>, EventLogError>
+  readonly done: (exit: Exit.Exit<ReadonlyArray<AppendResult>, EventLogError>) => void
 }
+
+/** Transactions sent to the writer thread and not yet answered, at most. */
+const MAX_IN_FLIGHT = 2
 
 const decodeNewRecord = Schema.decodeUnknownExit(NewRecord)
 
@@ -80,9 +83,14 @@ interface Thread {
   readonly exited: Promise<number>
 }
 
+type Written = Result.Result<ReadonlyArray<GroupOutcome>, SqliteError>
+
 interface Writer {
-  /** Runs one transaction holding these append calls; fails only if the writer thread is gone. */
-  readonly write: (now: number, groups: ReadonlyArray<ReadonlyArray<Row>>) => Effect.Effect<ReadonlyArray<GroupOutcome>, SqliteError>
+  /**
+   * Sends one transaction holding these append calls; `done` runs once it committed (or the
+   * thread is gone). Batches are committed, and answered, in the order they were sent.
+   */
+  readonly write: (now: number, groups: ReadonlyArray<ReadonlyArray<Row>>, done: (written: Written) => void) => void
   readonly error: (message: string) => SqliteError
   /** Stops the thread abruptly, as a crash would (tests). */
   readonly kill: () => Promise<void>
@@ -132,36 +140,36 @@ const startWriter = (config: WriterConfig): Effect.Effect<Writer, SqliteError, S
     // Idle, the thread does not keep the process alive; with a batch in flight it does.
     worker.unref()
     let seq = 0
-    let inFlight: { readonly seq: number; readonly resume: (result: Effect.Effect<ReadonlyArray<GroupOutcome>, SqliteError>) => void } | undefined
+    const inFlight = new Map<number, (written: Written) => void>()
     let dead: string | undefined
-    const settle = (result: Effect.Effect<ReadonlyArray<GroupOutcome>, SqliteError>) => {
-      const waiting = inFlight
-      inFlight = undefined
-      worker.unref()
-      waiting?.resume(result)
+    const settle = (id: number, written: Written) => {
+      const done = inFlight.get(id)
+      if (done === undefined) return
+      inFlight.delete(id)
+      if (inFlight.size === 0) worker.unref()
+      done(written)
     }
     const die = (message: string) => {
       dead ??= message
-      settle(Effect.fail(appendError(message)))
+      for (const id of [...inFlight.keys()]) settle(id, Result.fail(appendError(message)))
     }
     worker.on("message", (message: WriterMessage) => {
-      if (message._tag === "Written" && inFlight?.seq === message.seq) settle(Effect.succeed(message.outcomes))
+      if (message._tag === "Written") settle(message.seq, Result.succeed(message.outcomes))
     })
     worker.on("error", (cause) => die(`writer thread failed: ${cause.message}`))
     worker.on("exit", (code) => die(`writer thread exited with code ${code}`))
-    const write = (now: number, groups: ReadonlyArray<ReadonlyArray<Row>>) =>
-      Effect.callback<ReadonlyArray<GroupOutcome>, SqliteError>((resume) => {
-        if (dead !== undefined) return resume(Effect.fail(appendError(dead)))
-        if (inFlight !== undefined) return resume(Effect.fail(appendError("a batch is already in flight")))
-        inFlight = { seq: ++seq, resume }
-        worker.ref()
-        try {
-          // oxlint-disable-next-line unicorn/require-post-message-target-origin -- node:worker_threads, not window
-          worker.postMessage({ seq, now, groups: JSON.stringify(groups) } satisfies WriteRequest)
-        } catch (cause) {
-          settle(Effect.fail(appendError(`could not send the batch: ${cause instanceof Error ? cause.message : String(cause)}`)))
-        }
-      })
+    const write = (now: number, groups: ReadonlyArray<ReadonlyArray<Row>>, done: (written: Written) => void) => {
+      if (dead !== undefined) return done(Result.fail(appendError(dead)))
+      const id = ++seq
+      inFlight.set(id, done)
+      worker.ref()
+      try {
+        // oxlint-disable-next-line unicorn/require-post-message-target-origin -- node:worker_threads, not window
+        worker.postMessage({ seq: id, now, groups: JSON.stringify(groups) } satisfies WriteRequest)
+      } catch (cause) {
+        settle(id, Result.fail(appendError(`could not send the batch: ${cause instanceof Error ? cause.message : String(cause)}`)))
+      }
+    }
     return { write, error: appendError, kill: () => worker.terminate().then(() => undefined) }
   }))
 }
@@ -259,65 +267,72 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
     Deferred.doneUnsafe(previous, Effect.void)
   }
 
-  const queue = yield* Queue.unbounded<Pending>()
+  // Group commit, in plain callbacks (an append from a request listener costs no fiber): the
+  // appends that arrive in one turn of the event loop (or within commitWindowMillis) form one
+  // transaction. Up to two transactions are in flight, so the writer thread commits one while
+  // this thread gathers the next: neither waits for the other.
+  const clock = yield* Clock.Clock
+  let pending: Array<Pending> = []
+  let inFlight = 0
+  let scheduled = false
+  let closed = false
 
-  const commitGroup = Effect.fnUntraced(function*(group: ReadonlyArray<Pending>) {
-    const now = yield* Clock.currentTimeMillis
-    const written = yield* Effect.result(thread.write(now, group.map((pending) => pending.rows)))
-    if (Result.isFailure(written)) {
-      for (const pending of group) Deferred.doneUnsafe(pending.deferred, Effect.fail(written.failure))
-    } else {
-      group.forEach((pending, i) => {
-        const outcome = written.success[i]
-        Deferred.doneUnsafe(
-          pending.deferred,
-          outcome === undefined || "error" in outcome
-            ? Effect.fail(thread.error(outcome === undefined ? "the writer thread answered no result" : outcome.error))
-            : Effect.succeed(toResults(pending.rows, outcome))
-        )
-      })
+  const flush = () => {
+    scheduled = false
+    if (closed || pending.length === 0) return
+    let count = 0
+    let take = 0
+    while (take < pending.length && (take === 0 || count + pending[take]!.rows.length <= maxPerCommit)) {
+      count += pending[take]!.rows.length
+      take++
     }
-    notify()
-  })
-
-  // The group-commit writer: takes whatever is queued, commits it in one transaction, repeats.
-  const writer = Effect.gen(function*() {
-    const first = yield* Queue.take(queue)
-    yield* Effect.uninterruptible(Effect.gen(function*() {
-      if (commitWindow > 0) yield* Effect.sleep(commitWindow)
-      else yield* Effect.yieldNow
-      const group: Array<Pending> = [first]
-      let count = first.rows.length
-      while (count < maxPerCommit) {
-        const next = yield* Queue.poll(queue)
-        if (Option.isNone(next)) break
-        group.push(next.value)
-        count += next.value.rows.length
+    const group = take === pending.length ? pending : pending.slice(0, take)
+    pending = take === pending.length ? [] : pending.slice(take)
+    inFlight++
+    thread.write(clock.currentTimeMillisUnsafe(), group.map((p) => p.rows), (written) => {
+      inFlight--
+      if (Result.isFailure(written)) {
+        for (const p of group) p.done(Exit.fail(written.failure))
+      } else {
+        group.forEach((p, i) => {
+          const outcome = written.success[i]
+          p.done(
+            outcome === undefined || "error" in outcome
+              ? Exit.fail(thread.error(outcome === undefined ? "the writer thread answered no result" : outcome.error))
+              : Exit.succeed(toResults(p.rows, outcome))
+          )
+        })
       }
-      yield* commitGroup(group)
-    }))
-  }).pipe(Effect.forever)
+      notify()
+      schedule()
+    })
+    schedule()
+  }
 
-  yield* Effect.acquireRelease(
-    Effect.forkScoped(writer),
-    () =>
-      Effect.gen(function*() {
-        const left = yield* Queue.clear(queue)
-        for (const pending of left) {
-          Deferred.doneUnsafe(pending.deferred, Effect.fail(new EventLogClosed({ message: `event log ${options.filename} closed before the append was written` })))
-        }
-      })
+  const schedule = () => {
+    if (scheduled || closed || inFlight >= MAX_IN_FLIGHT || pending.length === 0) return
+    scheduled = true
+    if (commitWindow > 0) setTimeout(flush, commitWindow)
+    else setImmediate(flush)
+  }
+
+  yield* Effect.addFinalizer(() =>
+    Effect.sync(() => {
+      closed = true
+      const left = pending
+      pending = []
+      for (const p of left) {
+        p.done(Exit.fail(new EventLogClosed({ message: `event log ${options.filename} closed before the append was written` })))
+      }
+    })
   )
 
-  const append = Effect.fn("EventLog.append")(function*(batch: ReadonlyArray<NewRecord>) {
-    if (batch.length === 0) return []
-    const now = yield* Clock.currentTimeMillis
+  /** Validates and completes the records (ids, receivedAt), or says which one is invalid. */
+  const toRows = (batch: ReadonlyArray<NewRecord>, now: number): Result.Result<Array<Row>, InvalidRecord> => {
     const rows: Array<Row> = []
     for (let i = 0; i < batch.length; i++) {
       const exit = decodeNewRecord(batch[i])
-      if (exit._tag === "Failure") {
-        return yield* new InvalidRecord({ index: i, message: `record ${i}: ${String(exit.cause)}` })
-      }
+      if (exit._tag === "Failure") return Result.fail(new InvalidRecord({ index: i, message: `record ${i}: ${String(exit.cause)}` }))
       const r = exit.value
       rows.push({
         id: r.id ?? uuidv7(now),
@@ -330,14 +345,34 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
         receivedAt: r.receivedAt ?? now,
         body: r.body,
         dedupeKey: r.dedupeKey ?? null,
-        meta: Json.stringify(r.meta ?? {}),
+        meta: r.meta === undefined ? "{}" : Json.stringify(r.meta),
         entityId: entityIdOf(r)
       })
     }
-    const deferred = yield* Deferred.make<ReadonlyArray<AppendResult>, EventLogError>()
-    yield* Queue.offer(queue, { rows, deferred })
-    return yield* Deferred.await(deferred)
+    return Result.succeed(rows)
+  }
+
+  const appendAt = (batch: ReadonlyArray<NewRecord>, now: number, done: Pending["done"]): void => {
+    if (batch.length === 0) return done(Exit.succeed([]))
+    if (closed) return done(Exit.fail(new EventLogClosed({ message: `event log ${options.filename} is closed` })))
+    const rows = toRows(batch, now)
+    if (Result.isFailure(rows)) return done(Exit.fail(rows.failure))
+    pending.push({ rows: rows.success, done })
+    schedule()
+  }
+
+  const append = Effect.fn("EventLog.append")(function*(batch: ReadonlyArray<NewRecord>) {
+    const now = yield* Clock.currentTimeMillis
+    return yield* Effect.callback<ReadonlyArray<AppendResult>, EventLogError>((resume) => appendAt(batch, now, resume))
   })
+
+  const appendUnsafe: EventLogService["appendUnsafe"] = (batch, onExit) => {
+    try {
+      appendAt(batch, clock.currentTimeMillisUnsafe(), onExit)
+    } catch (cause) {
+      onExit(Exit.die(cause))
+    }
+  }
 
   const toRecords = (rows: ReadonlyArray<unknown>) =>
     Effect.forEach(rows, (row) => Effect.fromResult(rowToRecord(row, options.filename)))
@@ -412,6 +447,6 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
 
   const page = (from: Offset, limit: number) => pageWhere([gte(records.offset, from)], limit)
 
-  const service: EventLogService = { append, read, subscribe, commit, checkpoint }
+  const service: EventLogService = { append, appendUnsafe, read, subscribe, commit, checkpoint }
   return { service, db, nextCommit, pollIntervalMillis, page, killWriter: thread.kill }
 })

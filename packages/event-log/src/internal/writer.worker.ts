@@ -10,6 +10,7 @@
  */
 import Database from "better-sqlite3"
 import { parentPort, workerData } from "node:worker_threads"
+import { DedupeIndex, type Digest, digest } from "./dedupeIndex.ts"
 
 /** A record ready to insert (validated and completed on the main thread). */
 export interface Row {
@@ -78,18 +79,100 @@ const run = (port: NonNullable<typeof parentPort>, config: WriterConfig) => {
     `INSERT INTO records (id, tenant, app_id, business_id, source, type, received_at, body, dedupe_key, meta, entity_id)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
   )
-  const byDedupeKey = client.prepare<[string, string, number], { offset: number; id: string }>(
-    `SELECT "offset", id FROM records WHERE tenant = ? AND dedupe_key = ? AND received_at >= ? ORDER BY "offset" LIMIT 1`
+  // Exact dedupe lookup in SQLite, for a record older than what the in-memory index holds
+  // (a caller-given receivedAt far in the past): the tenant's records of that time range.
+  const byDedupeKey = client.prepare<[string, number, string], { offset: number; id: string }>(
+    `SELECT "offset", id FROM records INDEXED BY records_tenant_received
+     WHERE tenant = ? AND received_at >= ? AND dedupe_key = ? ORDER BY "offset" LIMIT 1`
   )
   const byId = client.prepare<[string], { offset: number; id: string }>(`SELECT "offset", id FROM records WHERE id = ?`)
+  const byOffset = client.prepare<[number], { id: string; tenant: string; dedupeKey: string | null }>(
+    `SELECT id, tenant, dedupe_key AS dedupeKey FROM records WHERE "offset" = ?`
+  )
+  const keyed = `"offset", tenant, dedupe_key AS dedupeKey, received_at AS receivedAt`
+  interface Keyed {
+    readonly offset: number
+    readonly tenant: string
+    readonly dedupeKey: string
+    readonly receivedAt: number
+  }
+  const keyedSince = client.prepare<[number], Keyed>(`SELECT ${keyed} FROM records WHERE "offset" > ? AND dedupe_key IS NOT NULL ORDER BY "offset"`)
+  const lastOffset = client.prepare<[], { offset: number | null }>(`SELECT max("offset") AS offset FROM records`)
+  const nextTenant = client.prepare<[string], { tenant: string }>(`SELECT tenant FROM records WHERE tenant > ? ORDER BY tenant LIMIT 1`)
+  const keyedOfTenant = client.prepare<[string, number], Keyed>(
+    `SELECT ${keyed} FROM records INDEXED BY records_tenant_received WHERE tenant = ? AND received_at >= ? AND dedupe_key IS NOT NULL ORDER BY "offset"`
+  )
   const decision = client.prepare(
     `INSERT INTO dedupe_decisions (decided_at, tenant, reason, dedupe_key, original_offset, id, type, source, received_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
   )
   const commit = client.prepare(`INSERT INTO commits (committed_at, requests, appended, duplicates) VALUES (?, ?, ?, ?)`)
 
+  // The dedupe index (./dedupeIndex.ts), loaded from the records of the window, tenant by
+  // tenant over the (tenant, received_at) index. `known`: the last offset it has seen; records
+  // above it were appended by another process (another writer of the same file) and are added
+  // at the start of each transaction, under the write lock, so the index is never behind.
+  const loadedAt = Date.now()
+  const index = new DedupeIndex(dedupeWindow, loadedAt - dedupeWindow)
+  let known = 0
+  const learn = (row: Keyed) => {
+    const d = digest(row.tenant, row.dedupeKey)
+    const previous = confirmed(d, row.tenant, row.dedupeKey, Number.NEGATIVE_INFINITY)
+    index.put(d, { offset: row.offset, receivedAt: row.receivedAt }, previous?.offset)
+  }
+  /** The indexed record of this pair received at or after `since`, read back to confirm it. */
+  const confirmed = (d: Digest, tenant: string, dedupeKey: string, since: number) => {
+    for (const candidate of index.candidates(d)) {
+      if (candidate.receivedAt < since) continue
+      const row = byOffset.get(candidate.offset)
+      if (row !== undefined && row.tenant === tenant && row.dedupeKey === dedupeKey) return { offset: candidate.offset, id: row.id }
+    }
+    return undefined
+  }
+  try {
+    client.transaction(() => {
+      known = lastOffset.get()?.offset ?? 0
+      for (let t = nextTenant.get(""); t !== undefined; t = nextTenant.get(t.tenant)) {
+        for (const row of keyedOfTenant.iterate(t.tenant, index.horizon)) learn(row)
+      }
+    }).deferred()
+  } catch (cause) {
+    port.postMessage({ _tag: "OpenFailed", error: `loading the dedupe index: ${messageOf(cause)}` } satisfies WriterMessage)
+    client.close()
+    return
+  }
+
+  interface Staged {
+    readonly digest: Digest
+    readonly offset: number
+    readonly id: string
+    readonly receivedAt: number
+    /** The offset of the pair's previous (out-of-window) entry in the index, replaced at commit. */
+    readonly replaces: number | undefined
+  }
+  /** Entries of the transaction running now; merged into the index only once it committed. */
+  const staged = new Map<string, Staged>()
+
+  const original = (row: Row): { offset: number; id: string; replaces?: number | undefined } | undefined => {
+    const key = row.dedupeKey!
+    const since = row.receivedAt - dedupeWindow
+    const pair = `${row.tenant}\u0000${key}`
+    const inTransaction = staged.get(pair)
+    if (inTransaction !== undefined && inTransaction.receivedAt >= since) return inTransaction
+    if (since < index.horizon) return byDedupeKey.get(row.tenant, since, key)
+    const d = digest(row.tenant, key)
+    const found = confirmed(d, row.tenant, key, Number.NEGATIVE_INFINITY)
+    if (found === undefined) return undefined
+    const entry = index.candidates(d).find((c) => c.offset === found.offset)!
+    return entry.receivedAt >= since ? found : { offset: 0, id: "", replaces: found.offset }
+  }
+
   /** One transaction for the given append calls; throws (rolled back) if any statement fails. */
   const writeGroups = client.transaction((groups: ReadonlyArray<ReadonlyArray<Row>>, now: number) => {
+    for (const row of keyedSince.iterate(known)) {
+      learn(row)
+      known = row.offset
+    }
     let appended = 0
     let duplicates = 0
     const out: Array<GroupOutcome> = []
@@ -98,22 +181,34 @@ const run = (port: NonNullable<typeof parentPort>, config: WriterConfig) => {
       const duplicateIds: Array<string | null> = []
       for (const row of rows) {
         const byIdRow = row.idGiven ? byId.get(row.id) : undefined
-        const original = byIdRow ??
-          (row.dedupeKey === null ? undefined : byDedupeKey.get(row.tenant, row.dedupeKey, row.receivedAt - dedupeWindow))
-        if (original !== undefined) {
+        const byKey = byIdRow === undefined && row.dedupeKey !== null ? original(row) : undefined
+        const found = byIdRow ?? (byKey !== undefined && byKey.offset > 0 ? byKey : undefined)
+        if (found !== undefined) {
           duplicates++
           decision.run(
-            now, row.tenant, byIdRow === undefined ? "dedupeKey" : "id", row.dedupeKey, original.offset, row.id, row.type, row.source, row.receivedAt
+            now, row.tenant, byIdRow === undefined ? "dedupeKey" : "id", row.dedupeKey, found.offset, row.id, row.type, row.source, row.receivedAt
           )
-          offsets.push(-original.offset)
-          duplicateIds.push(original.id)
+          offsets.push(-found.offset)
+          duplicateIds.push(found.id)
         } else {
           appended++
           const info = insert.run(
             row.id, row.tenant, row.appId, row.businessId, row.source, row.type, row.receivedAt, row.body, row.dedupeKey, row.meta, row.entityId
           )
-          offsets.push(Number(info.lastInsertRowid))
+          const offset = Number(info.lastInsertRowid)
+          offsets.push(offset)
           duplicateIds.push(null)
+          if (row.dedupeKey !== null) {
+            const pair = `${row.tenant}\u0000${row.dedupeKey}`
+            const before = staged.get(pair)
+            staged.set(pair, {
+              digest: before?.digest ?? digest(row.tenant, row.dedupeKey),
+              offset,
+              id: row.id,
+              receivedAt: row.receivedAt,
+              replaces: before !== undefined ? before.replaces : byKey?.replaces
+            })
+          }
         }
       }
       out.push({ offsets, duplicateIds })
@@ -121,6 +216,22 @@ const run = (port: NonNullable<typeof parentPort>, config: WriterConfig) => {
     commit.run(now, groups.length, appended, duplicates)
     return out
   })
+
+  /** Runs the transaction; the index learns its entries only if it committed. */
+  const write = (groups: ReadonlyArray<ReadonlyArray<Row>>, now: number): ReadonlyArray<GroupOutcome> => {
+    staged.clear()
+    try {
+      const out = writeGroups.immediate(groups, now)
+      for (const s of staged.values()) {
+        index.put(s.digest, { offset: s.offset, receivedAt: s.receivedAt }, s.replaces)
+        if (s.offset > known) known = s.offset
+      }
+      for (const o of out) if (!("error" in o)) for (const offset of o.offsets) if (offset > known) known = offset
+      return out
+    } finally {
+      staged.clear()
+    }
+  }
 
   port.on("message", (message: WriteRequest | "close") => {
     if (message === "close") {
@@ -131,12 +242,12 @@ const run = (port: NonNullable<typeof parentPort>, config: WriterConfig) => {
     let outcomes: ReadonlyArray<GroupOutcome>
     const groups = JSON.parse(message.groups) as ReadonlyArray<ReadonlyArray<Row>>
     try {
-      outcomes = writeGroups.immediate(groups, message.now)
+      outcomes = write(groups, message.now)
     } catch {
       // One bad append call must not fail its neighbours: retry each alone.
       outcomes = groups.map((rows): GroupOutcome => {
         try {
-          return writeGroups.immediate([rows], message.now)[0]!
+          return write([rows], message.now)[0]!
         } catch (cause) {
           return { error: messageOf(cause) }
         }
