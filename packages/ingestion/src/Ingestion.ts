@@ -7,7 +7,7 @@
  * - `nodeListener` on the service: a plain `node:http` request listener (the fast path);
  * - `serve`: a standalone HTTP or HTTPS server (certificate and key files).
  */
-import { Context, Effect, Exit, Layer, Option, Schema, Stream, type Scope } from "effect"
+import { Context, Effect, Layer, Option, Schema, Stream, type Scope } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { EventLog } from "@ocs/event-log"
 import * as NodeFs from "node:fs"
@@ -123,18 +123,21 @@ const STORE_DEFECT: Answer = {
   close: false
 }
 
+/** The full header set of each answer, built once per answer value (most are constants). */
+const headersOf = new WeakMap<Answer, Http.OutgoingHttpHeaders>()
+
 const writeAnswer = (res: Http.ServerResponse, answer: Answer): void => {
   if (res.headersSent || res.destroyed) return
-  res.writeHead(answer.status, {
-    "content-type": "application/json; charset=utf-8",
-    "cache-control": "no-store",
-    ...answer.headers
-  })
+  let headers = headersOf.get(answer)
+  if (headers === undefined) {
+    headers = { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...answer.headers }
+    headersOf.set(answer, headers)
+  }
+  res.writeHead(answer.status, headers)
   res.end(answer.body)
 }
 
 const nodeListener = (receiver: Receiver) => {
-  const run = Effect.runCallbackWith(receiver.context)
   const metrics = receiver.metrics
   return (req: Http.IncomingMessage, res: Http.ServerResponse): void => {
     const started = performance.now()
@@ -156,17 +159,14 @@ const nodeListener = (receiver: Receiver) => {
       if (body._tag === "TooLarge") return answer(receiver.tooLarge())
       // The sender went away mid-body: there is nobody to answer and nothing complete to store.
       if (body._tag === "Aborted") return
-      run(
-        receiver.ingest({
-          appId: pre.appId,
-          source: pre.source,
-          bytes: body.bytes,
-          authorization: req.headers.authorization,
-          userAgent: req.headers["user-agent"],
-          forwardedFor: head.forwardedFor
-        }),
-        { onExit: (exit) => answer(Exit.isSuccess(exit) ? exit.value : STORE_DEFECT) }
-      )
+      receiver.ingestUnsafe({
+        appId: pre.appId,
+        source: pre.source,
+        bytes: body.bytes,
+        authorization: req.headers.authorization,
+        userAgent: req.headers["user-agent"],
+        forwardedFor: head.forwardedFor
+      }, answer)
     })
   }
 }

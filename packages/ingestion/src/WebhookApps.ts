@@ -6,7 +6,7 @@
  * once so that a token can be rotated without losing deliveries: add the new token, change it
  * in the application settings, remove the old one.
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Result, Schema } from "effect"
 
 export interface WebhookApp {
   /** Canonical digit string, as in the callback path `/webhooks/<appId>`. */
@@ -24,6 +24,12 @@ export class WebhookAppsUnavailable extends Schema.TaggedError<WebhookAppsUnavai
 
 export interface WebhookAppsService {
   readonly lookup: (appId: string) => Effect.Effect<Option.Option<WebhookApp>, WebhookAppsUnavailable>
+  /**
+   * Optional: the same answer synchronously, for a store that has it at hand (in memory, a
+   * cache). The receiver then decides a delivery without running an effect; without it, the
+   * receiver runs `lookup`.
+   */
+  readonly lookupUnsafe?: ((appId: string) => Result.Result<Option.Option<WebhookApp>, WebhookAppsUnavailable>) | undefined
 }
 
 export class WebhookApps extends Context.Service<WebhookApps, WebhookAppsService>()("@ocs/ingestion/WebhookApps") {
@@ -43,6 +49,7 @@ export const makeMemory = (apps: ReadonlyArray<WebhookApp> = []): MemoryApps => 
   for (const app of apps) byId.set(app.appId, app)
   return {
     lookup: (appId) => Effect.sync(() => Option.fromUndefinedOr(byId.get(appId))),
+    lookupUnsafe: (appId) => Result.succeed(Option.fromUndefinedOr(byId.get(appId))),
     set: (app) => {
       byId.set(app.appId, app)
     },

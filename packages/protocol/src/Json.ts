@@ -49,7 +49,16 @@ const reviver = function(this: unknown, _key: string, value: unknown, context?: 
  * Parses JSON text without losing integer digits. Refuses documents nested deeper than
  * `MAX_DEPTH` (hostile input) with a typed error instead of a stack overflow.
  */
-export const parse = (text: string): Result.Result<JsonValue, JsonError> => {
+export const parse = (text: string): Result.Result<JsonValue, JsonError> => parseWith(text, true)
+
+/**
+ * `parse`'s checks (syntax, depth, empty), but integers beyond 2^53 come back as rounded
+ * doubles, as `JSON.parse` gives them. For a caller that only validates a document and reads
+ * the few fields it needs by their exact text (`extract`), such as the webhook receiver.
+ */
+export const parseLossy = (text: string): Result.Result<JsonValue, JsonError> => parseWith(text, false)
+
+const parseWith = (text: string, bigints: boolean): Result.Result<JsonValue, JsonError> => {
   if (text.trim().length === 0) {
     return Result.fail(new JsonError({ reason: "Empty", message: "empty body: expected a JSON document" }))
   }
@@ -58,7 +67,7 @@ export const parse = (text: string): Result.Result<JsonValue, JsonError> => {
     const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
     // Only an integer of 16 or more digits can exceed 2^53; without one the reviver (costly
     // on large documents) has nothing to do.
-    value = (MAYBE_UNSAFE.test(json) ? JSON.parse(json, reviver as never) : JSON.parse(json)) as JsonValue
+    value = (bigints && MAYBE_UNSAFE.test(json) ? JSON.parse(json, reviver as never) : JSON.parse(json)) as JsonValue
   } catch (cause) {
     const message = cause instanceof Error ? cause.message : String(cause)
     const position = /position (\d+)/.exec(message)?.[1]

@@ -4,8 +4,8 @@
  * listener and the effect/http route both drive it.
  */
 import { EventLog, type LogRecord } from "@ocs/event-log"
-import { Json, Webhook } from "@ocs/protocol"
-import { Cause, Clock, Context, Effect, Option, Predicate, Result, Schema } from "effect"
+import { Json } from "@ocs/protocol"
+import { Cause, Clock, Effect, Exit, Option, Predicate, Result } from "effect"
 import * as Crypto from "node:crypto"
 import type { RejectReason } from "../IngestionMetrics.ts"
 import * as IngestionMetrics from "../IngestionMetrics.ts"
@@ -80,8 +80,11 @@ export interface Receiver {
   readonly tooLarge: () => Answer
   /** Never fails: every failure is an answer (and a log line when it is ours). */
   readonly ingest: (delivery: Delivery) => Effect.Effect<Answer>
-  /** The services the receiver was built with (logger, tracer), to run `ingest` from callbacks. */
-  readonly context: Context.Context<never>
+  /**
+   * `ingest` without a fiber, for a Node request listener: `done` gets the answer once the
+   * record is durable (or refused). Never throws.
+   */
+  readonly ingestUnsafe: (delivery: Delivery, done: (answer: Answer) => void) => void
 }
 
 const APP_ID = /^(?:0|[1-9][0-9]{0,39})$/
@@ -129,8 +132,6 @@ const presentedToken = (value: Json.JsonValue, authorization: string | undefined
   return { _tag: "Token", token: BEARER.test(raw) ? raw.replace(BEARER, "") : raw, source: "header" }
 }
 
-const decodeEnvelope = Schema.decodeUnknownResult(Webhook.Envelope)
-
 const short = (message: string): string => (message.length > 300 ? `${message.slice(0, 300)}...` : message)
 
 /**
@@ -156,6 +157,9 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
   const log = yield* EventLog.EventLog
   const apps = yield* WebhookApps
   const context = yield* Effect.context<never>()
+  const clock = yield* Clock.Clock
+  const runFork = Effect.runForkWith(context)
+  const runCallback = Effect.runCallbackWith(context)
   const metrics = IngestionMetrics.makeRecorder()
   let config = initial
   const prefix = `${initial.basePath}/`
@@ -184,80 +188,101 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
   const tooLarge = () =>
     reject(413, "too_large", `body larger than ${config.maxBodyBytes} bytes`, { connection: "close" }, true)
 
-  const store = (record: LogRecord.NewRecord): Effect.Effect<Answer> =>
-    log.append([record]).pipe(
-      Effect.timeout(config.storeTimeoutMillis),
-      Effect.matchCauseEffect({
-        onSuccess: ([result]) => Effect.succeed(result?._tag === "Duplicate" ? DUPLICATE : ACCEPTED),
-        onFailure: (cause) => {
-          const error = Cause.findErrorOption(cause)
-          if (Option.isSome(error) && error.value._tag === "InvalidRecord") {
-            // A record the log refuses will be refused on every redelivery too: not a 503.
-            return Effect.as(
-              Effect.logWarning("webhook refused by the event log", error.value.message),
-              reject(400, "bad_envelope", error.value.message)
-            )
-          }
-          // Not durable: never 200. 503 makes the service deliver again.
-          return Effect.as(
-            Effect.logError("webhook not stored", { appId: record.appId, type: record.type }, Cause.pretty(cause)),
-            reject(503, "store_failed", "the event could not be stored; deliver again", { "retry-after": "1" })
-          )
+  const STORE_FAILED = reject(503, "store_failed", "the event could not be stored; deliver again", { "retry-after": "1" })
+  const STORE_TIMEOUT = reject(503, "store_failed", "the event was not stored in time; deliver again", { "retry-after": "1" })
+
+  /** The log's verdict on the record, as an answer; a slow log is answered 503 at the deadline. */
+  const store = (record: LogRecord.NewRecord, done: (answer: Answer) => void): void => {
+    let answered = false
+    const timer = setTimeout(() => {
+      answered = true
+      runFork(Effect.logError("webhook not stored in time", { appId: record.appId, type: record.type, timeoutMillis: config.storeTimeoutMillis }))
+      done(STORE_TIMEOUT)
+    }, config.storeTimeoutMillis)
+    log.appendUnsafe([record], (exit) => {
+      if (answered) return
+      answered = true
+      clearTimeout(timer)
+      if (Exit.isSuccess(exit)) return done(exit.value[0]?._tag === "Duplicate" ? DUPLICATE : ACCEPTED)
+      const error = Cause.findErrorOption(exit.cause)
+      if (Option.isSome(error) && error.value._tag === "InvalidRecord") {
+        // A record the log refuses will be refused on every redelivery too: not a 503.
+        runFork(Effect.logWarning("webhook refused by the event log", error.value.message))
+        return done(reject(400, "bad_envelope", error.value.message))
+      }
+      // Not durable: never 200. 503 makes the service deliver again.
+      runFork(Effect.logError("webhook not stored", { appId: record.appId, type: record.type }, Cause.pretty(exit.cause)))
+      done(STORE_FAILED)
+    })
+  }
+
+  const APPS_UNAVAILABLE = reject(503, "apps_unavailable", "application lookup failed; deliver again", { "retry-after": "1" })
+
+  /** Everything after the application is known: parse, authenticate, validate, store. */
+  const decide = (d: Delivery, found: Option.Option<WebhookApp>, done: (answer: Answer) => void): void => {
+    const app = Option.getOrUndefined(found)
+    // 404 rather than 401: the path names no application here (DESIGN section 6).
+    if (app === undefined || !app.enabled) return done(reject(404, "unknown_app", "unknown application"))
+    const text = Json.decodeUtf8(d.bytes)
+    if (Result.isFailure(text)) return done(reject(400, "bad_json", text.failure.message))
+    // Validation and the top-level fields only: integers beyond 2^53 are read from their
+    // text (businessIdOf); the body is stored as received, never re-serialised.
+    const parsed = Json.parseLossy(text.success)
+    if (Result.isFailure(parsed)) return done(reject(400, "bad_json", parsed.failure.message))
+    const value = parsed.success
+    const presented = presentedToken(value, d.authorization)
+    if (presented._tag !== "Token") {
+      return done(reject(401, "unauthorized", presented._tag === "Missing" ? "missing webhooksVerifyToken" : "webhooksVerifyToken must be a string"))
+    }
+    if (!tokenValid(app, presented.token)) return done(reject(401, "unauthorized", "wrong webhooksVerifyToken"))
+    if (!Predicate.isObject(value) || Array.isArray(value)) return done(reject(400, "bad_envelope", "body must be a JSON object"))
+    const fields = value as Record<string, unknown>
+    const businessId = businessIdOf(text.success, fields)
+    if (Result.isFailure(businessId)) return done(reject(400, "bad_envelope", businessId.failure))
+    // spec: Events, Envelope: `event` names the event; every other field is kept as is.
+    const event = fields["event"]
+    if (typeof event !== "string" || event.length === 0) {
+      return done(reject(400, "bad_envelope", "`event` must be a non-empty string"))
+    }
+    store({
+      appId: d.appId,
+      businessId: businessId.success,
+      source: "webhook",
+      type: event,
+      receivedAt: clock.currentTimeMillisUnsafe(),
+      body: text.success,
+      // spec: Delivery rules 2: redeliveries carry the same body, so its bytes are the key.
+      dedupeKey: `sha256:${Crypto.createHash("sha256").update(d.appId).update("\n").update(d.bytes).digest("hex")}`,
+      meta: meta(d, presented.source)
+    }, done)
+  }
+
+  const ingestUnsafe = (d: Delivery, done: (answer: Answer) => void): void => {
+    try {
+      const lookupUnsafe = apps.lookupUnsafe
+      if (lookupUnsafe !== undefined) {
+        const found = lookupUnsafe(d.appId)
+        if (Result.isFailure(found)) {
+          runFork(Effect.logError("webhook apps lookup failed", found.failure.message))
+          return done(APPS_UNAVAILABLE)
+        }
+        return decide(d, found.success, done)
+      }
+      runCallback(apps.lookup(d.appId), {
+        onExit: (exit) => {
+          if (Exit.isSuccess(exit)) return decide(d, exit.value, done)
+          runFork(Effect.logError("webhook apps lookup failed", Cause.pretty(exit.cause)))
+          done(APPS_UNAVAILABLE)
         }
       })
-    )
+    } catch (cause) {
+      runFork(Effect.logError("webhook receiver defect", Cause.pretty(Cause.die(cause))))
+      done(STORE_FAILED)
+    }
+  }
 
   const ingest = (d: Delivery): Effect.Effect<Answer> =>
-    apps.lookup(d.appId).pipe(
-      Effect.matchEffect({
-        onFailure: (e) =>
-          Effect.as(
-            Effect.logError("webhook apps lookup failed", e.message),
-            reject(503, "apps_unavailable", "application lookup failed; deliver again", { "retry-after": "1" })
-          ),
-        onSuccess: (found) => {
-          const app = Option.getOrUndefined(found)
-          // 404 rather than 401: the path names no application here (DESIGN section 6).
-          if (app === undefined || !app.enabled) return Effect.succeed(reject(404, "unknown_app", "unknown application"))
-          const parsed = Json.parseBytes(d.bytes)
-          if (Result.isFailure(parsed)) return Effect.succeed(reject(400, "bad_json", parsed.failure.message))
-          const { text, value } = parsed.success
-          const presented = presentedToken(value, d.authorization)
-          if (presented._tag !== "Token") {
-            return Effect.succeed(
-              reject(
-                401,
-                "unauthorized",
-                presented._tag === "Missing" ? "missing webhooksVerifyToken" : "webhooksVerifyToken must be a string"
-              )
-            )
-          }
-          if (!tokenValid(app, presented.token)) {
-            return Effect.succeed(reject(401, "unauthorized", "wrong webhooksVerifyToken"))
-          }
-          if (!Predicate.isObject(value)) return Effect.succeed(reject(400, "bad_envelope", "body must be a JSON object"))
-          const businessId = businessIdOf(text, value)
-          if (Result.isFailure(businessId)) return Effect.succeed(reject(400, "bad_envelope", businessId.failure))
-          const envelope = decodeEnvelope(value)
-          if (Result.isFailure(envelope)) return Effect.succeed(reject(400, "bad_envelope", short(envelope.failure.message)))
-          if (envelope.success.event.length === 0) {
-            return Effect.succeed(reject(400, "bad_envelope", "`event` must be a non-empty string"))
-          }
-          return Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            store({
-              appId: d.appId,
-              businessId: businessId.success,
-              source: "webhook",
-              type: envelope.success.event,
-              receivedAt: now,
-              body: text,
-              // spec: Delivery rules 2: redeliveries carry the same body, so its bytes are the key.
-              dedupeKey: `sha256:${Crypto.createHash("sha256").update(d.appId).update("\n").update(d.bytes).digest("hex")}`,
-              meta: meta(d, presented.source)
-            }))
-        }
-      })
-    )
+    Effect.callback<Answer>((resume) => ingestUnsafe(d, (answer) => resume(Effect.succeed(answer))))
 
   return {
     config: () => config,
@@ -268,7 +293,7 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
     preflight,
     tooLarge,
     ingest,
-    context
+    ingestUnsafe
   } satisfies Receiver
 })
 
