@@ -37,6 +37,9 @@ export interface TargetResult {
   readonly p99Millis: number
   readonly non2xx: number
   readonly errors: number
+  /** CPU time per answered request during the measured run: the server (all threads), the load generator. */
+  readonly serverCpuMicrosPerRequest: number
+  readonly loadCpuMicrosPerRequest: number
   /** Receiver only: records in the log, commit transactions, mean records per commit. */
   readonly records?: number
   readonly commits?: number
@@ -62,6 +65,13 @@ export interface IngestBenchResult {
 interface Stats {
   readonly records: number
   readonly commits: number
+  /** CPU time of the server process so far (every thread), microseconds. */
+  readonly cpuMicros: number
+}
+
+const cpuMicros = () => {
+  const u = process.cpuUsage()
+  return u.user + u.system
 }
 
 const send = (message: unknown) => process.send?.(message)
@@ -79,7 +89,7 @@ const serveBare = () => {
   server.keepAliveTimeout = 65_000
   server.listen(0, "127.0.0.1", () => send({ port: (server.address() as { port: number }).port }))
   process.on("message", (m) => {
-    if (m === "stats") send({ stats: { records: 0, commits: 0 } })
+    if (m === "stats") send({ stats: { records: 0, commits: 0, cpuMicros: cpuMicros() } })
     if (m === "stop") server.close(() => process.exit(0))
   })
 }
@@ -95,7 +105,7 @@ const serveReceiver = (dir: string, synchronous: "FULL" | "NORMAL") => {
     const server = yield* Ingestion.serve({ port: 0 })
     const stop = yield* Deferred.make<void>()
     process.on("message", (m) => {
-      if (m === "stats") Effect.runPromise(stats).then((s: Stats) => send({ stats: s }))
+      if (m === "stats") Effect.runPromise(stats).then((s) => send({ stats: { ...s, cpuMicros: cpuMicros() } satisfies Stats }))
       if (m === "stop") Deferred.doneUnsafe(stop, Effect.void)
     })
     send({ port: server.port })
@@ -178,17 +188,23 @@ const measure = async (kind: Kind, dir: string, seconds: number, warmup: number)
   const child = await start(kind, dir)
   try {
     const warm = await load(child.port, warmup)
+    const before = await child.stats()
+    const loadBefore = cpuMicros()
     const run = await load(child.port, seconds)
+    const loadCpu = cpuMicros() - loadBefore
+    const stats = await child.stats()
+    const perRequest = (micros: number) => Math.round((micros / Math.max(1, run["2xx"] + run.non2xx)) * 10) / 10
     const result: TargetResult = {
       name: kind,
       acceptedPerSecond: Math.round(run["2xx"] / run.duration),
       p50Millis: run.latency.p50,
       p99Millis: run.latency.p99,
       non2xx: run.non2xx,
-      errors: run.errors
+      errors: run.errors,
+      serverCpuMicrosPerRequest: perRequest(stats.cpuMicros - before.cpuMicros),
+      loadCpuMicrosPerRequest: perRequest(loadCpu)
     }
     if (kind === "bare") return result
-    const stats = await child.stats()
     const answered = warm["2xx"] + run["2xx"]
     // Requests in flight when autocannon stops are stored but their answers are not counted.
     if (stats.records < answered || stats.records - answered > 2 * CONNECTIONS) {
@@ -238,6 +254,8 @@ if (serveIndex !== -1) {
     "p99 ms": r.p99Millis,
     "non-2xx": r.non2xx,
     errors: r.errors,
+    "server CPU µs/req": r.serverCpuMicrosPerRequest,
+    "load CPU µs/req": r.loadCpuMicrosPerRequest,
     "records/commit": r.recordsPerCommit ?? "-"
   }))
   console.table(rows)

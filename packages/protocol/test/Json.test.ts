@@ -50,6 +50,19 @@ describe("Json (lossless)", () => {
     assert.strictEqual(Result.isFailure(tooDeep) && tooDeep.failure.reason, "TooDeep")
   })
 
+  it("parseLossy makes the same checks as parse, with doubles for big integers", () => {
+    const deep = "[".repeat(100_000) + "]".repeat(100_000)
+    for (const text of [deep, "", "   ", "{", '{"a":}', "[1,]", "nul", '"unterminated']) {
+      const lossy = Json.parseLossy(text)
+      const exact = Json.parse(text)
+      assert.isTrue(Result.isFailure(lossy) && Result.isFailure(exact))
+      assert.strictEqual(lossy.failure.reason, exact.failure.reason)
+    }
+    const text = '{"id":9007199254740993,"n":1.5,"s":"x"}'
+    assert.deepStrictEqual(ok(Json.parseLossy(text)), { id: 9007199254740992, n: 1.5, s: "x" })
+    assert.deepStrictEqual(ok(Json.parse(text)), { id: 9007199254740993n, n: 1.5, s: "x" })
+  })
+
   it("rejects invalid UTF-8 instead of replacing it", () => {
     const bad = Json.decodeUtf8(new Uint8Array([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x7d]))
     assert.strictEqual(Result.isFailure(bad) && bad.failure.reason, "InvalidUtf8")
