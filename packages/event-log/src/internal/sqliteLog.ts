@@ -151,7 +151,8 @@ const startWriter = (config: WriterConfig): Effect.Effect<Writer, SqliteError, S
     }
     const die = (message: string) => {
       dead ??= message
-      for (const id of [...inFlight.keys()]) settle(id, Result.fail(appendError(message)))
+      // Deleting the visited entry while iterating a Map is well defined.
+      for (const id of inFlight.keys()) settle(id, Result.fail(appendError(message)))
     }
     worker.on("message", (message: WriterMessage) => {
       if (message._tag === "Written") settle(message.seq, Result.succeed(message.outcomes))
