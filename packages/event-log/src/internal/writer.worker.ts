@@ -117,15 +117,16 @@ const run = (port: NonNullable<typeof parentPort>, config: WriterConfig) => {
   let known = 0
   const learn = (row: Keyed) => {
     const d = digest(row.tenant, row.dedupeKey)
-    const previous = confirmed(d, row.tenant, row.dedupeKey, Number.NEGATIVE_INFINITY)
+    const previous = confirmed(d, row.tenant, row.dedupeKey)
     index.put(d, { offset: row.offset, receivedAt: row.receivedAt }, previous?.offset)
   }
-  /** The indexed record of this pair received at or after `since`, read back to confirm it. */
-  const confirmed = (d: Digest, tenant: string, dedupeKey: string, since: number) => {
+  /** The index's entry for this pair (whatever its age), read back from the records to confirm it. */
+  const confirmed = (d: Digest, tenant: string, dedupeKey: string) => {
     for (const candidate of index.candidates(d)) {
-      if (candidate.receivedAt < since) continue
       const row = byOffset.get(candidate.offset)
-      if (row !== undefined && row.tenant === tenant && row.dedupeKey === dedupeKey) return { offset: candidate.offset, id: row.id }
+      if (row !== undefined && row.tenant === tenant && row.dedupeKey === dedupeKey) {
+        return { offset: candidate.offset, receivedAt: candidate.receivedAt, id: row.id }
+      }
     }
     return undefined
   }
@@ -161,10 +162,9 @@ const run = (port: NonNullable<typeof parentPort>, config: WriterConfig) => {
     if (inTransaction !== undefined && inTransaction.receivedAt >= since) return inTransaction
     if (since < index.horizon) return byDedupeKey.get(row.tenant, since, key)
     const d = digest(row.tenant, key)
-    const found = confirmed(d, row.tenant, key, Number.NEGATIVE_INFINITY)
+    const found = confirmed(d, row.tenant, key)
     if (found === undefined) return undefined
-    const entry = index.candidates(d).find((c) => c.offset === found.offset)!
-    return entry.receivedAt >= since ? found : { offset: 0, id: "", replaces: found.offset }
+    return found.receivedAt >= since ? found : { offset: 0, id: "", replaces: found.offset }
   }
 
   /** One transaction for the given append calls; throws (rolled back) if any statement fails. */
@@ -222,10 +222,8 @@ const run = (port: NonNullable<typeof parentPort>, config: WriterConfig) => {
     staged.clear()
     try {
       const out = writeGroups.immediate(groups, now)
-      for (const s of staged.values()) {
-        index.put(s.digest, { offset: s.offset, receivedAt: s.receivedAt }, s.replaces)
-        if (s.offset > known) known = s.offset
-      }
+      for (const s of staged.values()) index.put(s.digest, { offset: s.offset, receivedAt: s.receivedAt }, s.replaces)
+      // Appended offsets are positive (a duplicate's is negated).
       for (const o of out) if (!("error" in o)) for (const offset of o.offsets) if (offset > known) known = offset
       return out
     } finally {
