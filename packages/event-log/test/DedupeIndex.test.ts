@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { type EventLog, SqliteDatabase, SqliteEventLog } from "@ocs/event-log"
 import { Effect } from "effect"
 import * as NodePath from "node:path"
-import { DedupeIndex, digest } from "../src/internal/dedupeIndex.ts"
+import { DedupeIndex, makeDigester } from "../src/internal/dedupeIndex.ts"
 import { tempDir, webhook } from "./helpers.ts"
 
 const HOUR = 60 * 60 * 1000
@@ -98,6 +98,29 @@ describe("dedupe index (in the writer thread)", () => {
 })
 
 describe("DedupeIndex (the table)", () => {
+  const digest = makeDigester()
+
+  it("digests: deterministic per seed, different across seeds, the pair's boundary counts", () => {
+    const a = makeDigester(new Uint32Array([1, 2]))
+    const b = makeDigester(new Uint32Array([1, 3]))
+    assert.deepStrictEqual(a("1001:1", "sha256:ab"), a("1001:1", "sha256:ab"))
+    assert.notDeepEqual(a("1001:1", "sha256:ab"), b("1001:1", "sha256:ab"))
+    assert.notDeepEqual(a("a", "bc"), a("ab", "c"))
+    assert.notDeepEqual(a("t", ""), a("", "t"))
+    // 200,000 realistic pairs (one tenant, sequential keys and their digests): no 64-bit
+    // digest repeats, and the low bits that pick a slot are spread evenly.
+    const seen = new Set<string>()
+    const buckets = new Uint32Array(1024)
+    for (let i = 0; i < 200_000; i++) {
+      const d = a("1001:9007199254740993", i % 2 === 0 ? `k${i}` : `sha256:${i.toString(16).padStart(64, "0")}`)
+      seen.add(`${d.hi}:${d.lo}`)
+      buckets[d.lo & 1023]!++
+    }
+    assert.strictEqual(seen.size, 200_000)
+    // Expected 195 per bucket; a fair spread stays well within +-40 %.
+    for (const n of buckets) assert.isTrue(n > 117 && n < 273, `bucket of ${n}`)
+  })
+
   it("keeps every entry of equal digests, so a collision is told apart by the caller", () => {
     const index = new DedupeIndex(HOUR, 0)
     const d = digest("1001:1", "x")

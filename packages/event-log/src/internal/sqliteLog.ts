@@ -33,7 +33,8 @@ import {
 } from "../LogRecord.ts"
 import * as SqliteDatabase from "../SqliteDatabase.ts"
 import { records } from "../Tables.ts"
-import type { GroupOutcome, Row, WriteRequest, WriterConfig, WriterMessage } from "./writer.worker.ts"
+import { encodeBatch } from "./rowCodec.ts"
+import type { Outcomes, Row, WriteRequest, WriterConfig, WriterMessage } from "./writer.worker.ts"
 
 export interface Options {
   readonly filename: string
@@ -67,12 +68,13 @@ const MAX_IN_FLIGHT = 2
 
 const decodeNewRecord = Schema.decodeUnknownExit(NewRecord)
 
-const toResults = (rows: ReadonlyArray<Row>, outcome: Exclude<GroupOutcome, { readonly error: string }>) =>
+/** The results of the append call whose rows start at `start` in the batch. */
+const toResults = (rows: ReadonlyArray<Row>, outcomes: Outcomes, start: number) =>
   rows.map((row, i): AppendResult => {
-    const offset = outcome.offsets[i]!
+    const offset = outcomes.offsets[start + i]!
     return offset > 0
       ? { _tag: "Appended", offset, id: row.id }
-      : { _tag: "Duplicate", offset: -offset, id: outcome.duplicateIds[i]! }
+      : { _tag: "Duplicate", offset: -offset, id: outcomes.duplicateIds?.[start + i] ?? "" }
   })
 
 // Under Node's type stripping (and vitest) this module is the .ts source; built, it is .js.
@@ -83,7 +85,7 @@ interface Thread {
   readonly exited: Promise<number>
 }
 
-type Written = Result.Result<ReadonlyArray<GroupOutcome>, SqliteError>
+type Written = Result.Result<Outcomes, SqliteError>
 
 interface Writer {
   /**
@@ -156,6 +158,7 @@ const startWriter = (config: WriterConfig): Effect.Effect<Writer, SqliteError, S
     }
     worker.on("message", (message: WriterMessage) => {
       if (message._tag === "Written") settle(message.seq, Result.succeed(message.outcomes))
+      else if (message._tag === "Refused") settle(message.seq, Result.fail(appendError(`writer thread refused the batch: ${message.error}`)))
     })
     worker.on("error", (cause) => die(`writer thread failed: ${cause.message}`))
     worker.on("exit", (code) => die(`writer thread exited with code ${code}`))
@@ -166,7 +169,7 @@ const startWriter = (config: WriterConfig): Effect.Effect<Writer, SqliteError, S
       worker.ref()
       try {
         // oxlint-disable-next-line unicorn/require-post-message-target-origin -- node:worker_threads, not window
-        worker.postMessage({ seq: id, now, groups: JSON.stringify(groups) } satisfies WriteRequest)
+        worker.postMessage({ seq: id, now, groups: encodeBatch(groups) } satisfies WriteRequest)
       } catch (cause) {
         settle(id, Result.fail(appendError(`could not send the batch: ${cause instanceof Error ? cause.message : String(cause)}`)))
       }
@@ -295,13 +298,12 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
       if (Result.isFailure(written)) {
         for (const p of group) p.done(Exit.fail(written.failure))
       } else {
+        const outcomes = written.success
+        let start = 0
         group.forEach((p, i) => {
-          const outcome = written.success[i]
-          p.done(
-            outcome === undefined || "error" in outcome
-              ? Exit.fail(thread.error(outcome === undefined ? "the writer thread answered no result" : outcome.error))
-              : Exit.succeed(toResults(p.rows, outcome))
-          )
+          const error = outcomes.errors?.[i] ?? (start + p.rows.length > outcomes.offsets.length ? "the writer thread answered no result" : null)
+          p.done(error !== null ? Exit.fail(thread.error(error)) : Exit.succeed(toResults(p.rows, outcomes, start)))
+          start += p.rows.length
         })
       }
       notify()
