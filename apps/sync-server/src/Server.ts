@@ -30,7 +30,7 @@ import { makeSealer, resolveKey } from "./Secrets.ts"
 import { Metrics, type ServerMetrics } from "./ServerMetrics.ts"
 import { resolveOperations, type RunReport, SyncEngine } from "./SyncEngine.ts"
 import { Ownership } from "./Ownership.ts"
-import { TenantStore } from "./TenantStore.ts"
+import { type App as TenantStoreApp, TenantStore } from "./TenantStore.ts"
 
 export interface RunningServer {
   readonly url: string
@@ -71,17 +71,34 @@ const transportEventsToLog = Layer.effect(
     }))
 )
 
-/** The ingestion learns applications and verify tokens from the tenant store. */
+/**
+ * The ingestion learns applications and verify tokens from the tenant store, synchronously
+ * from its cache of opened applications (no effect per delivery). The same cached App gives
+ * the same WebhookApp object, so the receiver's per-app token digests are computed once.
+ */
 const webhookAppsFromStore = Layer.effect(
   WebhookApps.WebhookApps,
-  Effect.map(TenantStore, (store) =>
-    WebhookApps.WebhookApps.of({
-      lookup: (appId) =>
-        store.app(appId).pipe(
-          Effect.map(Option.map((app) => ({ appId: app.appId, enabled: app.enabled, verifyTokens: app.verifyTokens.map(Redacted.value) }))),
-          Effect.mapError((e) => new WebhookApps.WebhookAppsUnavailable({ message: e.message }))
-        )
-    }))
+  Effect.map(TenantStore, (store) => {
+    const converted = new WeakMap<TenantStoreApp, WebhookApps.WebhookApp>()
+    const toWebhookApp = (app: TenantStoreApp) => {
+      let w = converted.get(app)
+      if (w === undefined) {
+        w = { appId: app.appId, enabled: app.enabled, verifyTokens: app.verifyTokens.map(Redacted.value) }
+        converted.set(app, w)
+      }
+      return w
+    }
+    const lookupUnsafe = (appId: string) => {
+      const found = store.appCached(appId)
+      return Result.isSuccess(found)
+        ? Result.succeed(Option.map(found.success, toWebhookApp))
+        : Result.fail(new WebhookApps.WebhookAppsUnavailable({ message: found.failure.message }))
+    }
+    return WebhookApps.WebhookApps.of({
+      lookup: (appId) => Effect.suspend(() => Effect.fromResult(lookupUnsafe(appId))),
+      lookupUnsafe
+    })
+  })
 )
 
 /** Builds every service of the server from its configuration. */
