@@ -3,7 +3,8 @@
  * as its outbox (the outbox is an event-log file plus a relay cursor).
  */
 import * as Json from "@ocs/protocol/Json"
-import { and, asc, gte, inArray, lte, max, eq, type SQL } from "drizzle-orm"
+import type Database from "better-sqlite3"
+import { max } from "drizzle-orm"
 import { Clock, Deferred, Effect, Exit, Option, Result, Schema, type Scope, Stream } from "effect"
 import * as NodeUrl from "node:url"
 import { Worker } from "node:worker_threads"
@@ -230,6 +231,19 @@ export const rowToRecord = (row: unknown, where: string): Result.Result<LogRecor
   })
 }
 
+/** What a page of records is filtered on, besides its first offset. */
+interface PageFilter {
+  /** A tenant key, or "all". */
+  readonly tenant: string
+  readonly types?: ReadonlyArray<string> | undefined
+  readonly untilOffset?: number | undefined
+  readonly untilReceivedAt?: number | undefined
+}
+
+/** The columns of a page, named as RecordRow (what rowToRecord decodes). */
+const PAGE_COLUMNS = `"offset", id, tenant, app_id AS appId, business_id AS businessId, source, type, received_at AS receivedAt, ` +
+  `body, dedupe_key AS dedupeKey, meta, entity_id AS entityId`
+
 export interface Core {
   readonly service: EventLogService
   readonly db: SqliteDatabase.Handle
@@ -380,29 +394,56 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
   const toRecords = (rows: ReadonlyArray<unknown>) =>
     Effect.forEach(rows, (row) => Effect.fromResult(rowToRecord(row, options.filename)))
 
-  const pageWhere = (conditions: ReadonlyArray<SQL | undefined>, limit: number) =>
-    db.use("read", (orm) =>
-      orm.select().from(records).where(and(...conditions)).orderBy(asc(records.offset)).limit(limit).all()
-    ).pipe(Effect.flatMap(toRecords))
-
-  const filters = (options: { readonly tenant: string; readonly types?: ReadonlyArray<string> | undefined }) => [
-    options.tenant === "all" ? undefined : eq(records.tenant, options.tenant),
-    options.types === undefined ? undefined : inArray(records.type, [...options.types])
-  ]
+  // Every subscriber reads a page after every commit: the page queries are prepared once per
+  // shape (which filters are set, how many types) on the read connection, not built and
+  // prepared per page by the query builder (measured in the sync server: about 3 µs per
+  // webhook went to preparing them).
+  const pageStatements = new Map<string, Database.Statement<Array<unknown>, unknown>>()
+  const pageOf = (from: Offset, filter: PageFilter, limit: number) => {
+    const params: Array<unknown> = [from]
+    let sql = `SELECT ${PAGE_COLUMNS} FROM records WHERE "offset" >= ?`
+    if (filter.tenant !== "all") {
+      sql += " AND tenant = ?"
+      params.push(filter.tenant)
+    }
+    if (filter.types !== undefined) {
+      sql += filter.types.length === 0 ? " AND 0" : ` AND type IN (${filter.types.map(() => "?").join(", ")})`
+      params.push(...filter.types)
+    }
+    if (filter.untilOffset !== undefined) {
+      sql += ` AND "offset" <= ?`
+      params.push(filter.untilOffset)
+    }
+    if (filter.untilReceivedAt !== undefined) {
+      sql += " AND received_at <= ?"
+      params.push(filter.untilReceivedAt)
+    }
+    sql += ` ORDER BY "offset" LIMIT ?`
+    params.push(limit)
+    return db.use("read", (_, client) => {
+      let statement = pageStatements.get(sql)
+      if (statement === undefined) {
+        if (pageStatements.size >= 64) pageStatements.clear()
+        statement = client.prepare<Array<unknown>, unknown>(sql)
+        pageStatements.set(sql, statement)
+      }
+      return statement.all(...params)
+    }).pipe(Effect.flatMap(toRecords))
+  }
 
   const read = (options: ReadOptions): Stream.Stream<LogRecord, EventLogError> => {
     const pageSize = options.pageSize ?? 500
     return Stream.unwrap(Effect.gen(function*() {
       // A snapshot: records appended after the stream starts are not part of it.
       const head = yield* db.use("read", (orm) => orm.select({ head: max(records.offset) }).from(records).get()?.head ?? 0)
-      const upper = Math.min(head, options.untilOffset ?? Number.MAX_SAFE_INTEGER)
-      const fixed = [
-        ...filters(options),
-        lte(records.offset, upper),
-        options.untilReceivedAt === undefined ? undefined : lte(records.receivedAt, options.untilReceivedAt)
-      ]
+      const filter: PageFilter = {
+        tenant: options.tenant,
+        types: options.types,
+        untilOffset: Math.min(head, options.untilOffset ?? Number.MAX_SAFE_INTEGER),
+        untilReceivedAt: options.untilReceivedAt
+      }
       return Stream.paginate(options.from ?? 0, (from: Offset) =>
-        pageWhere([gte(records.offset, from), ...fixed], pageSize).pipe(
+        pageOf(from, filter, pageSize).pipe(
           Effect.map((page) => [page, page.length < pageSize ? Option.none() : Option.some(page[page.length - 1]!.offset + 1)] as const)
         ))
     }))
@@ -423,7 +464,7 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
 
   const subscribe = (consumer: string, options: SubscribeOptions): Stream.Stream<Delivery, EventLogError> => {
     const pageSize = options.pageSize ?? 500
-    const fixed = filters(options)
+    const filter: PageFilter = { tenant: options.tenant, types: options.types }
     return Stream.unwrap(Effect.gen(function*() {
       const from = options.from ?? Option.getOrUndefined(yield* checkpoint(consumer))
       let start = 0
@@ -437,7 +478,7 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
       return Stream.paginate(start, (cursor: Offset) =>
         Effect.gen(function*() {
           const wake = nextCommit()
-          const page = yield* pageWhere([gte(records.offset, cursor), ...fixed], pageSize)
+          const page = yield* pageOf(cursor, filter, pageSize)
           if (page.length === 0) {
             yield* waitForAppend(wake)
             return [[], Option.some(cursor)] as const
@@ -448,7 +489,7 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
     }))
   }
 
-  const page = (from: Offset, limit: number) => pageWhere([gte(records.offset, from)], limit)
+  const page = (from: Offset, limit: number) => pageOf(from, { tenant: "all" }, limit)
 
   const service: EventLogService = { append, appendUnsafe, read, subscribe, commit, checkpoint }
   return { service, db, nextCommit, pollIntervalMillis, page, killWriter: thread.kill }
