@@ -45,6 +45,13 @@ describe("SqliteEventLog", () => {
       const all = yield* readAll("all", { types: ["productUpdate"] })
       assert.deepStrictEqual(all.map((r) => r.body), [`{"n":2}`, `{"n":3}`])
 
+      // Every filter shape: a tenant with types, several types, no type at all.
+      const tenantTyped = yield* readAll(`${APP}:1`, { types: ["productUpdate"] })
+      assert.deepStrictEqual(tenantTyped.map((r) => r.body), [`{"n":3}`])
+      const twoTypes = yield* readAll("all", { types: ["productUpdate", "webhooksEnabled"] })
+      assert.deepStrictEqual(twoTypes.map((r) => r.offset), offsets.slice(1))
+      assert.deepStrictEqual(yield* readAll("all", { types: [] }), [])
+
       const until = yield* readAll("all", { untilOffset: offsets[1] })
       assert.strictEqual(until.length, 2)
       const from = yield* readAll("all", { from: offsets[2], pageSize: 1 })
