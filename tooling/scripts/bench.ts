@@ -38,6 +38,19 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
       details: r
     }]
   }],
+  ["server webhooks", async (quick) => {
+    const { runWebhooksBench } = await import("../../apps/sync-server/bench/webhooks.bench.ts")
+    const r = await runWebhooksBench({ quick })
+    return [{
+      scenario: "sync server (main job): stored webhooks/s (p50/p99 ms; server CPU per webhook)",
+      ours: `${fmt(r.storedPerSecond)} (${fmt(r.p50Millis, 1)}/${fmt(r.p99Millis, 1)}; ${fmt(r.serverCpuMicrosPerWebhook, 1)} us)`,
+      baseline: "-",
+      ratio: null,
+      target: "report",
+      met: null,
+      details: r
+    }]
+  }],
   ["projection", async (quick) => {
     const { runProjectionBench } = await import("../../packages/read-models/bench/projection.bench.ts")
     const r = await runProjectionBench({ quick })
@@ -158,6 +171,7 @@ const exists = (relative: string) => Fs.existsSync(Path.join(root, relative))
 
 const available: Record<string, string> = {
   ingestion: "packages/ingestion/bench/ingest.bench.ts",
+  "server webhooks": "apps/sync-server/bench/webhooks.bench.ts",
   projection: "packages/read-models/bench/projection.bench.ts",
   "sync utilisation": "packages/transport/bench/utilization.bench.ts",
   scheduler: "packages/transport/bench/scheduler.bench.ts",

@@ -1,0 +1,119 @@
+/**
+ * The main job's webhook path: the sync server process, started as `./ocs start` starts it
+ * (same Node flags), receiving productAdd webhooks from autocannon (keep-alive, 64
+ * connections, unique bodies). Stored webhooks per second, latency, and the server's CPU time
+ * per webhook (all its threads: HTTP, receiver, log writer, projection, tenant activity).
+ * The receiver alone, in a bare process, is the ingestion bench; this is what a deployment
+ * gets with everything else the server does per webhook.
+ *
+ * After the run the server is stopped and its event log file is read: every answered 200
+ * must be a stored record.
+ *
+ *   ./ocs node apps/sync-server/bench/webhooks.bench.ts [--quick]
+ */
+import autocannon from "autocannon"
+import Database from "better-sqlite3"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import { files } from "../src/Server.ts"
+import { startServerProcess } from "../test/processes.ts"
+
+export interface WebhooksBenchResult {
+  readonly bench: "sync-server-webhooks"
+  readonly connections: number
+  readonly seconds: number
+  readonly storedPerSecond: number
+  readonly p50Millis: number
+  readonly p99Millis: number
+  readonly non2xx: number
+  readonly errors: number
+  /** CPU time of the server process (every thread) per answered webhook, during the measured run. */
+  readonly serverCpuMicrosPerWebhook: number
+  readonly recordsStored: number
+}
+
+const APP = "7001"
+const BUSINESS = "8001"
+const TOKEN = "bench-verify-token"
+const CONNECTIONS = 64
+
+/** utime + stime of a process, in microseconds (from /proc, clock ticks of 10 ms). */
+const cpuMicrosOf = (pid: number) => {
+  const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+  // Fields after the command name (which may contain spaces) start after the last ")".
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return (Number(fields[11]) + Number(fields[12])) * 10_000
+}
+
+export const runWebhooksBench = async (options: { readonly quick?: boolean } = {}): Promise<WebhooksBenchResult> => {
+  const seconds = options.quick ? 3 : 10
+  const warmup = options.quick ? 1 : 2
+  const server = await startServerProcess({
+    server: { host: "127.0.0.1", port: 0, adminKey: "bench-webhooks-admin-key-0123" },
+    dataDir: "data",
+    // No pulls: the API is unreachable on purpose; only webhooks flow.
+    api: { posBaseUrl: "http://127.0.0.1:9/pos", vpageBaseUrl: "http://127.0.0.1:9/vpage" },
+    sync: { resources: [], intervalSeconds: 3600, reconcileSeconds: 86_400, overlapSeconds: 0 },
+    webhooks: { silenceAlertSeconds: 86_400 },
+    tenants: [{ appId: APP, verifyTokens: [TOKEN], businesses: [{ businessId: BUSINESS, accessToken: "unused" }] }]
+  }, { OCS_ENCRYPTION_KEY: "57".repeat(32) })
+  let stopped = false
+  try {
+    let sequence = 0
+    const load = (duration: number) =>
+      autocannon({
+        url: `${server.url}/webhooks/${APP}`,
+        connections: CONNECTIONS,
+        duration,
+        requests: [{
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          setupRequest: (request) => {
+            const i = sequence++
+            return { ...request, body: `{"event":"productAdd","businessId":${BUSINESS},"webhooksVerifyToken":"${TOKEN}","data":{"id":${1_000_000 + i},"name":"bench ${i}","price":${i}}}` }
+          }
+        }]
+      })
+    const pid = server.proc.child.pid!
+    const warm = await load(warmup)
+    const before = cpuMicrosOf(pid)
+    const run = await load(seconds)
+    const cpu = cpuMicrosOf(pid) - before
+    const exitCode = await server.proc.stop("SIGTERM")
+    stopped = true
+    if (exitCode !== 0) throw new Error(`server exited with ${exitCode}\n${server.proc.output().slice(-3000)}`)
+    const db = new Database(files(Path.join(server.dir, "data")).events, { readonly: true })
+    const stored = (db.prepare("SELECT count(*) AS n FROM records WHERE source = 'webhook'").get() as { n: number }).n
+    db.close()
+    const answered = warm["2xx"] + run["2xx"]
+    // Requests in flight when autocannon stops are stored but their answers are not counted.
+    if (stored < answered || stored - answered > 2 * CONNECTIONS) {
+      throw new Error(`${answered} webhooks answered 200 but ${stored} stored`)
+    }
+    return {
+      bench: "sync-server-webhooks",
+      connections: CONNECTIONS,
+      seconds,
+      storedPerSecond: Math.round(run["2xx"] / run.duration),
+      p50Millis: run.latency.p50,
+      p99Millis: run.latency.p99,
+      non2xx: run.non2xx,
+      errors: run.errors,
+      serverCpuMicrosPerWebhook: Math.round((cpu / Math.max(1, run["2xx"] + run.non2xx)) * 10) / 10,
+      recordsStored: stored
+    }
+  } finally {
+    if (!stopped) await server.proc.stop("SIGKILL")
+    Fs.rmSync(server.dir, { recursive: true, force: true })
+  }
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === Path.resolve(process.argv[1])) {
+  const r = await runWebhooksBench({ quick: process.argv.includes("--quick") })
+  console.log(
+    `sync server: ${r.storedPerSecond} stored webhooks/s (p50 ${r.p50Millis} ms, p99 ${r.p99Millis} ms), ` +
+      `${r.serverCpuMicrosPerWebhook} µs server CPU per webhook, ${r.non2xx} non-2xx`
+  )
+  console.log(JSON.stringify(r))
+}
