@@ -23,6 +23,7 @@ import {
   type Checkpoint,
   type Delivery,
   DigitString,
+  isPlainNewRecord,
   type LogRecord,
   NewRecord,
   type Offset,
@@ -348,9 +349,14 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
   const toRows = (batch: ReadonlyArray<NewRecord>, now: number): Result.Result<Array<Row>, InvalidRecord> => {
     const rows: Array<Row> = []
     for (let i = 0; i < batch.length; i++) {
-      const exit = decodeNewRecord(batch[i])
-      if (exit._tag === "Failure") return Result.fail(new InvalidRecord({ index: i, message: `record ${i}: ${String(exit.cause)}` }))
-      const r = exit.value
+      const input = batch[i]
+      let r: NewRecord
+      if (isPlainNewRecord(input)) r = input
+      else {
+        const exit = decodeNewRecord(input)
+        if (exit._tag === "Failure") return Result.fail(new InvalidRecord({ index: i, message: `record ${i}: ${String(exit.cause)}` }))
+        r = exit.value
+      }
       rows.push({
         id: r.id ?? uuidv7(now),
         idGiven: r.id !== undefined,
