@@ -7,6 +7,7 @@
  */
 import { Schema } from "effect"
 import * as Crypto from "node:crypto"
+import { isDigits, isNullOrString, isPlainObject, isSource, optional, UUID } from "./internal/plain.ts"
 
 /** Position in one log: strictly increasing, never reused. SQLite rowid, so a safe integer. */
 export type Offset = number
@@ -48,21 +49,6 @@ export const NewRecord = Schema.Struct({
 })
 export type NewRecord = typeof NewRecord.Type
 
-const DIGITS = /^[0-9]+$/
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-
-const isPlainObject = (u: unknown): u is Record<string, unknown> => {
-  if (typeof u !== "object" || u === null) return false
-  const proto = Object.getPrototypeOf(u)
-  return proto === Object.prototype || proto === null
-}
-
-/** An optional key: absent, or present with a value `ok` accepts (never present as undefined). */
-const optional = (r: Record<string, unknown>, key: string, ok: (v: unknown) => boolean) =>
-  Object.hasOwn(r, key) ? ok(r[key]) : r[key] === undefined
-
-const isNullOrString = (v: unknown) => v === null || typeof v === "string"
-
 /**
  * True when `u` is a plain object that `NewRecord` accepts as it is: the hot path of every
  * append checks records with this instead of running the schema (which copies the record,
@@ -72,13 +58,11 @@ const isNullOrString = (v: unknown) => v === null || typeof v === "string"
  */
 export const isPlainNewRecord = (u: unknown): u is NewRecord => {
   if (!isPlainObject(u)) return false
-  const appId = u["appId"]
   const businessId = u["businessId"]
-  const source = u["source"]
   const type = u["type"]
-  return typeof appId === "string" && DIGITS.test(appId) &&
-    (businessId === null || (typeof businessId === "string" && DIGITS.test(businessId))) &&
-    (source === "webhook" || source === "sync" || source === "system") &&
+  return isDigits(u["appId"]) &&
+    (businessId === null || isDigits(businessId)) &&
+    isSource(u["source"]) &&
     typeof type === "string" && type.length > 0 &&
     typeof u["body"] === "string" &&
     optional(u, "id", (v) => typeof v === "string" && UUID.test(v)) &&

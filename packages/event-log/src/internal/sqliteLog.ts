@@ -35,6 +35,7 @@ import {
 } from "../LogRecord.ts"
 import * as SqliteDatabase from "../SqliteDatabase.ts"
 import { records } from "../Tables.ts"
+import { isDigits, isNullOrString, isPlainObject, isSource } from "./plain.ts"
 import { encodeBatch } from "./rowCodec.ts"
 import type { Outcomes, Row, WriteRequest, WriterConfig, WriterMessage } from "./writer.worker.ts"
 
@@ -203,15 +204,43 @@ const RecordRow = Schema.Struct({
   meta: Schema.String,
   entityId: Schema.NullOr(Schema.String)
 })
+type RecordRow = typeof RecordRow.Type
 const decodeRow = Schema.decodeUnknownExit(RecordRow)
+
+/**
+ * True when `u` is a plain object that `RecordRow` accepts as it is (a row as better-sqlite3
+ * returns it): every page read checks its rows with this instead of running the schema over
+ * each one. Anything else goes through the schema, which decides and says why.
+ */
+export const isPlainRecordRow = (u: unknown): u is RecordRow => {
+  if (!isPlainObject(u)) return false
+  const businessId = u["businessId"]
+  const tenant = u["tenant"]
+  return Number.isSafeInteger(u["offset"]) &&
+    typeof u["id"] === "string" &&
+    (tenant === undefined || typeof tenant === "string") &&
+    isDigits(u["appId"]) &&
+    (businessId === null || isDigits(businessId)) &&
+    isSource(u["source"]) &&
+    typeof u["type"] === "string" &&
+    Number.isSafeInteger(u["receivedAt"]) &&
+    typeof u["body"] === "string" &&
+    isNullOrString(u["dedupeKey"]) &&
+    typeof u["meta"] === "string" &&
+    isNullOrString(u["entityId"])
+}
 
 /** Decodes a stored row (or the same shape from a Kafka message) into a LogRecord. */
 export const rowToRecord = (row: unknown, where: string): Result.Result<LogRecord, RecordDecodeError> => {
-  const exit = decodeRow(row)
-  if (exit._tag === "Failure") {
-    return Result.fail(new RecordDecodeError({ where, message: `stored record does not decode: ${String(exit.cause)}` }))
+  let r: RecordRow
+  if (isPlainRecordRow(row)) r = row
+  else {
+    const exit = decodeRow(row)
+    if (exit._tag === "Failure") {
+      return Result.fail(new RecordDecodeError({ where, message: `stored record does not decode: ${String(exit.cause)}` }))
+    }
+    r = exit.value
   }
-  const r = exit.value
   // Meta "{}" is by far the most common value: skip the parser for it.
   const meta = r.meta === "{}" ? Result.succeed({}) : Json.parse(r.meta)
   if (Result.isFailure(meta) || typeof meta.success !== "object" || meta.success === null || Array.isArray(meta.success)) {
