@@ -9,7 +9,10 @@ import { BIZ, OTHER_BIZ, syncPage, tempDir, webhook } from "./helpers.ts"
 /**
  * Facts about a few entities. The conflict rule is a total order when, per entity, updatedAt is
  * either always present (deletes carry their receivedAt) or always absent (everything compares
- * by log position), so entity ids 1 and 3 always carry one and 2 and 4 never do.
+ * by log position), so entity ids 1 and 3 always carry one and 2 and 4 never do; and when
+ * receivedAt grows with log position, as it does when the log stamps records at append: a delete
+ * without updatedAt carries its receivedAt, so two deletes of one entity compare by it, and a
+ * receivedAt running against the log order would make a cycle with an update between them.
  */
 const T0 = Date.UTC(2024, 0, 1)
 const fact = fc.record({
@@ -24,7 +27,8 @@ type Fact = typeof fact extends fc.Arbitrary<infer A> ? A : never
 const toRecord = (f: Fact, i: number): LogRecord.NewRecord => {
   const versioned = f.id % 2 === 1
   const updatedAt = versioned ? new Date(T0 + f.minute * 60_000).toISOString() : undefined
-  const receivedAt = T0 + f.minute * 60_000 + 30_000
+  // Received in log order, spread over the same minutes as the updatedAt values.
+  const receivedAt = T0 + i * 15_000
   switch (f.kind) {
     case "update":
       return webhook(f.biz, "productUpdate", { id: 9007199254740993n + BigInt(f.id), name: `u${i}-${f.n}`, updatedAt }, receivedAt)
