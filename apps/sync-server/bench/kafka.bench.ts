@@ -6,7 +6,8 @@
  *   ./ocs node apps/sync-server/bench/kafka.bench.ts [--quick]
  */
 import { startBroker } from "@ocs/kafka-broker"
-import { eventually, startServerProcess } from "../test/processes.ts"
+import { eventually } from "../test/processes.ts"
+import { APP, BUSINESS, startWebhookServer, TOKEN } from "./webhookServer.ts"
 
 export interface KafkaModeResult {
   readonly webhooks: number
@@ -18,9 +19,6 @@ export interface KafkaModeResult {
 }
 
 const ADMIN = "bench-kafka-admin-key-0123"
-const APP = "7001"
-const BUSINESS = "8001"
-const TOKEN = "bench-verify-token"
 
 const percentile = (xs: ReadonlyArray<number>, p: number) => {
   const sorted = [...xs].sort((a, b) => a - b)
@@ -28,16 +26,7 @@ const percentile = (xs: ReadonlyArray<number>, p: number) => {
 }
 
 const run = async (eventLog: unknown, webhooks: number) => {
-  const server = await startServerProcess({
-    server: { host: "127.0.0.1", port: 0, adminKey: ADMIN },
-    dataDir: "data",
-    eventLog,
-    // No pulls: the API is unreachable on purpose; only webhooks flow.
-    api: { posBaseUrl: "http://127.0.0.1:9/pos", vpageBaseUrl: "http://127.0.0.1:9/vpage" },
-    sync: { resources: [], intervalSeconds: 3600, reconcileSeconds: 86_400, overlapSeconds: 0 },
-    webhooks: { silenceAlertSeconds: 86_400 },
-    tenants: [{ appId: APP, verifyTokens: [TOKEN], businesses: [{ businessId: BUSINESS, accessToken: "unused" }] }]
-  }, { OCS_ENCRYPTION_KEY: "77".repeat(32) })
+  const server = await startWebhookServer({ adminKey: ADMIN, encryptionKey: "77".repeat(32), eventLog })
   try {
     const acked = new Map<number, number>()
     const started = Date.now()

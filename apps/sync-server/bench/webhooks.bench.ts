@@ -17,7 +17,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { files } from "../src/Server.ts"
-import { startServerProcess } from "../test/processes.ts"
+import { APP, BUSINESS, startWebhookServer, TOKEN } from "./webhookServer.ts"
 
 export interface WebhooksBenchResult {
   readonly bench: "sync-server-webhooks"
@@ -33,9 +33,6 @@ export interface WebhooksBenchResult {
   readonly recordsStored: number
 }
 
-const APP = "7001"
-const BUSINESS = "8001"
-const TOKEN = "bench-verify-token"
 const CONNECTIONS = 64
 
 /** utime + stime of a process, in microseconds (from /proc, clock ticks of 10 ms). */
@@ -49,15 +46,7 @@ const cpuMicrosOf = (pid: number) => {
 export const runWebhooksBench = async (options: { readonly quick?: boolean } = {}): Promise<WebhooksBenchResult> => {
   const seconds = options.quick ? 3 : 10
   const warmup = options.quick ? 1 : 2
-  const server = await startServerProcess({
-    server: { host: "127.0.0.1", port: 0, adminKey: "bench-webhooks-admin-key-0123" },
-    dataDir: "data",
-    // No pulls: the API is unreachable on purpose; only webhooks flow.
-    api: { posBaseUrl: "http://127.0.0.1:9/pos", vpageBaseUrl: "http://127.0.0.1:9/vpage" },
-    sync: { resources: [], intervalSeconds: 3600, reconcileSeconds: 86_400, overlapSeconds: 0 },
-    webhooks: { silenceAlertSeconds: 86_400 },
-    tenants: [{ appId: APP, verifyTokens: [TOKEN], businesses: [{ businessId: BUSINESS, accessToken: "unused" }] }]
-  }, { OCS_ENCRYPTION_KEY: "57".repeat(32) })
+  const server = await startWebhookServer({ adminKey: "bench-webhooks-admin-key-0123", encryptionKey: "57".repeat(32) })
   let stopped = false
   try {
     let sequence = 0
