@@ -44,18 +44,12 @@ export const makeDigester = (seed: Uint32Array = Crypto.getRandomValues(new Uint
   return (tenant: string, dedupeKey: string): Digest => {
     let h1 = seedHi
     let h2 = seedLo
-    for (let i = 0; i < tenant.length; i++) {
-      const c = tenant.charCodeAt(i)
-      h1 = Math.imul(h1 ^ c, 0xcc9e2d51)
-      h1 = (h1 << 15) | (h1 >>> 17)
-      h2 = Math.imul(h2 ^ c, 0x1b873593)
-      h2 = (h2 << 13) | (h2 >>> 19)
-    }
-    // The separator: ("a", "bc") and ("ab", "c") must differ.
-    h1 = Math.imul(h1 ^ 0x10000, 0xcc9e2d51)
-    h2 = Math.imul(h2 ^ 0x10000, 0x1b873593)
-    for (let i = 0; i < dedupeKey.length; i++) {
-      const c = dedupeKey.charCodeAt(i)
+    // The code units of the tenant, a separator no code unit can equal (so that ("a", "bc")
+    // and ("ab", "c") differ), then those of the key.
+    const t = tenant.length
+    const end = t + 1 + dedupeKey.length
+    for (let i = 0; i < end; i++) {
+      const c = i < t ? tenant.charCodeAt(i) : i === t ? 0x10000 : dedupeKey.charCodeAt(i - t - 1)
       h1 = Math.imul(h1 ^ c, 0xcc9e2d51)
       h1 = (h1 << 15) | (h1 >>> 17)
       h2 = Math.imul(h2 ^ c, 0x1b873593)
