@@ -4,7 +4,7 @@
  * another connection (another server process, an admin tool), or removed the application.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted, Result } from "effect"
+import { Context, Effect, Layer, Option, Redacted, Result } from "effect"
 import * as Path from "node:path"
 import { makeSealer } from "../src/Secrets.ts"
 import { TenantStore } from "../src/TenantStore.ts"
@@ -15,7 +15,7 @@ const sealer = makeSealer(Buffer.alloc(32, 9))
 /** Two stores (two connections) on one file, as two server processes would have. */
 const twoStores = Effect.gen(function*() {
   const filename = Path.join(tempDir("ocs-tenants-"), "tenants.sqlite")
-  const open = () => Layer.build(TenantStore.layer({ filename, sealer })).pipe(Effect.map((ctx) => ctx.mapUnsafe.get(TenantStore.key) as TenantStore["Service"]))
+  const open = () => Layer.build(TenantStore.layer({ filename, sealer })).pipe(Effect.map((ctx) => Context.get(ctx, TenantStore)))
   return { a: yield* open(), b: yield* open() }
 })
 
