@@ -7,7 +7,7 @@
  */
 import { Schema } from "effect"
 import * as Crypto from "node:crypto"
-import { isDigits, isNullOrString, isPlainObject, isSource, optional, UUID } from "./internal/plain.ts"
+import { DIGITS, isDigits, isNullOrString, isPlainObject, isSource, optional, UUID } from "./internal/plain.ts"
 
 /** Position in one log: strictly increasing, never reused. SQLite rowid, so a safe integer. */
 export type Offset = number
@@ -20,14 +20,12 @@ export const tenantKey = (appId: string, businessId: string | null): TenantKey =
 /** Either one tenant, or the explicit `"all"` a replay uses. There is no implicit default. */
 export type TenantFilter = TenantKey | "all"
 
-export const DigitString = Schema.String.check(Schema.isPattern(/^[0-9]+$/))
+export const DigitString = Schema.String.check(Schema.isPattern(DIGITS))
 
 export const Source = Schema.Literals(["webhook", "sync", "system"])
 export type Source = typeof Source.Type
 
-const Uuid = Schema.String.check(
-  Schema.isPattern(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
-)
+const Uuid = Schema.String.check(Schema.isPattern(UUID))
 
 /** A JSON object (values may hold bigints; they are written losslessly). */
 export const Meta = Schema.Record(Schema.String, Schema.Unknown)
