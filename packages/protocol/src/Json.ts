@@ -145,14 +145,7 @@ export const stringify = (value: unknown): string => {
   } catch (e) {
     if (e !== RAW_FOUND && !(e instanceof TypeError)) throw e
   }
-  try {
-    return JSON.stringify(value, fastReplacer) ?? "null"
-  } catch (e) {
-    if (e !== RAW_FOUND) throw e
-  }
-  const out: Array<string> = []
-  write(value, out)
-  return out.join("")
+  return stringifyParsed(value)
 }
 
 // JSON.rawJSON (Node 21+) writes a primitive's text unchanged; the TypeScript lib lacks it.
