@@ -36,6 +36,14 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
       target: ">= 0.6",
       met: r.ratio >= 0.6,
       details: r
+    }, {
+      scenario: `ingestion, deliveries over ${r.tenants} tenants (diagnostic, same bare run)`,
+      ours: `${fmt(r.receiverTenants.acceptedPerSecond)} (${fmt(r.receiverTenants.p50Millis, 1)}/${fmt(r.receiverTenants.p99Millis, 1)})`,
+      baseline: `${fmt(r.bare.acceptedPerSecond)} bare node:http`,
+      ratio: Math.round((r.receiverTenants.acceptedPerSecond / r.bare.acceptedPerSecond) * 100) / 100,
+      target: "report",
+      met: null,
+      details: r.receiverTenants
     }]
   }],
   ["server webhooks", async (quick) => {

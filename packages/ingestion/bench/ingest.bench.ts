@@ -5,8 +5,11 @@
  * Every request carries a unique body so that dedupe never short-circuits the append.
  *
  * Each server runs in its own child process (this file with `--serve`), so the load generator
- * and the server do not share one event loop. A third run with synchronous=NORMAL is a
- * diagnostic only: it shows what the fsync at each commit costs; the receiver never uses it.
+ * and the server do not share one event loop. The ratio is taken with one tenant (every body
+ * names the same business). Two more runs are diagnostics, not part of the ratio:
+ * - the same receiver with deliveries spread over 100 businesses, as a multi-tenant server gets
+ *   them (each tenant's records land in different pages of the per-tenant index);
+ * - synchronous=NORMAL: what the fsync at each commit costs; the receiver never uses it.
  *
  *   ./ocs node packages/ingestion/bench/ingest.bench.ts [--quick]
  *
@@ -26,8 +29,10 @@ import { fileURLToPath } from "node:url"
 const APP = "1001"
 const TOKEN = "bench-verify-token"
 const CONNECTIONS = 64
+/** Businesses of the multi-tenant diagnostic run. */
+const TENANTS = 100
 
-type Kind = "bare" | "receiver" | "receiver-normal"
+type Kind = "bare" | "receiver" | "receiver-tenants" | "receiver-normal"
 
 export interface TargetResult {
   readonly name: Kind
@@ -52,6 +57,9 @@ export interface IngestBenchResult {
   readonly seconds: number
   readonly bare: TargetResult
   readonly receiver: TargetResult
+  /** The receiver again, deliveries spread over `tenants` businesses (diagnostic). */
+  readonly receiverTenants: TargetResult
+  readonly tenants: number
   readonly receiverNormal: TargetResult
   /** receiver / bare, accepted per second; target >= 0.6. */
   readonly ratio: number
@@ -94,8 +102,9 @@ const serveBare = () => {
   })
 }
 
-const serveReceiver = (dir: string, synchronous: "FULL" | "NORMAL") => {
-  const filename = NodePath.join(dir, `events-${synchronous}.db`)
+const serveReceiver = (dir: string, kind: Exclude<Kind, "bare">) => {
+  const filename = NodePath.join(dir, `${kind}.db`)
+  const synchronous = kind === "receiver-normal" ? "NORMAL" : "FULL"
   const stats = Effect.scoped(Effect.flatMap(SqliteDatabase.make({ filename, readonly: true }), (db) =>
     db.use("stats", (_, c) => ({
       records: (c.prepare("SELECT count(*) AS n FROM records").get() as { n: number }).n,
@@ -165,13 +174,15 @@ const start = (kind: Kind, dir: string): Promise<Child> =>
   })
 
 let sequence = 0
-/** A unique, realistic orderAdd delivery per request (big ids, unicode, nested products). */
-const body = () =>
-  `{"event":"orderAdd","businessId":9007199254740993,"webhooksVerifyToken":"${TOKEN}","data":{"id":${
-    10_000_000_000_000_000n + BigInt(sequence++)
+/** A unique, realistic orderAdd delivery per request (big ids, unicode, nested products), for one of `tenants` businesses. */
+const body = (tenants: number) => {
+  const n = sequence++
+  return `{"event":"orderAdd","businessId":${9007199254740993n + BigInt(n % tenants)},"webhooksVerifyToken":"${TOKEN}","data":{"id":${
+    10_000_000_000_000_000n + BigInt(n)
   },"customerName":"Nguyễn Văn A","customerMobile":"0912345678","products":[{"productId":100001,"quantity":2,"price":150000}]}}`
+}
 
-const load = (port: number, seconds: number) =>
+const load = (port: number, seconds: number, tenants: number) =>
   autocannon({
     url: `http://127.0.0.1:${port}`,
     connections: CONNECTIONS,
@@ -180,17 +191,17 @@ const load = (port: number, seconds: number) =>
       method: "POST",
       path: `/webhooks/${APP}`,
       headers: { "content-type": "application/json" },
-      setupRequest: (request) => ({ ...request, body: body() })
+      setupRequest: (request) => ({ ...request, body: body(tenants) })
     }]
   })
 
-const measure = async (kind: Kind, dir: string, seconds: number, warmup: number): Promise<TargetResult> => {
+const measure = async (kind: Kind, dir: string, seconds: number, warmup: number, tenants = 1): Promise<TargetResult> => {
   const child = await start(kind, dir)
   try {
-    const warm = await load(child.port, warmup)
+    const warm = await load(child.port, warmup, tenants)
     const before = await child.stats()
     const loadBefore = cpuMicros()
-    const run = await load(child.port, seconds)
+    const run = await load(child.port, seconds, tenants)
     const loadCpu = cpuMicros() - loadBefore
     const stats = await child.stats()
     const perRequest = (micros: number) => Math.round((micros / Math.max(1, run["2xx"] + run.non2xx)) * 10) / 10
@@ -223,6 +234,7 @@ export const runIngestBench = async (options: { readonly quick?: boolean } = {})
   try {
     const bare = await measure("bare", dir, seconds, warmup)
     const receiver = await measure("receiver", dir, seconds, warmup)
+    const receiverTenants = await measure("receiver-tenants", dir, seconds, warmup, TENANTS)
     const receiverNormal = await measure("receiver-normal", dir, seconds, warmup)
     return {
       bench: "ingestion",
@@ -230,6 +242,8 @@ export const runIngestBench = async (options: { readonly quick?: boolean } = {})
       seconds,
       bare,
       receiver,
+      receiverTenants,
+      tenants: TENANTS,
       receiverNormal,
       ratio: Math.round((receiver.acceptedPerSecond / bare.acceptedPerSecond) * 100) / 100,
       cpus: NodeOs.availableParallelism()
@@ -244,11 +258,17 @@ if (serveIndex !== -1) {
   const kind = process.argv[serveIndex + 1] as Kind
   const dir = process.argv[serveIndex + 2]!
   if (kind === "bare") serveBare()
-  else serveReceiver(dir, kind === "receiver" ? "FULL" : "NORMAL")
+  else serveReceiver(dir, kind)
 } else if (process.argv[1] !== undefined && here === NodePath.resolve(process.argv[1])) {
   const result = await runIngestBench({ quick: process.argv.includes("--quick") })
-  const rows = [result.bare, result.receiver, result.receiverNormal].map((r) => ({
-    server: r.name === "receiver-normal" ? "receiver (NORMAL, diagnostic)" : r.name === "receiver" ? "receiver (FULL)" : "bare node:http",
+  const names: Record<Kind, string> = {
+    bare: "bare node:http",
+    receiver: "receiver (FULL)",
+    "receiver-tenants": `receiver (FULL, ${result.tenants} tenants, diagnostic)`,
+    "receiver-normal": "receiver (NORMAL, diagnostic)"
+  }
+  const rows = [result.bare, result.receiver, result.receiverTenants, result.receiverNormal].map((r) => ({
+    server: names[r.name],
     "accepted/s": r.acceptedPerSecond,
     "p50 ms": r.p50Millis,
     "p99 ms": r.p99Millis,
@@ -260,5 +280,6 @@ if (serveIndex !== -1) {
   }))
   console.table(rows)
   console.log(`ratio receiver/bare: ${result.ratio} (target >= 0.6)`)
+  console.log(`with ${result.tenants} tenants: ${Math.round((result.receiverTenants.acceptedPerSecond / result.bare.acceptedPerSecond) * 100) / 100} (diagnostic)`)
   console.log(JSON.stringify(result))
 }
