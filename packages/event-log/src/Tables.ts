@@ -5,7 +5,6 @@
  * `consumerCheckpoints` is exported for read models: put it in your own drizzle schema (re-export
  * it from your schema file) so a projection saves its rows and its checkpoint in one transaction.
  */
-import { sql } from "drizzle-orm"
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core"
 
 /** One row per fact, exactly as received. `offset` is never reused (AUTOINCREMENT). */
@@ -24,11 +23,16 @@ export const records = sqliteTable("records", {
   entityId: text("entity_id")
 }, (t) => [
   uniqueIndex("records_id").on(t.id),
+  // Every read (subscriptions, replay, audit) pages through one tenant's records in offset order.
   index("records_tenant_offset").on(t.tenant, t.offset),
-  index("records_tenant_type_received").on(t.tenant, t.type, t.receivedAt),
-  index("records_tenant_received").on(t.tenant, t.receivedAt),
-  index("records_tenant_entity").on(t.tenant, t.entityId).where(sql`${t.entityId} IS NOT NULL`)
+  // Time ranges (the writer's dedupe window, audit statistics), tenant checked in the index.
+  // Time first on purpose: appends stamp received_at as they come, so new entries land at the
+  // index's end, whatever their tenant. An index that starts with the tenant takes one insert
+  // per tenant of a commit in a different leaf page, and every such page is written to the WAL
+  // again at each commit: with 100 tenants that cost 2.6 times the writer's CPU per record.
+  index("records_received_tenant").on(t.receivedAt, t.tenant)
   // No index on dedupe_key: the writer keeps its dedupe index in memory (internal/dedupeIndex.ts).
+  // No index on type or entity_id: reads filter them while paging a tenant in offset order.
 ])
 
 /** Audit trail of appends refused as duplicates: what came, when, and which fact it repeats. */

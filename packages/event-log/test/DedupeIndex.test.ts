@@ -6,9 +6,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { type EventLog, SqliteDatabase, SqliteEventLog } from "@ocs/event-log"
 import { Effect } from "effect"
+import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { DedupeIndex, makeDigester } from "../src/internal/dedupeIndex.ts"
-import { tempDir, webhook } from "./helpers.ts"
+import { APP, tempDir, webhook } from "./helpers.ts"
 
 const HOUR = 60 * 60 * 1000
 
@@ -93,6 +94,54 @@ describe("dedupe index (in the writer thread)", () => {
       const decisions = yield* Effect.scoped(Effect.flatMap(SqliteDatabase.make({ filename: file }), (db) =>
         db.use("decisions", (_, c) => c.prepare("SELECT count(*) AS n FROM dedupe_decisions").get() as { n: number })))
       assert.strictEqual(decisions.n, 1)
+    })
+  })
+})
+
+/** A copy of the log's migrations up to `tag` (the schema of an earlier release). */
+const migrationsUpTo = (tag: string): string => {
+  const dir = tempDir("migrations-")
+  const journal = JSON.parse(NodeFs.readFileSync(NodePath.join(SqliteEventLog.migrationsFolder, "meta", "_journal.json"), "utf8")) as {
+    entries: Array<{ tag: string }>
+  }
+  const entries = journal.entries.slice(0, journal.entries.findIndex((e) => e.tag === tag) + 1)
+  NodeFs.mkdirSync(NodePath.join(dir, "meta"))
+  NodeFs.writeFileSync(NodePath.join(dir, "meta", "_journal.json"), JSON.stringify({ ...journal, entries }))
+  for (const e of entries) NodeFs.copyFileSync(NodePath.join(SqliteEventLog.migrationsFolder, `${e.tag}.sql`), NodePath.join(dir, `${e.tag}.sql`))
+  return dir
+}
+
+describe("dedupe index over a file from an earlier release", () => {
+  it.live("tenant-first time indexes are replaced at open, and the window still deduplicates", () => {
+    const file = NodePath.join(tempDir(), "log.db")
+    const now = Date.now()
+    const indexes = (c: { prepare: (sql: string) => { all: () => Array<unknown> } }) =>
+      (c.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records' AND sql IS NOT NULL ORDER BY name").all() as Array<
+        { name: string }
+      >).map((r) => r.name)
+    return Effect.gen(function*() {
+      // Written by the schema of migration 0001, before the writer looked up time ranges by time first.
+      const before = yield* Effect.scoped(Effect.flatMap(
+        SqliteDatabase.make({ filename: file, migrationsFolder: migrationsUpTo("0001_drop-dedupe-key-index") }),
+        (db) =>
+          db.use("seed", (_, c) => {
+            c.prepare(
+              `INSERT INTO records (id, tenant, app_id, business_id, source, type, received_at, body, dedupe_key, meta, entity_id)
+               VALUES ('0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b', ?, ?, '1', 'webhook', 'orderAdd', ?, '{}', 'a', '{}', '42')`
+            ).run(`${APP}:1`, APP, now)
+            return indexes(c)
+          })
+      ))
+      assert.deepStrictEqual(before, ["records_id", "records_tenant_entity", "records_tenant_offset", "records_tenant_received", "records_tenant_type_received"])
+      const again = yield* withLog(file, (log) =>
+        log.append([
+          webhook("1", "{}", { dedupeKey: "a", receivedAt: now + 1 }),
+          webhook("2", "{}", { dedupeKey: "a", receivedAt: now + 1 })
+        ]))
+      assert.deepStrictEqual(tags(again), ["Duplicate", "Appended"])
+      assert.deepStrictEqual([again[0]!.offset, again[0]!.id], [1, "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"])
+      const after = yield* Effect.scoped(Effect.flatMap(SqliteDatabase.make({ filename: file }), (db) => db.use("indexes", (_, c) => indexes(c))))
+      assert.deepStrictEqual(after, ["records_id", "records_received_tenant", "records_tenant_offset"])
     })
   })
 })

@@ -107,10 +107,11 @@ const run = (port: NonNullable<typeof parentPort>, config: WriterConfig) => {
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
   )
   // Exact dedupe lookup in SQLite, for a record older than what the in-memory index holds
-  // (a caller-given receivedAt far in the past): the tenant's records of that time range.
-  const byDedupeKey = client.prepare<[string, number, string], { offset: number; id: string }>(
-    `SELECT "offset", id FROM records INDEXED BY records_tenant_received
-     WHERE tenant = ? AND received_at >= ? AND dedupe_key = ? ORDER BY "offset" LIMIT 1`
+  // (a caller-given receivedAt far in the past): the records of that time range, the tenant
+  // checked in the index, the key only in that tenant's rows.
+  const byDedupeKey = client.prepare<[number, string, string], { offset: number; id: string }>(
+    `SELECT "offset", id FROM records INDEXED BY records_received_tenant
+     WHERE received_at >= ? AND tenant = ? AND dedupe_key = ? ORDER BY "offset" LIMIT 1`
   )
   const byId = client.prepare<[string], { offset: number; id: string }>(`SELECT "offset", id FROM records WHERE id = ?`)
   const byOffset = client.prepare<[number], { id: string; tenant: string; dedupeKey: string | null }>(
@@ -125,9 +126,8 @@ const run = (port: NonNullable<typeof parentPort>, config: WriterConfig) => {
   }
   const keyedSince = client.prepare<[number], Keyed>(`SELECT ${keyed} FROM records WHERE "offset" > ? AND dedupe_key IS NOT NULL ORDER BY "offset"`)
   const lastOffset = client.prepare<[], { offset: number | null }>(`SELECT max("offset") AS offset FROM records`)
-  const nextTenant = client.prepare<[string], { tenant: string }>(`SELECT tenant FROM records WHERE tenant > ? ORDER BY tenant LIMIT 1`)
-  const keyedOfTenant = client.prepare<[string, number], Keyed>(
-    `SELECT ${keyed} FROM records INDEXED BY records_tenant_received WHERE tenant = ? AND received_at >= ? AND dedupe_key IS NOT NULL ORDER BY "offset"`
+  const keyedSinceTime = client.prepare<[number], Keyed>(
+    `SELECT ${keyed} FROM records INDEXED BY records_received_tenant WHERE received_at >= ? AND dedupe_key IS NOT NULL ORDER BY "offset"`
   )
   const decision = client.prepare(
     `INSERT INTO dedupe_decisions (decided_at, tenant, reason, dedupe_key, original_offset, id, type, source, received_at)
@@ -135,8 +135,8 @@ const run = (port: NonNullable<typeof parentPort>, config: WriterConfig) => {
   )
   const commit = client.prepare(`INSERT INTO commits (committed_at, requests, appended, duplicates) VALUES (?, ?, ?, ?)`)
 
-  // The dedupe index (./dedupeIndex.ts), loaded from the records of the window, tenant by
-  // tenant over the (tenant, received_at) index. `known`: the last offset it has seen; records
+  // The dedupe index (./dedupeIndex.ts), loaded from the records of the window, over the
+  // (received_at, tenant) index. `known`: the last offset it has seen; records
   // above it were appended by another process (another writer of the same file) and are added
   // at the start of each transaction, under the write lock, so the index is never behind.
   const loadedAt = Date.now()
@@ -161,9 +161,7 @@ const run = (port: NonNullable<typeof parentPort>, config: WriterConfig) => {
   try {
     client.transaction(() => {
       known = lastOffset.get()?.offset ?? 0
-      for (let t = nextTenant.get(""); t !== undefined; t = nextTenant.get(t.tenant)) {
-        for (const row of keyedOfTenant.iterate(t.tenant, index.horizon)) learn(row)
-      }
+      for (const row of keyedSinceTime.iterate(index.horizon)) learn(row)
     }).deferred()
   } catch (cause) {
     port.postMessage({ _tag: "OpenFailed", error: `loading the dedupe index: ${messageOf(cause)}` } satisfies WriterMessage)
@@ -197,7 +195,7 @@ const run = (port: NonNullable<typeof parentPort>, config: WriterConfig) => {
     const since = row.receivedAt - dedupeWindow
     const inTransaction = staged.get(pair)
     if (inTransaction !== undefined && inTransaction.receivedAt >= since) return inTransaction
-    if (since < index.horizon) return byDedupeKey.get(row.tenant, since, key)
+    if (since < index.horizon) return byDedupeKey.get(since, row.tenant, key)
     const d = digest(row.tenant, key)
     const found = confirmed(d, row.tenant, key)
     if (found === undefined) return { offset: 0, id: "", digest: d }
