@@ -1,7 +1,7 @@
 /**
  * Which log records touched an entity, and what each said about it.
  *
- * A record names its entity in the indexed `entity_id` column when its writer set one; a sync
+ * A record names its entity in its `entity_id` column when its writer set one; a sync
  * page holds many entities (and a webhook may carry no entityId), so those are decoded with
  * `DomainEvent.decode` and their events matched by `DomainEvent.entityId`. Stock levels
  * (inventoryChange, inventory pages) count as touching their product, one facet per depot.

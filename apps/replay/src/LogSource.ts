@@ -3,7 +3,7 @@
  *
  * - SQLite (`--log`): the file is opened read-only (no migration, no writer) and queried
  *   directly, page by page (keyset on the offset), so filters the `EventLog` API lacks (source,
- *   time range, the indexed `entity_id`) run in SQL and memory stays bounded on any log size.
+ *   time range, `entity_id`) run in SQL and memory stays bounded on any log size.
  *   Reads are a snapshot: records appended after a stream starts are not part of it.
  * - Kafka (`--kafka-brokers --topic`): `EventLog.layerKafka` over a throwaway outbox file that
  *   never receives an append, so its relay sends nothing; `read` consumes the topic from the
