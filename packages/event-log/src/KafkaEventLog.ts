@@ -19,7 +19,7 @@
  *
  * kafkajs is used in this module only, so a KafkaJS-compatible client can replace it here.
  */
-import { Kafka, logLevel, type Consumer, type Producer, type RetryOptions } from "kafkajs"
+import type { Consumer, Producer, RetryOptions } from "kafkajs"
 import { eq } from "drizzle-orm"
 import * as Json from "@ocs/protocol/Json"
 import { Cause, Clock, Deferred, Effect, Option, Queue, Result, type Scope, Stream } from "effect"
@@ -123,6 +123,8 @@ export const make = Effect.fnUntraced(function*(
     commitWindowMillis: options.commitWindowMillis
   })
 
+  // kafkajs is loaded by the Kafka mode only: a process on the SQLite log never holds it.
+  const { Kafka, logLevel } = yield* Effect.promise(() => import("kafkajs"))
   const kafka = new Kafka({
     clientId,
     brokers,
