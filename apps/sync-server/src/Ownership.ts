@@ -14,7 +14,6 @@
  * scheduler cannot know it.
  */
 import { Context, Effect, Layer, Schema } from "effect"
-import { Kafka, logLevel } from "kafkajs"
 import * as Crypto from "node:crypto"
 
 export interface OwnershipService {
@@ -52,6 +51,8 @@ export const partitionOf = (appId: string, businessId: string, partitions: numbe
 const makeKafka = (options: KafkaOwnershipOptions) =>
   Effect.gen(function*() {
     const partitions = options.partitions ?? 32
+    // kafkajs is loaded by the Kafka mode only: a server on the SQLite log never holds it.
+    const { Kafka, logLevel } = yield* Effect.promise(() => import("kafkajs"))
     const kafka = new Kafka({ brokers: [...options.brokers], clientId: options.clientId ?? "ocs-sync-owner", logLevel: logLevel.NOTHING })
     const admin = kafka.admin()
     yield* Effect.tryPromise({
