@@ -4,7 +4,8 @@
  *
  * Exit codes: 0 ok, 1 `verify` found differences, 2 usage or input error, 3 other failure.
  */
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, Console, Effect, Exit, Layer, Runtime } from "effect"
 import { CliConfig, CliError, CliOutput, Command, GlobalFlag } from "effect/cli"
 import { command } from "./Cli.ts"

@@ -12,7 +12,8 @@
  * so their appends) finish, stop the loops (each projection batch commits with its
  * checkpoint), then close the files.
  */
-import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Fiber, Layer, Option, Redacted, Result, Schedule, Scope, Stream } from "effect"
 import * as Fs from "node:fs"
 import * as Http from "node:http"

@@ -5,7 +5,7 @@
  *   ocs-sync-server                      the demo: bundled simulator, demo tenant, embedded SQLite
  *   ocs-sync-server --config ocs.yaml    your configuration (YAML or JSON), then OCS_* overrides
  */
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Logger, Runtime } from "effect"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"

@@ -3,7 +3,8 @@
  * `ocs-simulator` (`./ocs simulator`): serves the simulator with a demo app, business and
  * token, prints them, and runs until interrupted. `GET /_sim/demo` returns the same JSON.
  */
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Console, Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import * as Json from "@ocs/protocol/Json"
