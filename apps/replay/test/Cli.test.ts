@@ -226,6 +226,15 @@ describe("stats", () => {
     assert.match(text.stdout, /2 records/)
     assert.match(text.stdout, /locks seen \(transport.LockTaken\): 0/)
   })
+
+  it("one tenant over a time range (scanned in the time index): the sync page, the update and the lock", async () => {
+    const r = await cli(["stats", "--log", f.log, "--tenant", TENANT, "--from", "2024-05-01T11:00:00Z", "--to", "2024-05-01T12:01:00Z", "--format", "json"])
+    assert.strictEqual(r.code, 0, r.stderr)
+    const s = JSON.parse(r.stdout) as { records: number; byType: Array<{ type: string; records: number }>; locks: { total: number } }
+    assert.strictEqual(s.records, 3)
+    assert.deepStrictEqual(s.byType.map((t) => t.type).toSorted(), ["product/list.page", "productUpdate", "transport.LockTaken"])
+    assert.strictEqual(s.locks.total, 1)
+  })
 })
 
 describe("usage and input errors", () => {
