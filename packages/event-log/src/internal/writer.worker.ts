@@ -128,10 +128,10 @@ const run = (port: NonNullable<typeof parentPort>, config: WriterConfig) => {
   const lastOffset = client.prepare<[], { offset: number | null }>(`SELECT max("offset") AS offset FROM records`)
   // The window's records in offset order without sorting them: a scan of the table from the
   // first offset that has a receivedAt in the window (found in the time index).
-  const keyedSinceTime = client.prepare<[number, number], Keyed>(
+  const keyedSinceTime = client.prepare<[{ readonly horizon: number }], Keyed>(
     `SELECT ${keyed} FROM records
-     WHERE "offset" >= (SELECT min("offset") FROM records INDEXED BY records_received_tenant WHERE received_at >= ?)
-       AND received_at >= ? AND dedupe_key IS NOT NULL ORDER BY "offset"`
+     WHERE "offset" >= (SELECT min("offset") FROM records INDEXED BY records_received_tenant WHERE received_at >= @horizon)
+       AND received_at >= @horizon AND dedupe_key IS NOT NULL ORDER BY "offset"`
   )
   const decision = client.prepare(
     `INSERT INTO dedupe_decisions (decided_at, tenant, reason, dedupe_key, original_offset, id, type, source, received_at)
@@ -165,7 +165,7 @@ const run = (port: NonNullable<typeof parentPort>, config: WriterConfig) => {
   try {
     client.transaction(() => {
       known = lastOffset.get()?.offset ?? 0
-      for (const row of keyedSinceTime.iterate(index.horizon, index.horizon)) learn(row)
+      for (const row of keyedSinceTime.iterate({ horizon: index.horizon })) learn(row)
     }).deferred()
   } catch (cause) {
     port.postMessage({ _tag: "OpenFailed", error: `loading the dedupe index: ${messageOf(cause)}` } satisfies WriterMessage)
