@@ -1,0 +1,153 @@
+/**
+ * What every admin route shares: JSON answers, bounded request bodies and query parameters,
+ * canonical ids, the admin-key guard and the tenant named by a route's path.
+ *
+ * A request the server cannot honour is answered 4xx with a message a person can act on; a
+ * route fails with an `HttpServerResponse` for those, and `guard` answers it as it is.
+ */
+import { Clock, Effect, Option, Redacted, Schema } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { Ids, Json } from "@ocs/protocol"
+import { safeEqual } from "../Secrets.ts"
+import type { Business, TenantStore } from "../TenantStore.ts"
+
+export interface AdminOptions {
+  /** Without a key every `/admin` route answers 401. */
+  readonly adminKey: Redacted.Redacted<string> | undefined
+  /** A tenant without a webhook for this long is shown as silent. */
+  readonly silenceAlertMs: number
+  /** Admin request bodies larger than this are answered 413 (default 64 KiB). */
+  readonly maxBodyBytes?: number | undefined
+  readonly ready: () => boolean
+}
+
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024
+
+export const json = (body: unknown, status = 200) =>
+  HttpServerResponse.text(Json.stringify(body), { status, contentType: "application/json" })
+
+export const problem = (status: number, message: string) => json({ error: message }, status)
+
+/** A route's handler: fails with a response (4xx) or with an error the guard logs (500). */
+export type Handler<E> = Effect.Effect<HttpServerResponse.HttpServerResponse, E, HttpServerRequest.HttpServerRequest | HttpRouter.RouteContext>
+
+/** Runs `handler` only with the admin key (`x-admin-key` or `Authorization: Bearer`). */
+export const guard = (options: AdminOptions) => <E>(handler: Handler<E>): Handler<never> =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const header = request.headers["x-admin-key"] ?? request.headers["authorization"]?.replace(/^Bearer\s+/i, "")
+    const authorized = options.adminKey !== undefined && typeof header === "string" &&
+      safeEqual(header, Redacted.value(options.adminKey))
+    if (!authorized) return problem(401, "admin key required (x-admin-key or Authorization: Bearer)")
+    return yield* handler.pipe(
+      Effect.catch((e: unknown) =>
+        HttpServerResponse.isHttpServerResponse(e)
+          ? Effect.succeed(e)
+          // The message of an internal failure stays in the log: it may name files or keys.
+          : Effect.logError("admin request failed", e).pipe(Effect.as(problem(500, "internal error; see the server log")))
+      )
+    )
+  })
+
+/** Reads at most `maxBytes` of the body, parses it losslessly and decodes it with `schema`. */
+export const body = <A>(schema: Schema.Decoder<A>, maxBytes: number) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const declared = request.headers["content-length"]
+    if (declared !== undefined && (!/^\d+$/.test(declared) || Number(declared) > maxBytes)) {
+      return yield* Effect.fail(problem(413, `request body larger than ${maxBytes} bytes`))
+    }
+    const bytes = yield* request.arrayBuffer.pipe(Effect.mapError(() => problem(400, "request body could not be read")))
+    if (bytes.byteLength > maxBytes) return yield* Effect.fail(problem(413, `request body larger than ${maxBytes} bytes`))
+    const parsed = Json.parse(new TextDecoder().decode(bytes))
+    if (parsed._tag === "Failure") return yield* Effect.fail(problem(400, parsed.failure.message))
+    return yield* Schema.decodeUnknownEffect(schema)(parsed.success).pipe(
+      Effect.mapError((e) => problem(400, `invalid body: ${e.message}`))
+    )
+  })
+
+/** A positive integer id (appId, businessId) in canonical form, or 400. */
+export const canonical = (u: string | number | bigint, what: string) =>
+  Effect.suspend(() => {
+    const id = Ids.normalize(typeof u === "string" ? u.trim() : u)
+    return id === undefined ? Effect.fail(problem(400, `${what} must be a positive integer`)) : Effect.succeed(id as string)
+  })
+
+export const searchParams = Effect.map(HttpServerRequest.HttpServerRequest, (r) => new URL(r.url, "http://x").searchParams)
+
+/**
+ * An integer query parameter within [min, max]; absent gives `undefined`. Anything else (a
+ * fraction, an exponent, a value past the bounds) is answered 400, never clamped in silence.
+ */
+export const queryInt = (params: URLSearchParams, name: string, bounds: { readonly min: number; readonly max: number }) =>
+  Effect.suspend(() => {
+    const v = params.get(name)
+    if (v === null) return Effect.succeed(undefined)
+    const n = /^\d{1,15}$/.test(v) ? Number(v) : Number.NaN
+    return Number.isSafeInteger(n) && n >= bounds.min && n <= bounds.max
+      ? Effect.succeed(n)
+      : Effect.fail(problem(400, `${name} must be an integer from ${bounds.min} to ${bounds.max}, got ${JSON.stringify(v.slice(0, 40))}`))
+  })
+
+/** A text query parameter of at most `maxLength` characters. */
+export const queryText = (params: URLSearchParams, name: string, maxLength = 200) =>
+  Effect.suspend(() => {
+    const v = params.get(name)
+    if (v === null) return Effect.succeed(undefined)
+    return v.length <= maxLength ? Effect.succeed(v) : Effect.fail(problem(400, `${name} is longer than ${maxLength} characters`))
+  })
+
+/** A page request: `limit` (1..1000) and the opaque `after` of the previous page. */
+export const pageParams = (params: URLSearchParams) =>
+  Effect.all({ limit: queryInt(params, "limit", { min: 1, max: 1000 }), after: queryText(params, "after", 400) })
+
+/** A path parameter of at most 200 characters (ids of records, kinds of documents). */
+export const pathParam = (name: string) =>
+  Effect.flatMap(HttpRouter.params, (params) => {
+    const v = params[name] ?? ""
+    return v.length <= 200 ? Effect.succeed(v) : Effect.fail(problem(400, `${name} is longer than 200 characters`))
+  })
+
+/** The tenant named by `:appId/:businessId` in the path, canonical. */
+export const tenantParam = Effect.gen(function*() {
+  const params = yield* HttpRouter.params
+  const appId = yield* canonical(params["appId"] ?? "", "appId")
+  const businessId = yield* canonical(params["businessId"] ?? "", "businessId")
+  return { appId, businessId }
+})
+
+/** The registered business named by the path, or 404. */
+export const existingTenant = (store: TenantStore["Service"]) => Effect.gen(function*() {
+  const t = yield* tenantParam
+  const b = yield* store.business(t.appId, t.businessId)
+  if (Option.isNone(b)) return yield* Effect.fail(problem(404, `no tenant ${t.appId}:${t.businessId}`))
+  return b.value
+})
+
+const DAY = 24 * 3600 * 1000
+
+/** Parses `YYYY-MM-DD...` or epoch ms; null when absent. */
+export const parseDate = (value: string | undefined): number | null => {
+  if (value === undefined) return null
+  const n = /^\d+$/.test(value) ? Number(value) : Date.parse(value)
+  if (!Number.isFinite(n)) throw new Error(`not a date: ${value}`)
+  return n
+}
+
+/** What the admin API shows of a tenant (never its token). */
+export const describeBusiness = (b: Business, now: number, silenceAlertMs: number) => ({
+  appId: b.appId,
+  businessId: b.businessId,
+  status: b.status,
+  attention: b.attention,
+  version: b.version,
+  permissions: b.permissions,
+  depots: b.depots,
+  grantedAt: b.grantedAt,
+  expiresAt: b.expiresAt,
+  expiresInDays: b.expiresAt === null ? null : Math.floor((b.expiresAt - now) / DAY),
+  lastWebhookAt: b.lastWebhookAt,
+  webhookSilent: b.lastWebhookAt === null ? null : now - b.lastWebhookAt > silenceAlertMs
+})
+
+export const now = Clock.currentTimeMillis

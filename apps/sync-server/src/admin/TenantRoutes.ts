@@ -1,0 +1,135 @@
+/** Applications and tenants: register, list, inspect, pause, resume, remove, sync now. */
+import { Effect, Option, Schema } from "effect"
+import type { HttpRouter } from "effect/http"
+import * as Config from "../Config.ts"
+import { SyncEngine } from "../SyncEngine.ts"
+import { TenantStore } from "../TenantStore.ts"
+import { ReadModels } from "@ocs/read-models"
+import {
+  type AdminOptions,
+  body,
+  canonical,
+  DEFAULT_MAX_BODY_BYTES,
+  describeBusiness,
+  existingTenant,
+  guard,
+  json,
+  now,
+  parseDate,
+  pathParam,
+  problem,
+  queryText,
+  searchParams
+} from "./AdminHttp.ts"
+
+// The admin API takes what the configuration file takes (same fields, same checks).
+const AppInput = Schema.Struct({
+  appId: Config.AppConfig.fields.appId,
+  verifyTokens: Config.AppConfig.fields.verifyTokens.check(Schema.isMinLength(1)),
+  enabled: Schema.optional(Schema.Boolean)
+})
+
+const TenantInput = Schema.Struct({ appId: Config.AppConfig.fields.appId, ...Config.BusinessConfig.fields })
+
+export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
+  Effect.gen(function*() {
+    const store = yield* TenantStore
+    const sync = yield* SyncEngine
+    const readModels = yield* ReadModels.ReadModels
+    const admin = guard(options)
+    const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+    const existing = existingTenant(store)
+
+    yield* router.add("GET", "/admin/apps", admin(Effect.map(store.apps(), (apps) => json({ apps }))))
+    yield* router.add(
+      "POST",
+      "/admin/apps",
+      admin(Effect.gen(function*() {
+        const input = yield* body(AppInput, maxBody)
+        const appId = yield* canonical(input.appId, "appId")
+        yield* store.upsertApp(appId, input.verifyTokens, input.enabled ?? true)
+        return json({ appId, verifyTokens: input.verifyTokens.length, enabled: input.enabled ?? true }, 201)
+      }))
+    )
+    yield* router.add(
+      "DELETE",
+      "/admin/apps/:appId",
+      admin(Effect.gen(function*() {
+        const appId = yield* canonical(yield* pathParam("appId"), "appId")
+        return (yield* store.removeApp(appId)) ? json({ removed: appId }) : problem(404, `no application ${appId}`)
+      }))
+    )
+
+    yield* router.add(
+      "GET",
+      "/admin/tenants",
+      admin(Effect.gen(function*() {
+        const params = yield* searchParams
+        const status = params.get("status")
+        if (status !== null && status !== "active" && status !== "paused" && status !== "attention") {
+          return problem(400, `status must be active, paused or attention`)
+        }
+        const appIdText = yield* queryText(params, "appId", 40)
+        const appId = appIdText === undefined ? undefined : yield* canonical(appIdText, "appId")
+        const list = yield* store.businesses({ appId, status: status ?? undefined })
+        const at = yield* now
+        return json({ tenants: list.map((b) => describeBusiness(b, at, options.silenceAlertMs)) })
+      }))
+    )
+    yield* router.add(
+      "POST",
+      "/admin/tenants",
+      admin(Effect.gen(function*() {
+        const input = yield* body(TenantInput, maxBody)
+        const appId = yield* canonical(input.appId, "appId")
+        const businessId = yield* canonical(input.businessId, "businessId")
+        if (Option.isNone(yield* store.app(appId))) return problem(409, `application ${appId} does not exist: POST /admin/apps first`)
+        const dates = yield* Effect.try({
+          try: () => ({ grantedAt: parseDate(input.grantedAt), expiresAt: parseDate(input.expiresAt) }),
+          catch: (e) => problem(400, e instanceof Error ? e.message : String(e))
+        })
+        yield* store.upsertBusiness({ appId, businessId, accessToken: input.accessToken, version: input.version, permissions: input.permissions, depots: input.depots, ...dates })
+        yield* store.clearNotices(appId, businessId, "expiry-")
+        const b = yield* store.business(appId, businessId)
+        return json(describeBusiness(Option.getOrThrow(b), yield* now, options.silenceAlertMs), 201)
+      }))
+    )
+    yield* router.add(
+      "GET",
+      "/admin/tenants/:appId/:businessId",
+      admin(Effect.gen(function*() {
+        const b = yield* existing
+        const states = yield* store.states(b.appId, b.businessId)
+        const counts = yield* readModels.counts(b)
+        return json({ ...describeBusiness(b, yield* now, options.silenceAlertMs), sync: states, counts })
+      }))
+    )
+    const setStatus = (status: "paused" | "active") =>
+      admin(Effect.gen(function*() {
+        const b = yield* existing
+        yield* store.setStatus(b.appId, b.businessId, status)
+        return json({ appId: b.appId, businessId: b.businessId, status })
+      }))
+    yield* router.add("POST", "/admin/tenants/:appId/:businessId/pause", setStatus("paused"))
+    yield* router.add("POST", "/admin/tenants/:appId/:businessId/resume", setStatus("active"))
+    yield* router.add(
+      "DELETE",
+      "/admin/tenants/:appId/:businessId",
+      admin(Effect.gen(function*() {
+        const b = yield* existing
+        yield* store.removeBusiness(b.appId, b.businessId)
+        return json({ removed: `${b.appId}:${b.businessId}` })
+      }))
+    )
+    yield* router.add(
+      "POST",
+      "/admin/tenants/:appId/:businessId/sync",
+      admin(Effect.gen(function*() {
+        const b = yield* existing
+        const full = (yield* searchParams).get("full")
+        if (full !== null && full !== "true" && full !== "false") return problem(400, "full must be true or false")
+        const reports = yield* sync.syncTenant(b.appId, b.businessId, { forceFull: full === "true" })
+        return json({ reports })
+      }))
+    )
+  })
