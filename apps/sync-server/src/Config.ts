@@ -11,13 +11,18 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Yaml from "yaml"
 import { PluginLoader } from "@ocs/plugin-sdk"
-import { Operation } from "@ocs/protocol"
+import { Ids, Operation } from "@ocs/protocol"
 
 const Port = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 65535 }))
 const PositiveNumber = Schema.Finite.check(Schema.isGreaterThan(0))
 
+/** An appId or businessId: a positive integer, as a number, bigint or string of digits. */
+const IdInput = Schema.Union([Schema.String, Schema.Number, Schema.BigInt]).check(
+  Schema.makeFilter((u) => Ids.normalize(typeof u === "string" ? u.trim() : u) !== undefined || "must be a positive integer")
+)
+
 export const BusinessConfig = Schema.Struct({
-  businessId: Schema.Union([Schema.String, Schema.Number, Schema.BigInt]),
+  businessId: IdInput,
   accessToken: Schema.String.check(Schema.isMinLength(1)),
   version: Schema.optional(Schema.String),
   permissions: Schema.optional(Schema.Array(Schema.String)),
@@ -27,7 +32,7 @@ export const BusinessConfig = Schema.Struct({
 })
 
 export const AppConfig = Schema.Struct({
-  appId: Schema.Union([Schema.String, Schema.Number, Schema.BigInt]),
+  appId: IdInput,
   verifyTokens: Schema.Array(Schema.String.check(Schema.isMinLength(1))),
   businesses: Schema.optional(Schema.Array(BusinessConfig))
 })

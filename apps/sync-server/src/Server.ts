@@ -229,15 +229,15 @@ const tenantActivity = Effect.gen(function*() {
     Stream.groupedWithin(500, "1 second"),
     Stream.runForEach((batch) =>
       Effect.gen(function*() {
-        const latest = new Map<string, number>()
-        for (const d of batch) {
-          const k = `${d.record.appId}:${d.record.businessId}`
-          latest.set(k, Math.max(latest.get(k) ?? 0, d.record.receivedAt))
+        // The latest webhook of each tenant in the batch, one store write per tenant.
+        const latest = new Map<string, { readonly appId: string; readonly businessId: string; at: number }>()
+        for (const { record } of batch) {
+          const k = `${record.appId}:${record.businessId}`
+          const seen = latest.get(k)
+          if (seen === undefined) latest.set(k, { appId: record.appId, businessId: record.businessId!, at: record.receivedAt })
+          else seen.at = Math.max(seen.at, record.receivedAt)
         }
-        for (const [k, at] of latest) {
-          const [appId, businessId] = k.split(":")
-          yield* store.touchWebhook(appId!, businessId!, at)
-        }
+        for (const t of latest.values()) yield* store.touchWebhook(t.appId, t.businessId, t.at)
         yield* log.commit("tenant-activity", batch[batch.length - 1]!.checkpoint)
       })
     )
@@ -281,7 +281,6 @@ export const watchTenants = (silenceAlertMs: number) =>
 export const start = (config: Config) =>
   Effect.gen(function*() {
     const scope = yield* Scope.Scope
-    const metrics = yield* Metrics
     let ready = false
     yield* seedTenants(config)
 
@@ -304,17 +303,8 @@ export const start = (config: Config) =>
     const ingestion = yield* Ingestion.Ingestion
     const router = yield* Admin.routes({
       adminKey: config.server.adminKey === undefined ? undefined : Redacted.make(config.server.adminKey),
-      store: yield* TenantStore,
-      readModels,
-      limiter: yield* RateLimiter.RateLimiter,
-      ingestion,
-      sync,
-      plugins: yield* PluginRuntime.PluginRuntime,
-      ownership: (yield* Ownership).describe,
-      metrics,
       ready: () => ready,
-      silenceAlertMs: config.webhooks.silenceAlertSeconds * 1000,
-      now: () => Date.now()
+      silenceAlertMs: config.webhooks.silenceAlertSeconds * 1000
     })
     const adminListener = yield* NodeHttpServer.makeHandler(router.asHttpEffect(), { scope })
 

@@ -40,9 +40,13 @@ export const toWire = (id: string): number | bigint => {
 
 /** Canonical id string from anything integer-like; undefined when it is not one. */
 export const normalize = (input: unknown): IdString | undefined => {
-  if (typeof input === "bigint") return input.toString() as IdString
-  if (typeof input === "number" && Number.isSafeInteger(input)) return String(input) as IdString
-  if (typeof input === "string" && DIGITS.test(input)) return BigInt(input).toString() as IdString
+  // Ids are positive: 0 and negative numbers name nothing the service hands out.
+  if (typeof input === "bigint") return input > 0n ? input.toString() as IdString : undefined
+  if (typeof input === "number" && Number.isSafeInteger(input)) return input > 0 ? String(input) as IdString : undefined
+  if (typeof input === "string" && DIGITS.test(input)) {
+    const n = BigInt(input)
+    return n > 0n ? n.toString() as IdString : undefined
+  }
   return undefined
 }
 
