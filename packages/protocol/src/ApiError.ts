@@ -11,7 +11,11 @@
 import { Schema } from "effect"
 
 /** spec: Errors: `messages` is a string, or a map from (dotted) field name to message. */
-export const Messages = Schema.Union([Schema.String, Schema.Record(Schema.String, Schema.Unknown)])
+/**
+ * `messages` of a failure: one text, a list of texts, or a map from (dotted) field name to
+ * its message (docs/api-catalogue.md §11). A list's items are kept as received.
+ */
+export const Messages = Schema.Union([Schema.String, Schema.Array(Schema.Unknown), Schema.Record(Schema.String, Schema.Unknown)])
 export type Messages = typeof Messages.Type
 
 /** What a person has to do before a call can succeed. */
@@ -207,6 +211,12 @@ const fieldMessages = (messages: Messages | undefined): Record<string, string> =
   if (messages === undefined) return {}
   if (typeof messages === "string") return { "": messages }
   const out: Record<string, string> = {}
+  if (Array.isArray(messages)) {
+    // A list names no field: its texts are the failure's message, joined in order.
+    const texts = messages.map((m) => typeof m === "string" ? m : JSON.stringify(m, (_, v) => typeof v === "bigint" ? v.toString() : v))
+    if (texts.length > 0) out[""] = texts.join("; ")
+    return out
+  }
   for (const [key, value] of Object.entries(messages)) {
     out[key] = typeof value === "string" ? value : JSON.stringify(value, (_, v) => typeof v === "bigint" ? v.toString() : v)
   }

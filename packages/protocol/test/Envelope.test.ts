@@ -55,6 +55,28 @@ describe("Envelope", () => {
     assert.isTrue(ApiError.isRetryable(e))
   })
 
+  it("decodes every documented form of messages: a text, a list, a field map, and ERR_429's message", () => {
+    const forms: ReadonlyArray<[string, string, string, string]> = [
+      // [body, expected tag, expected text in the error's message, what is kept]
+      ['{"code":0,"errorCode":"ERR_403","messages":"The app or accessToken is not authorized for this feature"}', "Forbidden", "not authorized", "string"],
+      ['{"code":0,"errorCode":"ERR_403","messages":["not authorized", "ask the owner"]}', "Forbidden", "not authorized; ask the owner", "array"],
+      ['{"code":0,"errorCode":"ERR_403","messages":{"permission":"products.read missing"}}', "Forbidden", "permission: products.read missing", "object"],
+      ['{"code":0,"errorCode":"ERR_429","message":"Your app exceeded the API Rate Limit","data":{"lockedSeconds":10,"unlockedAt":1733387520}}', "RateLimited", "Your app exceeded the API Rate Limit", "string"]
+    ]
+    for (const [body, tag, text, kind] of forms) {
+      const e = failure(body)
+      assert.strictEqual(e._tag, tag, body)
+      assert.include(e.message, text, body)
+      const kept = e.messages
+      assert.strictEqual(Array.isArray(kept) ? "array" : typeof kept === "string" ? "string" : "object", kind, body)
+    }
+    // An ERR_403 sent with a list is an API error a person must act on, never a malformed answer
+    // that a client would retry for ever.
+    const e = failure('{"code":0,"errorCode":"ERR_403","messages":[]}')
+    assert.strictEqual(e._tag, "Forbidden")
+    assert.strictEqual(ApiError.isRetryable(e), false)
+  })
+
   it("spec ERR_INVALID_FORM_FIELDS shape: keeps the dotted-path field map", () => {
     const e = failure('{"code":0,"errorCode":"ERR_INVALID_FORM_FIELDS","messages":{"products.0.price":"must be a number","paginator.size":"max 100"}}')
     assert.strictEqual(e._tag, "InvalidFormFields")
