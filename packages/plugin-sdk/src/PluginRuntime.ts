@@ -25,16 +25,13 @@ import {
   tenantOf
 } from "./Capabilities.ts"
 import { execute, policyOf, type Policy } from "./internal/execute.ts"
-import { type AnyPlugin, checkSdkVersion, decodeConfig, type RetryPolicy } from "./Plugin.ts"
+import { type AnyPlugin, checkSdkVersion, decodeConfig, type Installed, type RetryPolicy } from "./Plugin.ts"
 import { ApiUnavailable, DuplicatePlugin, type InvalidPluginConfig, type PluginStoreError, type SdkVersionMismatch, UnknownPlugin } from "./PluginError.ts"
 import * as PluginLoader from "./PluginLoader.ts"
 import * as PluginStore from "./PluginStore.ts"
 
-/** A plugin with its raw configuration (decoded with the plugin's schema at start). */
-export interface Installed {
-  readonly plugin: AnyPlugin
-  readonly config?: unknown
-}
+// Defined beside the plugin so that the loader, which produces it, need not import the runtime.
+export type { Installed } from "./Plugin.ts"
 
 export interface Options {
   /** The plugins' SQLite file: checkpoints, key-value stores, dead letters. */
