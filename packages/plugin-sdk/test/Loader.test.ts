@@ -115,7 +115,7 @@ describe("PluginLoader", () => {
       const plugin = (sdkVersion: string) =>
         definePlugin({ name: "p", version: "1.0.0", sdkVersion, subscribes: ["OrderAdded"], handle: () => Effect.void })
       yield* Plugin.checkSdkVersion(plugin("0.x"), "0.2.0-next.1")
-      yield* Plugin.checkSdkVersion(definePlugin({ name: "any", version: "1.0.0", subscribes: [], handle: () => Effect.void }), "0.2.0")
+      yield* Plugin.checkSdkVersion(definePlugin({ name: "any", version: "1.0.0", subscribes: ["OrderAdded"], handle: () => Effect.void }), "0.2.0")
       const excluded = yield* Effect.flip(Plugin.checkSdkVersion(plugin("^1.0.0"), "1.0.0-rc.1"))
       assert.strictEqual(excluded._tag, "SdkVersionMismatch")
       assert.include(excluded.message, "requires @ocs/plugin-sdk ^1.0.0, but this is 1.0.0-rc.1")
