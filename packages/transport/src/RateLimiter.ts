@@ -100,7 +100,8 @@ export class RateLimiter extends Context.Service<RateLimiter, {
   ) => Effect.Effect<A, E | LockWaitExceeded, R>
   /**
    * Locks a key after an ERR_429 until max(unlockedAt, receivedAt + lockedSeconds) plus the
-   * skew allowance. Returns the lock end (ms).
+   * skew allowance (receivedAt + the key's window when the answer gives neither). Returns the
+   * lock end (ms).
    */
   readonly lock: (
     key: BudgetKey,

@@ -3,7 +3,7 @@
  *
  * Per budget key (appId + businessId + operation URL; spec: Limits) it keeps:
  * - a sliding log of the completion times of the last `limit` calls: a ring of uint16 ticks
- *   from a per-key base (2 bytes a slot; a tick is 1 ms for windows up to 40 s, coarser for
+ *   from a per-key base (2 bytes a slot; a tick is 1 ms for windows under 40 s, coarser for
  *   longer ones, and times are rounded up, so rounding only ever makes us wait longer);
  * - the number of calls in flight;
  * - the lock end (after an ERR_429);
