@@ -9,7 +9,7 @@
  * the same fact and the log's dedupe key drops it. Errors that need a person put the tenant
  * (or the resource) in a visible state instead of retrying forever.
  */
-import { Clock, Context, Duration, Effect, Fiber, FiberMap, Layer, Option, Schema, Stream } from "effect"
+import { Clock, Context, Duration, Effect, FiberMap, Layer, Option, Random, Schedule, Schema, Stream } from "effect"
 import * as Crypto from "node:crypto"
 import { DomainEvent, Operation, Paginator } from "@ocs/protocol"
 import { EventLog } from "@ocs/event-log"
@@ -213,14 +213,16 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
       return reports
     })
 
-  /** One loop per tenant: sync what is due, then sleep until the next interval. */
-  const tenantLoop = (appId: string, businessId: string) =>
-    Effect.gen(function*() {
-      for (;;) {
-        yield* syncTenant(appId, businessId)
-        yield* Effect.sleep(Duration.millis(Math.min(options.intervalMs, options.reconcileMs)))
-      }
-    })
+  // Tenants started together would stay in step for ever: each pause gets up to 10% more, at
+  // random. Never less (unlike Schedule.jittered): a pass that woke before its interval had
+  // run would find nothing due and wait a whole interval more.
+  const period = Math.min(options.intervalMs, options.reconcileMs)
+  const tenantPasses = Schedule.spaced(period).pipe(
+    Schedule.modifyDelay(({ duration }) => Effect.map(Random.next, (r) => Duration.sum(duration, Duration.millis(Math.round(r * period * 0.1)))))
+  )
+
+  /** One loop per tenant: sync what is due, then pause until the next interval. */
+  const tenantLoop = (appId: string, businessId: string) => syncTenant(appId, businessId).pipe(Effect.repeat(tenantPasses))
 
   const start = Effect.gen(function*() {
     const loops = yield* FiberMap.make<string>()
@@ -242,10 +244,9 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
         yield* FiberMap.remove(loops, k)
       }
     })
-    const fiber = yield* Effect.forkScoped(
-      Effect.forever(supervise.pipe(Effect.andThen(Effect.sleep(Duration.millis(options.superviseEveryMs ?? 2000)))))
-    )
-    yield* Effect.addFinalizer(() => Fiber.interrupt(fiber))
+    // Interrupted when the caller's scope closes, which also interrupts every tenant loop
+    // (the FiberMap belongs to the same scope).
+    yield* Effect.forkScoped(supervise.pipe(Effect.repeat(Schedule.spaced(options.superviseEveryMs ?? 2000))))
   })
 
   return SyncEngine.of({ runOnce, syncTenant, start, operations: options.operations })

@@ -56,6 +56,15 @@ export interface Plugin<Tags extends DomainEvent.Tag = DomainEvent.Tag, Config =
 // oxlint-disable-next-line no-explicit-any
 export type AnyPlugin = Plugin<any, any>
 
+/**
+ * A plugin with its raw configuration (decoded with the plugin's schema at start): what the
+ * loader produces and the runtime runs.
+ */
+export interface Installed {
+  readonly plugin: AnyPlugin
+  readonly config?: unknown
+}
+
 /** Defines a plugin; its default export is what the loader expects. */
 export const definePlugin = <const Tags extends DomainEvent.Tag, Config = undefined>(spec: PluginSpec<Tags, Config>): Plugin<Tags, Config> => ({
   ...spec,

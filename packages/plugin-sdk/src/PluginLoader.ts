@@ -15,9 +15,8 @@ import { Effect, Schema } from "effect"
 import { createRequire } from "node:module"
 import * as NodePath from "node:path"
 import * as NodeUrl from "node:url"
-import { type AnyPlugin, checkSdkVersion, isPlugin } from "./Plugin.ts"
+import { type AnyPlugin, checkSdkVersion, type Installed, isPlugin } from "./Plugin.ts"
 import { PluginLoadError, type SdkVersionMismatch } from "./PluginError.ts"
-import type { Installed } from "./PluginRuntime.ts"
 
 /** One entry of the server config's `plugins` list. */
 export const PluginEntry = Schema.Struct({

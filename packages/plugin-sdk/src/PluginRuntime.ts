@@ -8,7 +8,7 @@
  * with exponential backoff, each attempt under a timeout, then dead-lettered (kept with its
  * record, error and attempts; listable; re-drivable) and the plugin moves on.
  */
-import { Context, Effect, Layer, Option, Scope, Stream } from "effect"
+import { Context, Effect, Layer, Option, Schedule, Scope, Stream } from "effect"
 import { EventLog, type LogRecord, SqliteDatabase } from "@ocs/event-log"
 import { DomainEvent } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
@@ -25,16 +25,13 @@ import {
   tenantOf
 } from "./Capabilities.ts"
 import { execute, policyOf, type Policy } from "./internal/execute.ts"
-import { type AnyPlugin, checkSdkVersion, decodeConfig, type RetryPolicy } from "./Plugin.ts"
+import { type AnyPlugin, checkSdkVersion, decodeConfig, type Installed, type RetryPolicy } from "./Plugin.ts"
 import { ApiUnavailable, DuplicatePlugin, type InvalidPluginConfig, type PluginStoreError, type SdkVersionMismatch, UnknownPlugin } from "./PluginError.ts"
 import * as PluginLoader from "./PluginLoader.ts"
 import * as PluginStore from "./PluginStore.ts"
 
-/** A plugin with its raw configuration (decoded with the plugin's schema at start). */
-export interface Installed {
-  readonly plugin: AnyPlugin
-  readonly config?: unknown
-}
+// Defined beside the plugin so that the loader, which produces it, need not import the runtime.
+export type { Installed } from "./Plugin.ts"
 
 export interface Options {
   /** The plugins' SQLite file: checkpoints, key-value stores, dead letters. */
@@ -54,7 +51,10 @@ export interface Options {
   readonly tenantAccess?: ((tenant: { readonly appId: string; readonly businessId: string }) => Effect.Effect<Option.Option<CommerceClient.TenantAccess>, unknown>) | undefined
   /** The SQLite event log file (or Kafka outbox): the head offset for lag is read from it. */
   readonly eventLogFilename?: string | undefined
-  /** Pause before a plugin's subscription is opened again after the log failed (default 1 s). */
+  /**
+   * Pause before a plugin's subscription is opened again after the log failed (default 1 s,
+   * jittered by up to 20% either way so that plugins stopped together reopen apart).
+   */
   readonly restartDelayMillis?: number | undefined
 }
 
@@ -233,24 +233,29 @@ export const make = Effect.fnUntraced(function*(
       state.lastOffset = delivery.record.offset
     })
 
-  const follow = (state: State) =>
+  /** One subscription from the stored checkpoint, until it stops (it never ends by itself). */
+  const subscription = (state: State) =>
     Effect.gen(function*() {
-      while (true) {
+      state.status = "running"
+      const result = yield* Effect.gen(function*() {
         const stored = yield* store.checkpoint(state.plugin.name)
         const from = Option.getOrUndefined(Option.map(stored, (s) => s.checkpoint))
-        const result = yield* log.subscribe(consumerName(state.plugin.name), { tenant: tenantFilter, from }).pipe(
-          Stream.runForEach((delivery) => deliver(state, delivery)),
-          Effect.result
+        yield* log.subscribe(consumerName(state.plugin.name), { tenant: tenantFilter, from }).pipe(
+          Stream.runForEach((delivery) => deliver(state, delivery))
         )
-        // The subscription never ends by itself: it failed (log or plugin store). Reopen it
-        // from the stored checkpoint after a pause; other plugins are unaffected.
-        state.status = "restarting"
-        state.lastError = result._tag === "Failure" ? result.failure.message : "subscription ended"
-        yield* Effect.logError(`plugin ${state.plugin.name}: subscription stopped, restarting: ${state.lastError}`)
-        yield* Effect.sleep(options.restartDelayMillis ?? 1000)
-        state.status = "running"
-      }
-    }).pipe(Effect.annotateLogs({ plugin: state.plugin.name }))
+      }).pipe(Effect.result)
+      // It failed (log or plugin store, checkpoint read included): it is reopened after a
+      // pause; other plugins are unaffected.
+      state.status = "restarting"
+      state.lastError = result._tag === "Failure" ? result.failure.message : "subscription ended"
+      yield* Effect.logError(`plugin ${state.plugin.name}: subscription stopped, restarting: ${state.lastError}`)
+    })
+
+  // Jittered: when the log fails, every plugin's subscription stops at once, and they should
+  // not all reopen at the same instant.
+  const restarts = Schedule.spaced(options.restartDelayMillis ?? 1000).pipe(Schedule.jittered)
+  const follow = (state: State) =>
+    subscription(state).pipe(Effect.repeat(restarts), Effect.annotateLogs({ plugin: state.plugin.name }))
 
   for (const state of states.values()) yield* Effect.forkIn(follow(state), scope)
 
@@ -343,11 +348,12 @@ export const make = Effect.fnUntraced(function*(
       return { succeeded, failed } satisfies RedriveResult
     })
 
-  const awaitOffset = (offset: number, plugin?: string) =>
-    Effect.gen(function*() {
-      const targets = plugin === undefined ? [...states.values()] : [states.get(plugin)].filter((s) => s !== undefined)
-      while (targets.some((s) => (s.lastOffset ?? 0) < offset)) yield* Effect.sleep(10)
-    })
+  const awaitOffset = (offset: number, plugin?: string) => {
+    const targets = plugin === undefined ? [...states.values()] : [states.get(plugin)].filter((s) => s !== undefined)
+    const reached = Effect.sync(() => targets.every((s) => (s.lastOffset ?? 0) >= offset))
+    // Checkpoints are plain fields written by the plugins' fibers: polled every 10 ms.
+    return reached.pipe(Effect.repeat({ schedule: Schedule.spaced(10), until: (done) => done }), Effect.asVoid)
+  }
 
   return {
     plugins: [...states.values()].map((s) => ({ name: s.plugin.name, version: s.plugin.version, subscribes: s.plugin.subscribes })),

@@ -19,9 +19,9 @@ import { ReadModels } from "@ocs/read-models"
 import { type CapturedEffect, emptyQuery, type HttpRequest, type HttpResponse, type Query, type Tenant } from "./Capabilities.ts"
 import { type EventReport, makeCaptureRunner } from "./internal/captured.ts"
 import { policyOf } from "./internal/execute.ts"
-import { type AnyPlugin, checkSdkVersion, decodeConfig } from "./Plugin.ts"
+import { type AnyPlugin, checkSdkVersion, decodeConfig, type Installed } from "./Plugin.ts"
 import type { InvalidPluginConfig, SdkVersionMismatch } from "./PluginError.ts"
-import { type Installed, PluginRuntime, type PluginRuntimeService, type Options as RuntimeOptions, type StartError } from "./PluginRuntime.ts"
+import { PluginRuntime, type PluginRuntimeService, type Options as RuntimeOptions, type StartError } from "./PluginRuntime.ts"
 
 export type { CapturedEffect, EventReport }
 

@@ -4,7 +4,7 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import * as NodeUrl from "node:url"
-import { PluginLoader, PluginRuntime, SDK_VERSION, Version } from "@ocs/plugin-sdk"
+import { definePlugin, Plugin, PluginLoader, PluginRuntime, SDK_VERSION, Version } from "@ocs/plugin-sdk"
 import { files, runtimeLayer } from "./helpers.ts"
 
 const here = NodePath.dirname(NodeUrl.fileURLToPath(import.meta.url))
@@ -72,9 +72,55 @@ describe("PluginLoader", () => {
       ["2.0.0", ">=1.2.0 <2", false],
       ["3.1.0", "^1 || ^3", true],
       ["1.0.0", "*", true],
-      ["1.4.0", "1.2.0 - 1.4.0", true]
+      ["1.0.0", "", true],
+      ["1.4.0", "1.2.0 - 1.4.0", true],
+      ["1.4.1", "1.2.0 - 1.4.0", false],
+      ["1.4.9", "1.2 - 1.4", true],
+      ["1.5.0", "1.2 - 1.4", false],
+      // x-ranges and partial versions
+      ["1.9.9", "1.x", true],
+      ["2.0.0", "1.x", false],
+      ["1.2.7", "1.2.*", true],
+      ["1.3.0", "1.2.*", false],
+      ["1.0.0", "1", true],
+      ["1.2.0", "~1.2", true],
+      ["1.3.0", "~1.2", false],
+      ["1.3.0", ">1.2", true],
+      ["1.2.9", ">1.2", false],
+      ["1.2.9", "<=1.2", true],
+      ["1.3.0", "<=1.2", false],
+      ["0.0.3", "^0.0.3", true],
+      ["0.0.4", "^0.0.3", false],
+      ["1.2.3", ">= 1.2.3", true],
+      ["1.2.3", "=1.2.3", true],
+      ["1.2.4", "1.2.3", false],
+      // A pre-release counts by its precedence: it comes before its release.
+      ["0.2.0-next.1", "0.x", true],
+      ["0.2.0-next.1", "<0.2.0", true],
+      ["1.0.0-rc.1", "^1.0.0", false],
+      ["1.0.0-rc.2", "^1.0.0-rc.1", true],
+      ["1.0.0-rc.1", "~1", true]
     ]
     for (const [v, r, expected] of cases) assert.strictEqual(Version.satisfies(v, r), expected, `${v} in ${r}`)
-    assert.isUndefined(Version.satisfies("1.0.0", "banana"))
+    // Not a range, or not a version (strict semver: no "v", no build metadata in a range,
+    // no leading zeros, no empty alternative).
+    for (const r of ["banana", "^v1.0.0", "1.2.3+build", "01.2.3", "^1 ||", ">=1.2.3.4"]) {
+      assert.isUndefined(Version.satisfies("1.2.3", r), r)
+    }
+    assert.isUndefined(Version.satisfies("v1.2.3", "^1.0.0"))
   })
+
+  it.effect("checkSdkVersion: a pre-release SDK loads plugins whose range covers it; a malformed range is refused", () =>
+    Effect.gen(function*() {
+      const plugin = (sdkVersion: string) =>
+        definePlugin({ name: "p", version: "1.0.0", sdkVersion, subscribes: ["OrderAdded"], handle: () => Effect.void })
+      yield* Plugin.checkSdkVersion(plugin("0.x"), "0.2.0-next.1")
+      yield* Plugin.checkSdkVersion(definePlugin({ name: "any", version: "1.0.0", subscribes: ["OrderAdded"], handle: () => Effect.void }), "0.2.0")
+      const excluded = yield* Effect.flip(Plugin.checkSdkVersion(plugin("^1.0.0"), "1.0.0-rc.1"))
+      assert.strictEqual(excluded._tag, "SdkVersionMismatch")
+      assert.include(excluded.message, "requires @ocs/plugin-sdk ^1.0.0, but this is 1.0.0-rc.1")
+      const malformed = yield* Effect.flip(Plugin.checkSdkVersion(plugin("^v0.1.0"), "0.1.0"))
+      assert.strictEqual(malformed.required, "^v0.1.0")
+      assert.include(malformed.message, "is not a semver range")
+    }))
 })

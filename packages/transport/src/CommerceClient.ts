@@ -8,7 +8,7 @@
  * again (a 429 never uses up the retries, and no call for a locked key leaves the process).
  * API errors that cannot succeed on retry return at once.
  */
-import { Clock, Context, Effect, Layer, Option, Random, Redacted, Result, Schema, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Random, Redacted, Result, Schedule, Schema, Stream } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { ApiError, Envelope, Ids, Operation, Paginator, type Warning } from "@ocs/protocol"
 import { type BudgetKey, keyString, type LockWaitExceeded, type Priority, RateLimiter } from "./RateLimiter.ts"
@@ -107,6 +107,19 @@ export class CommerceClient extends Context.Service<CommerceClient, {
 
 const EXCERPT = 200
 
+const isRateLimited = (error: CallError): error is ApiError.RateLimited | ApiError.ExceededRateLimit =>
+  error._tag === "RateLimited" || error._tag === "ExceededRateLimit"
+
+/** Timeouts, resets, 5xx, and the API errors the service marks as worth another try. */
+const isRetryable = (error: CallError): boolean =>
+  isTransient(error) || (error._tag === "UnknownApiError" && ApiError.isRetryable(error))
+
+/**
+ * Full jitter: a random delay between 0 and the bound, so that many tenants failing at once
+ * (a service hiccup) spread their retries over the whole backoff instead of returning together.
+ */
+const fullJitter = (boundMs: number) => Effect.map(Random.next, (r) => Duration.millis(Math.round(r * boundMs)))
+
 const classifyConnection = (cause: unknown): "reset" | "refused" | "other" => {
   const text = String((cause as { code?: unknown })?.code ?? "") + " " + String(cause) + " " +
     String((cause as { cause?: unknown })?.cause ?? "")
@@ -177,36 +190,38 @@ export const make = Effect.fnUntraced(function*(options: ClientOptions) {
     const k = keyString(key)
     const where = { appId: tenant.appId, businessId: tenant.businessId, operation: Operation.key(op), key: k }
     const priority = callOptions?.priority ?? "interactive"
-    let attempt = 1
+
+    const once = limiter.withPermit(key, priority, () => send(tenant, op, bodyText)).pipe(
+      Effect.tapError((error) => {
+        if (!isRateLimited(error)) return Effect.void
+        // spec: Limits rule 2: stop calling that URL until unlockedAt. The lock makes the
+        // next attempt (and every other call for the key) wait in the limiter.
+        return Effect.gen(function*() {
+          const receivedAt = yield* Clock.currentTimeMillis
+          const lockedSeconds = error._tag === "RateLimited" ? error.lockedSeconds : undefined
+          const unlockedAt = error._tag === "RateLimited" ? error.unlockedAt : undefined
+          const until = yield* limiter.lock(key, { lockedSeconds, unlockedAt, receivedAt })
+          yield* events.emit({ ...where, _tag: "LockTaken", until, lockedSeconds, unlockedAt, receivedAt })
+        })
+      })
+    )
+    // A 429 is waited out by the lock, with no delay of our own, and costs no retry attempt:
+    // its count runs over the whole call, across the transient retries below.
     let lockWaits = 0
-    for (;;) {
-      const outcome = yield* limiter.withPermit(key, priority, () => Effect.result(send(tenant, op, bodyText)))
-      if (Result.isSuccess(outcome)) {
-        const success = outcome.success
-        if (success.warnings.length > 0) yield* events.emit({ ...where, _tag: "WarningReceived", warnings: success.warnings })
-        return { data: success.data, warnings: success.warnings, text: success.text } satisfies CallResult<unknown>
-      }
-      const error = outcome.failure
-      if (error._tag === "RateLimited" || error._tag === "ExceededRateLimit") {
-        // spec: Limits rule 2: stop calling that URL until unlockedAt. The lock makes this
-        // call (and every other for the key) wait; it costs no retry attempt.
-        const receivedAt = yield* Clock.currentTimeMillis
-        const lockedSeconds = error._tag === "RateLimited" ? error.lockedSeconds : undefined
-        const unlockedAt = error._tag === "RateLimited" ? error.unlockedAt : undefined
-        const until = yield* limiter.lock(key, { lockedSeconds, unlockedAt, receivedAt })
-        yield* events.emit({ ...where, _tag: "LockTaken", until, lockedSeconds, unlockedAt, receivedAt })
-        if (++lockWaits > maxLockWaits) return yield* error
-        continue
-      }
-      const retryable = isTransient(error) || (error._tag === "UnknownApiError" && ApiError.isRetryable(error))
-      if (!retryable || attempt >= maxAttempts) return yield* error
-      // Full jitter: a random delay up to the exponential bound.
-      const bound = Math.min(backoffMax, backoffBase * 2 ** (attempt - 1))
-      const delayMs = Math.round((yield* Random.next) * bound)
-      yield* events.emit({ ...where, _tag: "RetryScheduled", attempt, reason: error._tag, delayMs })
-      yield* Effect.sleep(delayMs)
-      attempt++
-    }
+    const waitingOutLocks = once.pipe(Effect.retry({ while: (error) => isRateLimited(error) && ++lockWaits <= maxLockWaits }))
+
+    const backoff = Schedule.exponential(backoffBase).pipe(
+      Schedule.modifyDelay(({ duration }) => fullJitter(Math.min(backoffMax, Duration.toMillis(duration)))),
+      Schedule.setInputType<CallError>(),
+      // `attempt` counts the failures so far: the first retry follows attempt 1.
+      Schedule.while(({ attempt, input }) => isRetryable(input) && attempt < maxAttempts),
+      Schedule.tap(({ attempt, duration, input }) =>
+        events.emit({ ...where, _tag: "RetryScheduled", attempt, reason: input._tag, delayMs: Duration.toMillis(duration) })
+      )
+    )
+    const success = yield* Effect.retry(waitingOutLocks, backoff)
+    if (success.warnings.length > 0) yield* events.emit({ ...where, _tag: "WarningReceived", warnings: success.warnings })
+    return { data: success.data, warnings: success.warnings, text: success.text } satisfies CallResult<unknown>
   })
 
   const pages = (tenant: TenantAccess, op: Operation.Operation<unknown>, pageOptions: PageOptions = {}) => {

@@ -10,8 +10,12 @@
  * process before the lock ends (plus a skew allowance). Queues are FIFO per key and priority;
  * keys are served round-robin, interactive calls first; a waiting call can be interrupted
  * without spending budget. Locks and recent calls are persisted through `RateLimitStore`.
+ *
+ * Memory stays bounded by the keys in use: a sweep on a schedule forgets keys that are idle
+ * (no waiter, nothing in flight, no call left in their window, no lock), whose state is then
+ * the same as a key never seen.
  */
-import { Clock, Context, Deferred, Effect, Fiber, Layer, Option, Schema } from "effect"
+import { Cause, Clock, Context, Deferred, Effect, Layer, Option, Schedule, Schema } from "effect"
 import type { Ids, Operation } from "@ocs/protocol"
 import * as Core from "./internal/schedulerCore.ts"
 import { RateLimitStore } from "./RateLimitStore.ts"
@@ -46,6 +50,8 @@ export interface RateLimiterOptions {
   readonly overrides?: Readonly<Record<string, Operation.RateLimit>> | undefined
   /** How long a call may wait for a lock to end before failing (default 15 minutes). */
   readonly maxLockWaitMs?: number | undefined
+  /** How often idle keys are forgotten (default 60 s). */
+  readonly sweepIntervalMs?: number | undefined
 }
 
 /** A call's slot. Mark it not sent when the request never left (the slot is then not counted). */
@@ -68,6 +74,17 @@ export interface KeyMetrics {
   readonly recentCalls: number
 }
 
+/** Counters over every key since the limiter started, forgotten (swept) keys included. */
+export interface Totals {
+  /** Keys tracked now. */
+  readonly keys: number
+  /** Idle keys forgotten by the sweep. */
+  readonly swept: number
+  readonly calls: number
+  readonly waitMs: number
+  readonly locks: number
+}
+
 export class LockWaitExceeded extends Schema.TaggedError<LockWaitExceeded>()("LockWaitExceeded", {
   key: Schema.String,
   lockedUntil: Schema.Number,
@@ -83,7 +100,8 @@ export class RateLimiter extends Context.Service<RateLimiter, {
   ) => Effect.Effect<A, E | LockWaitExceeded, R>
   /**
    * Locks a key after an ERR_429 until max(unlockedAt, receivedAt + lockedSeconds) plus the
-   * skew allowance. Returns the lock end (ms).
+   * skew allowance (receivedAt + the key's window when the answer gives neither). Returns the
+   * lock end (ms).
    */
   readonly lock: (
     key: BudgetKey,
@@ -91,10 +109,14 @@ export class RateLimiter extends Context.Service<RateLimiter, {
   ) => Effect.Effect<number>
   /** When the key's lock ends, if it is locked now. */
   readonly lockedUntil: (key: BudgetKey) => Effect.Effect<Option.Option<number>>
+  /** The keys tracked now: an idle key leaves this list when the sweep forgets it. */
   readonly metrics: Effect.Effect<ReadonlyArray<KeyMetrics>>
+  /** Counters that keep what swept keys had counted (for monotonic totals). */
+  readonly totals: Effect.Effect<Totals>
   /** The effective limit and window for an operation (after overrides and margin). */
   readonly limitOf: (operation: BudgetKey["operation"]) => { readonly limit: number; readonly windowMs: number }
 }>()("@ocs/transport/RateLimiter") {
+  /** The limiter and its timer and sweep fibers, which stop when the layer's scope closes. */
   static readonly layer = (options: RateLimiterOptions = {}): Layer.Layer<RateLimiter, never, RateLimitStore | TransportEvents> =>
     Layer.effect(RateLimiter, make(options))
 }
@@ -179,21 +201,43 @@ export const make = Effect.fnUntraced(function*(options: RateLimiterOptions) {
     }
   })
 
-  const timer = Effect.gen(function*() {
-    for (;;) {
-      const now = yield* Clock.currentTimeMillis
-      const wake = core.nextWake()
-      armedFor = wake
-      const current = poke
-      const delay = wake === Infinity ? 60_000 : Math.max(0, wake - now)
-      yield* Effect.raceFirst(Effect.sleep(delay), Deferred.await(current))
-      if (current === poke) poke = Deferred.makeUnsafe<void>()
-      yield* pump
-      yield* Effect.yieldNow
-    }
+  // Not a Schedule: each wait is computed from the core's next wake and cut short by a poke.
+  const tick = Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const wake = core.nextWake()
+    armedFor = wake
+    const current = poke
+    const delay = wake === Infinity ? 60_000 : Math.max(0, wake - now)
+    yield* Effect.raceFirst(Effect.sleep(delay), Deferred.await(current))
+    if (current === poke) poke = Deferred.makeUnsafe<void>()
+    yield* pump
   })
-  const timerFiber = yield* Effect.forkDetach(timer)
-  yield* Effect.addFinalizer(() => Fiber.interrupt(timerFiber).pipe(Effect.andThen(flush)))
+
+  const swept = { keys: 0, calls: 0, waitMs: 0, locks: 0 }
+  const sweep = Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const before = [...core.keys.values()]
+    const removed = core.sweep(now)
+    if (removed === 0) return
+    for (const s of before) {
+      if (core.keys.get(s.key) === s) continue
+      swept.keys++
+      swept.calls += s.calls
+      swept.waitMs += s.waitMs
+      swept.locks += s.locks
+    }
+    for (const u of unlocked.splice(0)) yield* events.emit({ _tag: "LockReleased", key: u.key, at: u.at })
+    yield* Effect.logDebug(`rate limiter: forgot ${removed} idle key(s)`)
+  }).pipe(
+    // A failed sweep is logged and the next one runs on time: the fiber never dies quietly.
+    Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.logError("rate-limit sweep failed", cause))
+  )
+
+  // Finalizers run last-in first-out: both fibers are interrupted, then the last grants and
+  // completions are written.
+  yield* Effect.addFinalizer(() => flush)
+  yield* Effect.forkScoped(Effect.forever(tick))
+  yield* Effect.forkScoped(Effect.schedule(sweep, Schedule.spaced(options.sweepIntervalMs ?? 60_000)))
 
   const awaitGrant = (s: Core.KeyState, waiter: PendingWaiter) =>
     Effect.callback<Core.Ticket>((resume) => {
@@ -295,5 +339,17 @@ export const make = Effect.fnUntraced(function*(options: RateLimiterOptions) {
     }))
   )
 
-  return RateLimiter.of({ withPermit, lock, lockedUntil, metrics, limitOf })
+  const totals = Effect.sync((): Totals => {
+    let calls = swept.calls
+    let waitMs = swept.waitMs
+    let locks = swept.locks
+    for (const s of core.keys.values()) {
+      calls += s.calls
+      waitMs += s.waitMs
+      locks += s.locks
+    }
+    return { keys: core.keys.size, swept: swept.keys, calls, waitMs, locks }
+  })
+
+  return RateLimiter.of({ withPermit, lock, lockedUntil, metrics, totals, limitOf })
 })

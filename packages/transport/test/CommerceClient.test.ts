@@ -173,6 +173,42 @@ describe("CommerceClient against the simulator", () => {
       assert.strictEqual((yield* Effect.flip(client.call(tenant, Operation.productList, {})))._tag, "InvalidAccessToken")
     }).pipe(Effect.provide(layerFor({ events: [] }))), 60_000)
 
+  it.live("transient failures follow a capped, jittered exponential backoff up to maxAttempts; 429 waits are bounded apart", () =>
+    Effect.gen(function*() {
+      const events: Array<TransportEvent> = []
+      const tenant = yield* Effect.promise(() => newTenant(10))
+      yield* Effect.promise(() => sim.control.addFault({ kind: "status", status: 503, appId: tenant.appId, count: 10 }))
+      const since = (yield* Effect.promise(() => sim.control.calls({ limit: 1 }))).lastSeq
+      const failed = yield* Effect.gen(function*() {
+        const client = yield* CommerceClient
+        return yield* Effect.flip(client.call(tenant, Operation.productList, {}))
+      }).pipe(Effect.provide(layerFor({ events, client: { maxAttempts: 3, backoffBaseMs: 40, backoffMaxMs: 60 } })))
+      assert.strictEqual(failed._tag, "ServerError")
+      const { calls } = yield* Effect.promise(() => sim.control.calls({ since, appId: tenant.appId }))
+      assert.strictEqual(calls.length, 3, "three attempts, no more")
+      const retries = events.flatMap((e) => (e._tag === "RetryScheduled" ? [e] : []))
+      assert.deepStrictEqual(retries.map((r) => [r.attempt, r.reason]), [[1, "ServerError"], [2, "ServerError"]])
+      // Full jitter under the bound: 40 ms for the first retry, 80 capped to 60 for the second.
+      assert.isTrue(retries[0]!.delayMs >= 0 && retries[0]!.delayMs <= 40, `first delay ${retries[0]!.delayMs}`)
+      assert.isTrue(retries[1]!.delayMs >= 0 && retries[1]!.delayMs <= 60, `second delay ${retries[1]!.delayMs}`)
+
+      // With no 429 waits allowed, the first ERR_429 is returned (after locking the key).
+      const limited = yield* Effect.promise(() => newTenant(10))
+      yield* Effect.promise(() => sim.control.setRateLimits({ operations: { "product/list": { limit: 1 } } }))
+      const lockEvents: Array<TransportEvent> = []
+      const rateLimited = yield* Effect.gen(function*() {
+        const client = yield* CommerceClient
+        yield* client.call(limited, Operation.productList, {})
+        return yield* Effect.flip(client.call(limited, Operation.productList, {}))
+      }).pipe(
+        Effect.provide(layerFor({ events: lockEvents, client: { maxRateLimitedWaits: 0 } })),
+        Effect.ensuring(Effect.promise(() => sim.control.setRateLimits({ operations: {} })))
+      )
+      assert.include(["RateLimited", "ExceededRateLimit"], rateLimited._tag)
+      assert.strictEqual(lockEvents.filter((e) => e._tag === "LockTaken").length, 1)
+      assert.strictEqual(lockEvents.filter((e) => e._tag === "RetryScheduled").length, 0, "a 429 is not a transient retry")
+    }), 30_000)
+
   it.live("surfaces warnings: the deprecated orderPrivateId filter", () =>
     Effect.gen(function*() {
       const events: Array<TransportEvent> = []

@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Option } from "effect"
+import { Clock, Deferred, Effect, Fiber, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { Ids, Operation } from "@ocs/protocol"
-import { RateLimiter } from "../src/RateLimiter.ts"
+import { keyString, RateLimiter } from "../src/RateLimiter.ts"
 import { makeMemory, RateLimitStore } from "../src/RateLimitStore.ts"
 import { TransportEvents, type TransportEvent } from "../src/TransportEvents.ts"
 
@@ -10,8 +10,8 @@ const op = { ...Operation.productList, rateLimit: { requests: 4, windowSeconds: 
 const key = { tenant: Ids.makeTenant(1, 2), operation: op }
 const other = { tenant: Ids.makeTenant(1, 3), operation: op }
 
-const limiterLayer = (store = makeMemory(), events: Array<TransportEvent> = []) =>
-  RateLimiter.layer({ safetyMargin: 0, skewAllowanceMs: 500 }).pipe(
+const limiterLayer = (store = makeMemory(), events: Array<TransportEvent> = [], sweepIntervalMs?: number) =>
+  RateLimiter.layer({ safetyMargin: 0, skewAllowanceMs: 500, sweepIntervalMs }).pipe(
     Layer.provide(Layer.succeed(RateLimitStore, store)),
     Layer.provide(TransportEvents.collect(events))
   )
@@ -99,5 +99,97 @@ describe("RateLimiter", () => {
         assert.strictEqual(sent[2], "after lock")
       }).pipe(Effect.provide(limiterLayer(store, events)))
       assert.isTrue(events.some((e) => e._tag === "LockReleased"))
+    }))
+
+  it.effect("the sweep forgets idle keys and keeps busy, locked, or still-counting ones", () =>
+    Effect.gen(function*() {
+      const limiter = yield* RateLimiter
+      const locked = { tenant: Ids.makeTenant(1, 4), operation: op }
+      const keys = Effect.map(limiter.metrics, (ms) => ms.map((m) => m.key).sort())
+      yield* limiter.withPermit(key, "bulk", () => Effect.void) // idle once it leaves its window
+      const hold = yield* Deferred.make<void>()
+      const busy = yield* Effect.forkChild(limiter.withPermit(other, "bulk", () => Deferred.await(hold)))
+      yield* TestClock.adjust(1)
+      const lockEnd = yield* limiter.lock(locked, { lockedSeconds: 30, unlockedAt: undefined, receivedAt: 0 })
+      assert.strictEqual((yield* keys).length, 3)
+
+      // First sweep at 5 s: the finished call left its 1 s window, so that key goes.
+      yield* TestClock.adjust(4_999)
+      assert.deepStrictEqual(yield* keys, [keyString(other), keyString(locked)].sort())
+      assert.deepStrictEqual(yield* limiter.totals, { keys: 2, swept: 1, calls: 2, waitMs: 0, locks: 1 })
+
+      // The busy call ends at 5 s; four calls fill its window again just before the next sweep.
+      yield* Deferred.succeed(hold, undefined)
+      yield* Fiber.join(busy)
+      yield* TestClock.adjust(4_500)
+      yield* Effect.forEach([1, 2, 3, 4], () => limiter.withPermit(other, "bulk", () => Effect.void))
+      yield* TestClock.adjust(500) // second sweep, at 10 s
+      assert.deepStrictEqual(yield* keys, [keyString(other), keyString(locked)].sort())
+      // Kept, so its budget still holds: a fifth call waits for the window.
+      const sent: Array<string> = []
+      const fifth = yield* Effect.forkChild(limiter.withPermit(other, "bulk", () => Effect.sync(() => void sent.push("fifth"))))
+      yield* TestClock.adjust(100)
+      assert.deepStrictEqual(sent, [])
+      yield* TestClock.adjust(1_000)
+      yield* Fiber.join(fifth)
+      assert.deepStrictEqual(sent, ["fifth"])
+
+      // The locked key outlives every sweep until its lock ends, and the lock still holds.
+      yield* TestClock.adjust(5_000)
+      assert.deepStrictEqual(yield* keys, [keyString(locked)])
+      const afterLock = yield* Effect.forkChild(limiter.withPermit(locked, "bulk", () => Effect.sync(() => void sent.push("after lock"))))
+      const now = yield* Clock.currentTimeMillis
+      yield* TestClock.adjust(lockEnd - now - 1)
+      assert.deepStrictEqual(sent, ["fifth"])
+      yield* TestClock.adjust(1)
+      yield* Fiber.join(afterLock)
+      assert.deepStrictEqual(sent, ["fifth", "after lock"])
+      yield* TestClock.adjust(10_000)
+      assert.deepStrictEqual(yield* keys, [])
+      // Totals keep what the forgotten keys counted: 8 calls, 1 lock, the waits of the held calls.
+      const { waitMs, ...totals } = yield* limiter.totals
+      assert.deepStrictEqual(totals, { keys: 0, swept: 3, calls: 8, locks: 1 })
+      assert.isAtLeast(waitMs, 1_000)
+    }).pipe(Effect.provide(limiterLayer(makeMemory(), [], 5_000))))
+
+  it.effect("a key restored with a persisted lock survives the sweep and honours the lock; its end is reported", () =>
+    Effect.gen(function*() {
+      const store = makeMemory()
+      const events: Array<TransportEvent> = []
+      yield* TestClock.setTime(7_000_000)
+      const until = yield* Effect.gen(function*() {
+        const limiter = yield* RateLimiter
+        return yield* limiter.lock(key, { lockedSeconds: 20, unlockedAt: undefined, receivedAt: 7_000_000 })
+      }).pipe(Effect.provide(limiterLayer(store, events, 1_000)))
+      // A restarted process over the same store, sweeping every second.
+      yield* Effect.gen(function*() {
+        const limiter = yield* RateLimiter
+        yield* TestClock.adjust(10_000)
+        assert.deepStrictEqual(yield* limiter.lockedUntil(key), Option.some(until))
+        assert.strictEqual((yield* limiter.metrics).length, 1)
+        const sent: Array<string> = []
+        const call = yield* Effect.forkChild(limiter.withPermit(key, "bulk", () => Effect.sync(() => void sent.push("sent"))))
+        yield* TestClock.adjust(until - 7_010_000 - 1)
+        assert.deepStrictEqual(sent, [])
+        yield* TestClock.adjust(1)
+        yield* Fiber.join(call)
+        assert.deepStrictEqual(sent, ["sent"])
+        yield* TestClock.adjust(3_000)
+        assert.deepStrictEqual(yield* limiter.metrics, [])
+        assert.deepStrictEqual(yield* limiter.lockedUntil(key), Option.none())
+      }).pipe(Effect.provide(limiterLayer(store, events, 1_000)))
+      assert.strictEqual(events.filter((e) => e._tag === "LockReleased").length, 1)
+    }))
+
+  it.effect("a lock that ends while nobody calls is reported released when the sweep forgets the key", () =>
+    Effect.gen(function*() {
+      const events: Array<TransportEvent> = []
+      yield* Effect.gen(function*() {
+        const limiter = yield* RateLimiter
+        const until = yield* limiter.lock(key, { lockedSeconds: 2, unlockedAt: undefined, receivedAt: 0 })
+        yield* TestClock.adjust(until + 1_000)
+        assert.deepStrictEqual(yield* limiter.metrics, [])
+      }).pipe(Effect.provide(limiterLayer(makeMemory(), events, 1_000)))
+      assert.deepStrictEqual(events.filter((e) => e._tag === "LockReleased").map((e) => e._tag === "LockReleased" && e.key), [keyString(key)])
     }))
 })

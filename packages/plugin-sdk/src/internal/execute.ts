@@ -2,7 +2,7 @@
  * One event through a handler: per-attempt timeout, defects and failures caught, retried with
  * exponential backoff. Shared by the runtime, re-drive, dry runs and the testing helpers.
  */
-import { Cause, Effect, Exit } from "effect"
+import { Cause, Effect, Exit, Schedule } from "effect"
 import type { DomainEvent } from "@ocs/protocol"
 import type { PluginContext } from "../Capabilities.ts"
 import type { AnyPlugin } from "../Plugin.ts"
@@ -61,23 +61,31 @@ export const attempt = (
     })
   )
 
-/** Attempts until success or `maxAttempts`, sleeping base * 2^(n-1) (capped) between. */
-export const execute = Effect.fnUntraced(function*(
+/**
+ * Attempts until success or `maxAttempts`, waiting base * 2^(n-1), capped at the maximum,
+ * before attempt n+1 (no jitter: a plugin handles its events one at a time, so its retries
+ * cannot pile up with each other, and the delays stay the ones `RetryPolicy` documents).
+ */
+export const execute = (
   plugin: AnyPlugin,
   event: DomainEvent.DomainEvent,
   contextFor: (attempt: number) => PluginContext<unknown>,
   policy: Policy,
   onFailure: (error: HandlerFailed) => Effect.Effect<void> = () => Effect.void
-): Effect.fn.Return<Outcome> {
-  let last: HandlerFailed | undefined
-  for (let n = 1; n <= policy.maxAttempts; n++) {
-    const result = yield* Effect.result(attempt(plugin, event, contextFor(n), policy.timeoutMillis))
-    if (result._tag === "Success") return { _tag: "Handled", attempts: n }
-    last = result.failure
-    yield* onFailure(last)
-    if (n < policy.maxAttempts) {
-      yield* Effect.sleep(Math.min(policy.maxDelayMillis, policy.baseDelayMillis * 2 ** (n - 1)))
-    }
-  }
-  return { _tag: "Failed", attempts: policy.maxAttempts, error: last! }
-})
+): Effect.Effect<Outcome> =>
+  Effect.suspend(() => {
+    let attempts = 0
+    const once = Effect.suspend(() => attempt(plugin, event, contextFor(++attempts), policy.timeoutMillis)).pipe(
+      Effect.tapError(onFailure)
+    )
+    const backoff = Schedule.min([Schedule.exponential(policy.baseDelayMillis), Schedule.spaced(policy.maxDelayMillis)]).pipe(
+      Schedule.upTo({ times: policy.maxAttempts - 1 })
+    )
+    return once.pipe(
+      Effect.retry(backoff),
+      Effect.match({
+        onSuccess: (): Outcome => ({ _tag: "Handled", attempts }),
+        onFailure: (error): Outcome => ({ _tag: "Failed", attempts, error })
+      })
+    )
+  })

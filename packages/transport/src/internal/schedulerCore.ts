@@ -3,7 +3,7 @@
  *
  * Per budget key (appId + businessId + operation URL; spec: Limits) it keeps:
  * - a sliding log of the completion times of the last `limit` calls: a ring of uint16 ticks
- *   from a per-key base (2 bytes a slot; a tick is 1 ms for windows up to 40 s, coarser for
+ *   from a per-key base (2 bytes a slot; a tick is 1 ms for windows under 40 s, coarser for
  *   longer ones, and times are rounded up, so rounding only ever makes us wait longer);
  * - the number of calls in flight;
  * - the lock end (after an ERR_429);
@@ -410,13 +410,23 @@ export class SchedulerCore {
     return out
   }
 
-  /** Forgets idle keys whose window is empty and which are not locked (bounded memory). */
+  /**
+   * Forgets idle keys whose window is empty and which are not locked (bounded memory). A
+   * forgotten key behaves as one never seen, which is exactly its state: no call counts in its
+   * window and no lock holds. A lock that ended without the key being served again is reported
+   * through `onUnlock` first.
+   */
   sweep(now: number): number {
     let removed = 0
     for (const [k, s] of this.keys) {
       if (s.waiting > 0 || s.inFlight > 0 || s.lockedUntil > now || s.timerAt !== 0) continue
       this.prune(s, now)
       if (s.ringCount === 0) {
+        if (s.lockedUntil !== 0) {
+          const ended = s.lockedUntil
+          s.lockedUntil = 0
+          this.options.onUnlock?.(s, ended)
+        }
         this.keys.delete(k)
         removed++
       }
