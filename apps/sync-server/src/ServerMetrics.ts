@@ -18,7 +18,7 @@ export class ServerMetrics {
     this.syncErrors.set(tag, (this.syncErrors.get(tag) ?? 0) + 1)
   }
 
-  prometheus(keys: ReadonlyArray<RateLimiter.KeyMetrics>, businesses: ReadonlyArray<Business>): string {
+  prometheus(keys: ReadonlyArray<RateLimiter.KeyMetrics>, totals: RateLimiter.Totals, businesses: ReadonlyArray<Business>): string {
     const lines: Array<string> = []
     const metric = (name: string, type: string, help: string, samples: ReadonlyArray<readonly [string, number]>) => {
       lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`)
@@ -36,8 +36,9 @@ export class ServerMetrics {
     metric("ocs_rate_locked_keys", "gauge", "Budget keys locked after an ERR_429.", [["", keys.filter((k) => (k.lockedUntil ?? 0) > now).length]])
     metric("ocs_rate_queue_depth", "gauge", "Calls waiting for budget.", [["", keys.reduce((n, k) => n + k.queueDepth, 0)]])
     metric("ocs_rate_in_flight", "gauge", "Calls in flight.", [["", keys.reduce((n, k) => n + k.inFlight, 0)]])
-    metric("ocs_rate_calls_total", "counter", "Calls granted by the scheduler.", [["", keys.reduce((n, k) => n + k.calls, 0)]])
-    metric("ocs_rate_locks_total", "counter", "Locks taken.", [["", keys.reduce((n, k) => n + k.locks, 0)]])
+    // From the totals, which keep what swept keys had counted: a counter never goes down.
+    metric("ocs_rate_calls_total", "counter", "Calls granted by the scheduler.", [["", totals.calls]])
+    metric("ocs_rate_locks_total", "counter", "Locks taken.", [["", totals.locks]])
     metric("ocs_process_uptime_seconds", "gauge", "Seconds since start.", [["", Math.round((now - this.startedAt) / 1000)]])
     const memory = process.memoryUsage()
     metric("ocs_process_resident_memory_bytes", "gauge", "Resident set size.", [["", memory.rss]])

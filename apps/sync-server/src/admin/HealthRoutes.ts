@@ -23,9 +23,10 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
       Effect.gen(function*() {
         const receiver = yield* ingestion.prometheus
         const keys = yield* limiter.metrics
+        const totals = yield* limiter.totals
         const businesses = yield* store.businesses().pipe(Effect.orElseSucceed(() => []))
         const pluginText = yield* plugins.prometheus.pipe(Effect.orElseSucceed(() => ""))
-        const text = [receiver.trimEnd(), metrics.prometheus(keys, businesses), pluginText.trimEnd()].filter((t) => t !== "").join("\n") + "\n"
+        const text = [receiver.trimEnd(), metrics.prometheus(keys, totals, businesses), pluginText.trimEnd()].filter((t) => t !== "").join("\n") + "\n"
         return HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4" })
       })
     )
