@@ -94,7 +94,7 @@ describe("RateLimitStore (SQLite) over a file from an earlier release", () => {
       const check = new Database(filename, { readonly: true })
       try {
         const ddl = check.prepare("SELECT name, sql FROM sqlite_master WHERE name IN ('rate_keys', 'rate_calls') ORDER BY name").all() as Array<{ name: string; sql: string }>
-        assert.deepStrictEqual(ddl.map((t) => [t.name, /WITHOUT ROWID$/.test(t.sql)]), [["rate_calls", true], ["rate_keys", true]])
+        assert.deepStrictEqual(ddl.map((t) => [t.name, t.sql.endsWith("WITHOUT ROWID")]), [["rate_calls", true], ["rate_keys", true]])
       } finally {
         check.close()
       }
