@@ -20,6 +20,7 @@ export default defineConfig({
     projects: [
       pkg("protocol", "packages/protocol"),
       pkg("simulator", "packages/simulator"),
+      pkg("sqlite", "packages/sqlite"),
       pkg("transport", "packages/transport"),
       pkg("event-log", "packages/event-log"),
       pkg("read-models", "packages/read-models"),

@@ -2,7 +2,8 @@
  * `export`: log records (filters as `audit`) or a read-model table, as NDJSON or CSV, to
  * stdout or a file. Both are read in pages (keyset), so memory stays bounded.
  */
-import type { LogRecord, SqliteDatabase } from "@ocs/event-log"
+import type { LogRecord } from "@ocs/event-log"
+import type { SqliteDatabase } from "@ocs/sqlite"
 import * as Json from "@ocs/protocol/Json"
 import { Views } from "@ocs/read-models"
 import { Effect, Option, Result, Stream } from "effect"

@@ -11,7 +11,8 @@
  *
  * Both also provide a read-only `EventLog` service, the input of `ReadModels.rebuild`.
  */
-import { EventLog, EventLogError, LogRecord, SqliteDatabase, SqliteEventLog } from "@ocs/event-log"
+import { EventLog, EventLogError, LogRecord, SqliteEventLog } from "@ocs/event-log"
+import { SqliteDatabase } from "@ocs/sqlite"
 import { Context, Effect, Layer, Option, Result, Stream } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"

@@ -2,7 +2,7 @@
  * Read-model files (the output of `replay`, the live file of `verify`, the `--db` of `export`),
  * opened read-only, and the shape of their tables as the comparison needs it.
  */
-import { SqliteDatabase } from "@ocs/event-log"
+import { SqliteDatabase } from "@ocs/sqlite"
 import { Effect, type Scope } from "effect"
 import * as NodeFs from "node:fs"
 import { InputFileError } from "./ReplayError.ts"

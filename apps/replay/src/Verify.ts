@@ -6,7 +6,8 @@
  * bounded whatever their size. Compared columns are the digest's: content only, not which
  * observation a row came from (`last_*`).
  */
-import { Checkpoints, type LogRecord, type SqliteDatabase } from "@ocs/event-log"
+import { Checkpoints, type LogRecord } from "@ocs/event-log"
+import type { SqliteDatabase } from "@ocs/sqlite"
 import * as Json from "@ocs/protocol/Json"
 import { Views } from "@ocs/read-models"
 import { Effect, Option, Result } from "effect"

@@ -2,9 +2,13 @@
  * The cached application lookup that every webhook delivery goes through: it must never
  * answer with tokens older than the file, whether the change came through this store, through
  * another connection (another server process, an admin tool), or removed the application.
+ * Then: files written before the store had migrations, and timestamps from the Clock.
  */
 import { assert, describe, it } from "@effect/vitest"
+import Database from "better-sqlite3"
 import { Context, Effect, Layer, Option, Redacted, Result } from "effect"
+import { TestClock } from "effect/testing"
+import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { makeSealer } from "../src/Secrets.ts"
 import { TenantStore } from "../src/TenantStore.ts"
@@ -64,5 +68,98 @@ describe("TenantStore.appCached", () => {
       assert.strictEqual(Option.getOrThrow(first), Option.getOrThrow(second))
       const read = yield* a.app("9")
       assert.deepStrictEqual(Option.getOrThrow(read).verifyTokens.map(Redacted.value), ["t"])
+    })))
+})
+
+const openStore = (filename: string) => Layer.build(TenantStore.layer({ filename, sealer })).pipe(Effect.map((ctx) => Context.get(ctx, TenantStore)))
+
+describe("TenantStore over a file from an earlier release", () => {
+  it.live("opens a file whose tables were created inline and reads its rows back", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const filename = Path.join(tempDir("ocs-tenants-"), "tenants.sqlite")
+      // The DDL the store ran at every open before it had migrations.
+      const old = new Database(filename)
+      old.pragma("journal_mode = WAL")
+      old.exec(`
+        CREATE TABLE IF NOT EXISTS apps (
+          app_id TEXT PRIMARY KEY, verify_tokens TEXT NOT NULL, enabled INTEGER NOT NULL DEFAULT 1, created_at INTEGER NOT NULL);
+        CREATE TABLE IF NOT EXISTS businesses (
+          app_id TEXT NOT NULL REFERENCES apps(app_id) ON DELETE CASCADE, business_id TEXT NOT NULL, access_token TEXT NOT NULL,
+          version TEXT NOT NULL DEFAULT '3.0', permissions TEXT NOT NULL DEFAULT '[]', depots TEXT NOT NULL DEFAULT '[]',
+          granted_at INTEGER, expires_at INTEGER, status TEXT NOT NULL DEFAULT 'active', attention_code TEXT, attention_message TEXT,
+          attention_at INTEGER, last_webhook_at INTEGER, created_at INTEGER NOT NULL, PRIMARY KEY (app_id, business_id));
+        CREATE TABLE IF NOT EXISTS resource_state (
+          app_id TEXT NOT NULL, business_id TEXT NOT NULL, resource TEXT NOT NULL, paused_code TEXT, paused_message TEXT,
+          paused_at INTEGER, cursor TEXT, full_started_at INTEGER, full_completed_at INTEGER, incremental_bound INTEGER,
+          last_run_at INTEGER, pages INTEGER NOT NULL DEFAULT 0, records INTEGER NOT NULL DEFAULT 0, last_error TEXT,
+          PRIMARY KEY (app_id, business_id, resource));
+        CREATE TABLE IF NOT EXISTS recent_errors (
+          id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, app_id TEXT NOT NULL, business_id TEXT, resource TEXT,
+          tag TEXT NOT NULL, message TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS notices (
+          app_id TEXT NOT NULL, business_id TEXT NOT NULL, kind TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (app_id, business_id, kind));
+      `)
+      old.prepare("INSERT INTO apps VALUES ('1001', ?, 1, 100)").run(sealer.seal(JSON.stringify(["verify-1"])))
+      old.prepare(
+        "INSERT INTO businesses (app_id, business_id, access_token, permissions, depots, granted_at, created_at) VALUES ('1001', '42', ?, '[\"product\"]', '[\"7\"]', 50, 100)"
+      ).run(sealer.seal("access-42"))
+      old.exec(`
+        INSERT INTO resource_state (app_id, business_id, resource, cursor, pages, records) VALUES ('1001', '42', 'product', '{"page":3}', 3, 250);
+        INSERT INTO recent_errors (at, app_id, business_id, resource, tag, message) VALUES (120, '1001', '42', 'order', 'ApiError', 'ERR_500');
+        INSERT INTO notices VALUES ('1001', '42', 'expiry-7', 130);
+      `)
+      old.close()
+
+      const store = yield* openStore(filename)
+      assert.deepStrictEqual(tokensOf(store, "1001"), { enabled: true, tokens: ["verify-1"] })
+      const business = Option.getOrThrow(yield* store.business("1001", "42"))
+      assert.deepStrictEqual(
+        [Redacted.value(business.accessToken), business.permissions, business.depots, business.grantedAt, business.status],
+        ["access-42", ["product"], ["7"], 50, "active"]
+      )
+      const state = yield* store.state("1001", "42", "product")
+      assert.deepStrictEqual([state.cursor, state.pages, state.records], ['{"page":3}', 3, 250])
+      yield* store.updateState("1001", "42", "product", { cursor: null, addPages: 1 })
+      assert.deepStrictEqual((yield* store.states("1001", "42")).map((s) => [s.resource, s.cursor, s.pages]), [["product", null, 4]])
+      assert.deepStrictEqual((yield* store.recentErrors()).map((e) => [e.at, e.tag, e.message]), [[120, "ApiError", "ERR_500"]])
+      assert.isFalse(yield* store.noticeOnce("1001", "42", "expiry-7"), "the notice recorded before is still there")
+      // The old table's foreign key still cascades, now that every connection turns foreign keys on.
+      yield* store.removeApp("1001")
+      assert.deepStrictEqual(yield* store.businesses(), [])
+    })))
+})
+
+describe("TenantStore timestamps", () => {
+  it.effect("come from the fiber's Clock: TestClock drives them", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const filename = Path.join(tempDir("ocs-tenants-"), "tenants.sqlite")
+      yield* TestClock.setTime(2_000_000)
+      const store = yield* openStore(filename)
+      yield* store.upsertApp("1001", ["t"])
+      yield* store.upsertBusiness({ appId: "1001", businessId: "42", accessToken: "a" })
+      yield* TestClock.adjust("1 minute")
+      yield* store.setStatus("1001", "42", "attention", { code: "ERR_403", message: "regrant" })
+      yield* store.pauseResource("1001", "42", "order", { code: "ERR_INVALID_DEPOT_ID", message: "depot" })
+      yield* store.recordError({ appId: "1001", businessId: "42", resource: "order", tag: "ApiError", message: "ERR_403" })
+      yield* store.noticeOnce("1001", "42", "silence-1")
+      const business = Option.getOrThrow(yield* store.business("1001", "42"))
+      assert.strictEqual(business.attention?.at, 2_060_000)
+      assert.strictEqual((yield* store.state("1001", "42", "order")).paused?.at, 2_060_000)
+      assert.deepStrictEqual((yield* store.recentErrors()).map((e) => e.at), [2_060_000])
+      const check = new Database(filename, { readonly: true })
+      try {
+        assert.deepStrictEqual(
+          [
+            (check.prepare("SELECT created_at AS t FROM apps").get() as { t: number }).t,
+            (check.prepare("SELECT created_at AS t FROM businesses").get() as { t: number }).t,
+            (check.prepare("SELECT at AS t FROM notices").get() as { t: number }).t
+          ],
+          [2_000_000, 2_000_000, 2_060_000]
+        )
+      } finally {
+        check.close()
+      }
+      // The file holds sealed tokens: owner-only.
+      assert.strictEqual((Fs.statSync(filename).mode & 0o777).toString(8), "600")
     })))
 })

@@ -4,7 +4,8 @@
  *
  *   ./ocs node packages/event-log/bench/append.bench.ts [--quick]
  */
-import { EventLog, SqliteDatabase, SqliteEventLog } from "@ocs/event-log"
+import { EventLog, SqliteEventLog } from "@ocs/event-log"
+import { SqliteDatabase } from "@ocs/sqlite"
 import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"

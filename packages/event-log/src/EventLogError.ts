@@ -2,7 +2,7 @@
  * Failures of the event log, one tagged error per thing a caller can act on.
  */
 import { Schema } from "effect"
-import { SqliteError } from "./SqliteDatabase.ts"
+import { SqliteError } from "@ocs/sqlite"
 
 export { SqliteError }
 

@@ -4,7 +4,8 @@
  * what the index holds. Plus the table itself (digest collisions, eviction at resize).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { type EventLog, SqliteDatabase, SqliteEventLog } from "@ocs/event-log"
+import { type EventLog, SqliteEventLog } from "@ocs/event-log"
+import { SqliteDatabase } from "@ocs/sqlite"
 import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"

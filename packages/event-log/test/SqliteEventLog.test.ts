@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { EventLog, SqliteDatabase } from "@ocs/event-log"
+import { EventLog } from "@ocs/event-log"
+import { SqliteDatabase } from "@ocs/sqlite"
 import { Effect, Fiber, Option, Stream } from "effect"
 import * as fc from "fast-check"
 import * as NodePath from "node:path"

@@ -9,7 +9,8 @@
  * record, error and attempts; listable; re-drivable) and the plugin moves on.
  */
 import { Context, Effect, Layer, Option, Schedule, Scope, Stream } from "effect"
-import { EventLog, type LogRecord, SqliteDatabase } from "@ocs/event-log"
+import { EventLog, type LogRecord } from "@ocs/event-log"
+import { SqliteDatabase } from "@ocs/sqlite"
 import { DomainEvent } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { CommerceClient } from "@ocs/transport"

@@ -3,9 +3,10 @@
  * store (per plugin and tenant), and dead letters. Separate from the event log and the read
  * models, so plugins never take a lock either of them needs.
  */
-import { Effect, Option, Result, type Scope } from "effect"
-import { SqliteDatabase } from "@ocs/event-log"
+import { Clock, Effect, Option, Result, type Scope } from "effect"
 import { Json } from "@ocs/protocol"
+import { SqliteDatabase } from "@ocs/sqlite"
+import * as NodeUrl from "node:url"
 import type { KeyValue, Tenant } from "./Capabilities.ts"
 import { PluginStoreError } from "./PluginError.ts"
 
@@ -43,18 +44,8 @@ export interface PluginStore {
   readonly countDeadLetters: (plugin: string) => Effect.Effect<number, PluginStoreError>
 }
 
-const DDL = `
-CREATE TABLE IF NOT EXISTS plugin_checkpoints (
-  plugin TEXT PRIMARY KEY NOT NULL, checkpoint TEXT NOT NULL, last_offset INTEGER, updated_at INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS plugin_kv (
-  plugin TEXT NOT NULL, app_id TEXT NOT NULL, business_id TEXT NOT NULL, key TEXT NOT NULL,
-  value TEXT NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (plugin, app_id, business_id, key));
-CREATE TABLE IF NOT EXISTS plugin_dead_letters (
-  id INTEGER PRIMARY KEY AUTOINCREMENT, plugin TEXT NOT NULL, event_id TEXT NOT NULL, event_tag TEXT NOT NULL,
-  app_id TEXT NOT NULL, business_id TEXT, record_offset INTEGER NOT NULL, record TEXT NOT NULL,
-  error TEXT NOT NULL, attempts INTEGER NOT NULL, first_failed_at INTEGER NOT NULL, last_failed_at INTEGER NOT NULL,
-  UNIQUE (plugin, event_id));
-`
+/** The drizzle-kit migrations folder of plugin store files (run at open; schema: ./internal/pluginTables.ts). */
+export const migrationsFolder = NodeUrl.fileURLToPath(new URL("../drizzle", import.meta.url))
 
 interface DeadLetterRow {
   id: number
@@ -76,14 +67,20 @@ const parseJson = (text: string): unknown => {
   return Result.isSuccess(r) ? r.success : text
 }
 
-/** Opens (creating) the store; closed with the scope. */
+/**
+ * Opens (creating and migrating) the store; closed with the scope. Timestamps (`updated_at`,
+ * dead letters' failure times) come from the `Clock` of the calling fiber, so `TestClock`
+ * drives them.
+ */
 export const make = Effect.fnUntraced(function*(options: { readonly filename: string }): Effect.fn.Return<PluginStore, PluginStoreError, Scope.Scope> {
-  const handle = yield* SqliteDatabase.make({ filename: options.filename, synchronous: "NORMAL" }).pipe(
+  const handle = yield* SqliteDatabase.make({ filename: options.filename, migrationsFolder, synchronous: "NORMAL" }).pipe(
     Effect.mapError((e) => new PluginStoreError({ operation: "open", message: e.message }))
   )
   const use = <A>(operation: string, f: (db: typeof handle.client) => A): Effect.Effect<A, PluginStoreError> =>
     handle.use(operation, (_, client) => f(client)).pipe(Effect.mapError((e) => new PluginStoreError({ operation, message: e.message })))
-  yield* use("create tables", (db) => db.exec(DDL))
+  /** `use` with the current time (ms) of the fiber's clock. */
+  const useAt = <A>(operation: string, f: (now: number) => A): Effect.Effect<A, PluginStoreError> =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => use(operation, () => f(now)))
 
   const statements = yield* use("prepare", (db) => ({
     checkpoint: db.prepare<[string], { checkpoint: string; last_offset: number | null }>("SELECT checkpoint, last_offset FROM plugin_checkpoints WHERE plugin = ?"),
@@ -113,7 +110,7 @@ export const make = Effect.fnUntraced(function*(options: { readonly filename: st
     const scope = [plugin, tenant.appId, tenant.businessId ?? ""] as const
     return {
       get: (key) => use("kv get", () => Option.map(Option.fromNullishOr(statements.kvGet.get(...scope, key)), (r) => parseJson(r.value))),
-      set: (key, value) => use("kv set", () => void statements.kvSet.run(...scope, key, Json.stringify(value), Date.now())),
+      set: (key, value) => useAt("kv set", (now) => void statements.kvSet.run(...scope, key, Json.stringify(value), now)),
       delete: (key) => use("kv delete", () => void statements.kvDelete.run(...scope, key)),
       list: (prefix = "") => use("kv list", () => statements.kvList.all(...scope, prefix, prefix).map((r) => ({ key: r.key, value: parseJson(r.value) })))
     }
@@ -138,15 +135,14 @@ export const make = Effect.fnUntraced(function*(options: { readonly filename: st
     filename: options.filename,
     checkpoint: (plugin) =>
       use("read checkpoint", () => Option.map(Option.fromNullishOr(statements.checkpoint.get(plugin)), (r) => ({ checkpoint: r.checkpoint, offset: r.last_offset }))),
-    saveCheckpoint: (plugin, checkpoint, offset) => use("save checkpoint", () => void statements.saveCheckpoint.run(plugin, checkpoint, offset, Date.now())),
+    saveCheckpoint: (plugin, checkpoint, offset) => useAt("save checkpoint", (now) => void statements.saveCheckpoint.run(plugin, checkpoint, offset, now)),
     kv,
     addDeadLetter: (e) =>
-      use("add dead letter", () => {
-        const now = Date.now()
+      useAt("add dead letter", (now) => {
         statements.addDeadLetter.run(e.plugin, e.eventId, e.eventTag, e.appId, e.businessId, e.offset, Json.stringify(e.record), e.error, e.attempts, now, now)
       }),
     deadLetters: (plugin) => use("list dead letters", () => statements.deadLetters.all(plugin ?? null, plugin ?? null).map(toDeadLetter)),
-    updateDeadLetter: (id, error, moreAttempts) => use("update dead letter", () => void statements.updateDeadLetter.run(error, moreAttempts, Date.now(), id)),
+    updateDeadLetter: (id, error, moreAttempts) => useAt("update dead letter", (now) => void statements.updateDeadLetter.run(error, moreAttempts, now, id)),
     removeDeadLetter: (id) => use("remove dead letter", () => void statements.removeDeadLetter.run(id)),
     countDeadLetters: (plugin) => use("count dead letters", () => statements.countDeadLetters.get(plugin)?.n ?? 0)
   }

@@ -10,7 +10,7 @@
  * product counted as one event). 10 businesses, 20,000 products and big ids (> 2^53).
  */
 import { EventLog, type LogRecord } from "@ocs/event-log"
-import * as SqliteDatabase from "@ocs/event-log/SqliteDatabase"
+import { SqliteDatabase } from "@ocs/sqlite"
 import { DomainEvent, Json } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { Effect } from "effect"

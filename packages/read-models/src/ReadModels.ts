@@ -1,6 +1,6 @@
 /**
  * ReadModels: products, inventory, orders, payments and documents projected from the event log
- * into one SQLite file (DESIGN section 5).
+ * into one SQLite file (docs/architecture.md, section 5).
  *
  * - `project(records)`: decodes a batch of log records (`DomainEvent.decode`) and writes the
  *   rows and the consumer's checkpoint in ONE transaction, so a crash just replays the batch.
@@ -9,7 +9,7 @@
  * - The read API: every query names its tenant.
  */
 import { Checkpoints, EventLog, type LogRecord } from "@ocs/event-log"
-import * as SqliteDatabase from "@ocs/event-log/SqliteDatabase"
+import { SqliteDatabase } from "@ocs/sqlite"
 import type Database from "better-sqlite3"
 import { Clock, Context, Duration, Effect, type Fiber, Layer, Option, type Scope, Stream } from "effect"
 import * as NodeFs from "node:fs"

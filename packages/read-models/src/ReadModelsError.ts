@@ -3,7 +3,7 @@
  * can fail with any `EventLogError`.
  */
 import type { EventLogError } from "@ocs/event-log/EventLogError"
-import { SqliteError } from "@ocs/event-log/SqliteDatabase"
+import { SqliteError } from "@ocs/sqlite"
 import { Schema } from "effect"
 
 export { SqliteError }

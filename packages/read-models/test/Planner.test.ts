@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { EventLog } from "@ocs/event-log"
-import * as SqliteDatabase from "@ocs/event-log/SqliteDatabase"
+import { SqliteDatabase } from "@ocs/sqlite"
 import { ReadModels } from "@ocs/read-models"
 import { Effect } from "effect"
 import * as NodePath from "node:path"

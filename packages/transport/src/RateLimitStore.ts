@@ -7,8 +7,9 @@
  * time is written with the next batch. After a crash, a call whose completion was not written
  * is counted as completing at restart time: conservative, never over budget.
  */
-import Database from "better-sqlite3"
+import { SqliteDatabase } from "@ocs/sqlite"
 import { Context, Effect, Layer, Schema } from "effect"
+import * as NodeUrl from "node:url"
 
 export class RateLimitStoreError extends Schema.TaggedError<RateLimitStoreError>()("RateLimitStoreError", {
   message: Schema.String,
@@ -60,7 +61,7 @@ export class RateLimitStore extends Context.Service<RateLimitStore, {
   /** In memory: for tests, and for processes that accept losing the budget on restart. */
   static readonly layerMemory: Layer.Layer<RateLimitStore> = Layer.sync(RateLimitStore, () => makeMemory())
 
-  /** A SQLite file (WAL). */
+  /** A SQLite file (WAL, owner-only), opened through `@ocs/sqlite` with the migrations of `drizzle/`. */
   static readonly layerSqlite = (options: { readonly filename: string }): Layer.Layer<RateLimitStore, RateLimitStoreError> =>
     Layer.effect(RateLimitStore, makeSqlite(options.filename))
 }
@@ -115,96 +116,71 @@ export const makeMemory = (): RateLimitStore["Service"] => {
   })
 }
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS rate_keys (
-  key TEXT PRIMARY KEY,
-  limit_requests INTEGER NOT NULL,
-  window_ms INTEGER NOT NULL,
-  locked_until INTEGER NOT NULL DEFAULT 0
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS rate_calls (
-  session TEXT NOT NULL,
-  id INTEGER NOT NULL,
-  key TEXT NOT NULL,
-  granted_at INTEGER NOT NULL,
-  completed_at INTEGER,
-  PRIMARY KEY (session, id)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS rate_calls_by_key ON rate_calls (key, completed_at);
-`
+/** The drizzle-kit migrations folder of rate-limit store files (run at open). */
+export const migrationsFolder = NodeUrl.fileURLToPath(new URL("../drizzle", import.meta.url))
 
-const makeSqlite = (filename: string) =>
-  Effect.acquireRelease(
-    Effect.try({
-      try: () => {
-        const db = new Database(filename)
-        db.pragma("journal_mode = WAL")
-        db.pragma("synchronous = NORMAL")
-        db.pragma("busy_timeout = 5000")
-        db.exec(SCHEMA)
-        return db
-      },
-      catch: (cause) => new RateLimitStoreError({ message: `cannot open rate-limit store ${filename}`, cause })
-    }),
-    (db) => Effect.sync(() => db.close())
-  ).pipe(
-    Effect.map((db) => {
-      const session = crypto.randomUUID()
-      const upsertKey = db.prepare(
-        "INSERT INTO rate_keys (key, limit_requests, window_ms) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET limit_requests = excluded.limit_requests, window_ms = excluded.window_ms"
-      )
-      const insertCall = db.prepare("INSERT INTO rate_calls (session, id, key, granted_at) VALUES (?, ?, ?, ?)")
-      const completeCall = db.prepare("UPDATE rate_calls SET completed_at = ? WHERE session = ? AND id = ?")
-      const lockKey = db.prepare(
-        "INSERT INTO rate_keys (key, limit_requests, window_ms, locked_until) VALUES (?, 0, 0, ?) ON CONFLICT(key) DO UPDATE SET locked_until = max(locked_until, excluded.locked_until)"
-      )
-      const seenKeys = new Set<string>()
-      const writeTx = db.transaction((batch: Batch) => {
-        for (const g of batch.grants) {
-          const sig = `${g.key}|${g.limit}|${g.windowMs}`
-          if (!seenKeys.has(sig)) {
-            upsertKey.run(g.key, g.limit, g.windowMs)
-            seenKeys.add(sig)
-          }
-          insertCall.run(session, g.id, g.key, g.at)
-        }
-        for (const c of batch.completions) completeCall.run(c.at, session, c.id)
-      })
-      const fail = (what: string) => (cause: unknown) => new RateLimitStoreError({ message: `rate-limit store: ${what} failed`, cause })
-      return RateLimitStore.of({
-        load: (now) =>
-          Effect.try({
-            try: () => {
-              const keys = db.prepare("SELECT key, limit_requests AS l, window_ms AS w, locked_until AS u FROM rate_keys").all() as Array<
-                { key: string; l: number; w: number; u: number }
-              >
-              const calls = db
-                .prepare(
-                  "SELECT key, CASE WHEN completed_at IS NULL AND granted_at > ? THEN ? ELSE coalesce(completed_at, granted_at) END AS at FROM rate_calls"
-                )
-                .all(now - MAX_CALL_MS, now) as Array<{ key: string; at: number }>
-              const byKey = new Map<string, Array<number>>()
-              const windows = new Map(keys.map((k) => [k.key, k.w]))
-              for (const c of calls) {
-                const w = windows.get(c.key)
-                if (w === undefined || c.at <= now - w - 1) continue
-                const list = byKey.get(c.key) ?? []
-                list.push(c.at)
-                byKey.set(c.key, list)
-              }
-              return keys
-                .filter((k) => k.u > now || byKey.has(k.key))
-                .map((k) => ({ key: k.key, limit: k.l, windowMs: k.w, lockedUntil: k.u, completions: byKey.get(k.key) ?? [] }))
-            },
-            catch: fail("load")
-          }),
-        write: (batch) => Effect.try({ try: () => writeTx(batch), catch: fail("write") }),
-        lock: (key, until) => Effect.try({ try: () => void lockKey.run(key, until), catch: fail("lock") }),
-        prune: (before) =>
-          Effect.try({
-            try: () => void db.prepare("DELETE FROM rate_calls WHERE coalesce(completed_at, granted_at) < ?").run(before),
-            catch: fail("prune")
-          })
-      })
-    })
+const makeSqlite = Effect.fnUntraced(function*(filename: string) {
+  // NORMAL, as ever for this file: a process crash loses nothing; a power loss may lose the
+  // last commits (the record of the calls made just before it), which the scheduler accepts
+  // for not waiting on an fsync per batch of grants.
+  const handle = yield* SqliteDatabase.make({ filename, migrationsFolder, synchronous: "NORMAL" }).pipe(
+    Effect.mapError((cause) => new RateLimitStoreError({ message: `cannot open rate-limit store ${filename}`, cause }))
   )
+  const use = <A>(what: string, f: () => A): Effect.Effect<A, RateLimitStoreError> =>
+    handle.use(what, f).pipe(Effect.mapError((cause) => new RateLimitStoreError({ message: `rate-limit store: ${what} failed`, cause })))
+
+  const session = crypto.randomUUID()
+  // Prepared once: write and lock run on the scheduler's path, for every granted call.
+  const s = yield* use("prepare", () => {
+    const db = handle.client
+    return {
+      upsertKey: db.prepare<[string, number, number]>(
+        "INSERT INTO rate_keys (key, limit_requests, window_ms) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET limit_requests = excluded.limit_requests, window_ms = excluded.window_ms"
+      ),
+      insertCall: db.prepare<[string, number, string, number]>("INSERT INTO rate_calls (session, id, key, granted_at) VALUES (?, ?, ?, ?)"),
+      completeCall: db.prepare<[number, string, number]>("UPDATE rate_calls SET completed_at = ? WHERE session = ? AND id = ?"),
+      lockKey: db.prepare<[string, number]>(
+        "INSERT INTO rate_keys (key, limit_requests, window_ms, locked_until) VALUES (?, 0, 0, ?) ON CONFLICT(key) DO UPDATE SET locked_until = max(locked_until, excluded.locked_until)"
+      ),
+      keys: db.prepare<[], { key: string; l: number; w: number; u: number }>("SELECT key, limit_requests AS l, window_ms AS w, locked_until AS u FROM rate_keys"),
+      calls: db.prepare<[number, number], { key: string; at: number }>(
+        "SELECT key, CASE WHEN completed_at IS NULL AND granted_at > ? THEN ? ELSE coalesce(completed_at, granted_at) END AS at FROM rate_calls"
+      ),
+      prune: db.prepare<[number]>("DELETE FROM rate_calls WHERE coalesce(completed_at, granted_at) < ?")
+    }
+  })
+  const seenKeys = new Set<string>()
+  const writeTx = handle.client.transaction((batch: Batch) => {
+    for (const g of batch.grants) {
+      const sig = `${g.key}|${g.limit}|${g.windowMs}`
+      if (!seenKeys.has(sig)) {
+        s.upsertKey.run(g.key, g.limit, g.windowMs)
+        seenKeys.add(sig)
+      }
+      s.insertCall.run(session, g.id, g.key, g.at)
+    }
+    for (const c of batch.completions) s.completeCall.run(c.at, session, c.id)
+  })
+  return RateLimitStore.of({
+    load: (now) =>
+      use("load", () => {
+        const keys = s.keys.all()
+        const calls = s.calls.all(now - MAX_CALL_MS, now)
+        const byKey = new Map<string, Array<number>>()
+        const windows = new Map(keys.map((k) => [k.key, k.w]))
+        for (const c of calls) {
+          const w = windows.get(c.key)
+          if (w === undefined || c.at <= now - w - 1) continue
+          const list = byKey.get(c.key) ?? []
+          list.push(c.at)
+          byKey.set(c.key, list)
+        }
+        return keys
+          .filter((k) => k.u > now || byKey.has(k.key))
+          .map((k) => ({ key: k.key, limit: k.l, windowMs: k.w, lockedUntil: k.u, completions: byKey.get(k.key) ?? [] }))
+      }),
+    write: (batch) => use("write", () => writeTx(batch)),
+    lock: (key, until) => use("lock", () => void s.lockKey.run(key, until)),
+    prune: (before) => use("prune", () => void s.prune.run(before))
+  })
+})

@@ -33,7 +33,7 @@ import {
   tenantKey,
   uuidv7
 } from "../LogRecord.ts"
-import * as SqliteDatabase from "../SqliteDatabase.ts"
+import { SqliteDatabase } from "@ocs/sqlite"
 import { records } from "../Tables.ts"
 import { isDigits, isNullOrString, isPlainObject, isSource } from "./plain.ts"
 import { encodeBatch } from "./rowCodec.ts"

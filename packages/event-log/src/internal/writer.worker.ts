@@ -6,8 +6,10 @@
  * appends of a batch only after this thread answered that its transaction committed.
  *
  * Loaded by `new Worker(url)` with plain Node (type stripping): it imports nothing that needs
- * a bundler, only better-sqlite3 and node built-ins.
+ * a bundler, only better-sqlite3, node built-ins and the plain connection setup of
+ * `@ocs/sqlite/Connection` (not the package's index: this thread needs no Effect or drizzle).
  */
+import { applyPragmas } from "@ocs/sqlite/Connection"
 import Database from "better-sqlite3"
 import { parentPort, workerData } from "node:worker_threads"
 import { DedupeIndex, type Digest, makeDigester } from "./dedupeIndex.ts"
@@ -92,11 +94,9 @@ const messageOf = (cause: unknown) => cause instanceof Error ? cause.message : S
 const run = (port: NonNullable<typeof parentPort>, config: WriterConfig) => {
   let client: Database.Database
   try {
+    // The main thread created (owner-only) and migrated the file before starting this thread.
     client = new Database(config.filename)
-    client.pragma("journal_mode = WAL")
-    client.pragma(`synchronous = ${config.synchronous}`)
-    client.pragma(`busy_timeout = ${config.busyTimeoutMillis}`)
-    client.pragma("foreign_keys = ON")
+    applyPragmas(client, { synchronous: config.synchronous, busyTimeoutMillis: config.busyTimeoutMillis })
   } catch (cause) {
     port.postMessage({ _tag: "OpenFailed", error: messageOf(cause) } satisfies WriterMessage)
     return

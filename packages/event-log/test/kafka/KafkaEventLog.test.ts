@@ -5,7 +5,8 @@
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { type KafkaBroker, startBroker } from "@ocs/kafka-broker"
-import { EventLog, type KafkaEventLog, type LogRecord, SqliteDatabase } from "@ocs/event-log"
+import { EventLog, type KafkaEventLog, type LogRecord } from "@ocs/event-log"
+import { SqliteDatabase } from "@ocs/sqlite"
 import { Effect, Layer, Stream } from "effect"
 import { Kafka, logLevel } from "kafkajs"
 import * as NodeNet from "node:net"

@@ -9,7 +9,7 @@
  * work. Until the worker has loaded (and if it cannot start) this thread plans every chunk.
  * Plans are pure: who plans a chunk, and when, changes nothing in the result.
  */
-import { SqliteError } from "@ocs/event-log/SqliteDatabase"
+import { SqliteError } from "@ocs/sqlite"
 import { Effect, type Scope } from "effect"
 import { Worker } from "node:worker_threads"
 import { Claim, type Plan, type PlanReply, type PlanRequest, planRecords, type ProjectableRecord, toColumns } from "./plan.ts"

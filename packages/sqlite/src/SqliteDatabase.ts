@@ -1,39 +1,30 @@
 /**
- * One small Effect service around better-sqlite3 (synchronous) and drizzle.
+ * One small Effect service around better-sqlite3 (synchronous) and drizzle: how every SQLite
+ * file of the engine is opened (event log, Kafka outbox, read models, plugin store, rate-limit
+ * store, tenant store).
  *
- * Opening sets the pragmas durability needs (WAL, synchronous, busy_timeout) and runs drizzle
- * migrations from a folder; the handle is closed when the scope closes. Every call goes through
- * `use` or `transaction`, which turn thrown exceptions into a tagged `SqliteError`.
+ * Opening creates a new file owner-only (mode 0600, see ./Connection.ts), sets the pragmas
+ * durability needs (WAL, synchronous, busy_timeout, foreign keys) and runs drizzle migrations
+ * from a folder; the handle is closed when the scope closes. Every call goes through `use` or
+ * `transaction`, which turn thrown exceptions into a tagged `SqliteError`.
  *
- * Read models reuse it for their own files: `SqliteDatabase.make({ filename, migrationsFolder })`
- * inside a scope, or `SqliteDatabase.layer(...)` when one file per context is enough.
+ * `SqliteDatabase.make({ filename, migrationsFolder })` inside a scope, or
+ * `SqliteDatabase.layer(...)` when one file per context is enough.
  */
 import Database from "better-sqlite3"
 import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3"
 import { migrate } from "drizzle-orm/better-sqlite3/migrator"
-import { Context, Effect, Layer, Schema, type Scope } from "effect"
-import * as NodeFs from "node:fs"
-import * as NodePath from "node:path"
+import { Context, Effect, Layer, type Scope } from "effect"
+import { applyPragmas, createPrivateFile, type PragmaOptions } from "./Connection.ts"
+import { SqliteError } from "./SqliteError.ts"
 
-export class SqliteError extends Schema.TaggedError<SqliteError>()("SqliteError", {
-  filename: Schema.String,
-  operation: Schema.String,
-  message: Schema.String,
-  cause: Schema.Defect()
-}) {}
+export { SqliteError }
 
-export interface SqliteOptions {
+export interface SqliteOptions extends PragmaOptions {
   readonly filename: string
   /** drizzle-kit output folder to migrate with at open; omit to skip migrations. */
   readonly migrationsFolder?: string | undefined
-  /**
-   * "FULL" (default) fsyncs the WAL at every commit: an acknowledged transaction survives power
-   * loss. "NORMAL" in WAL mode survives a process crash but may lose the last commits on power
-   * loss; only choose it when the caller does not promise durability after ack.
-   */
-  readonly synchronous?: "FULL" | "NORMAL" | undefined
-  /** How long a writer waits for another connection's lock before SQLITE_BUSY (default 5000). */
-  readonly busyTimeoutMillis?: number | undefined
+  /** Opens an existing file for reading only (never created, no journal mode change). */
   readonly readonly?: boolean | undefined
 }
 
@@ -59,13 +50,11 @@ export const make = Effect.fnUntraced(function*(options: SqliteOptions): Effect.
   const client = yield* Effect.acquireRelease(
     Effect.try({
       try: () => {
-        if (filename !== ":memory:") NodeFs.mkdirSync(NodePath.dirname(NodePath.resolve(filename)), { recursive: true })
-        const db = new Database(filename, { readonly: options.readonly ?? false })
+        const readonly = options.readonly ?? false
+        if (!readonly) createPrivateFile(filename)
+        const db = new Database(filename, { readonly })
         try {
-          if (!(options.readonly ?? false)) db.pragma("journal_mode = WAL")
-          db.pragma(`synchronous = ${options.synchronous ?? "FULL"}`)
-          db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMillis ?? 5000))}`)
-          db.pragma("foreign_keys = ON")
+          applyPragmas(db, options)
         } catch (cause) {
           db.close()
           throw cause
@@ -91,6 +80,6 @@ export const make = Effect.fnUntraced(function*(options: SqliteOptions): Effect.
   return { filename, client, drizzle: orm, use, transaction }
 })
 
-export class SqliteDatabase extends Context.Service<SqliteDatabase, Handle>()("@ocs/event-log/SqliteDatabase") {
+export class SqliteDatabase extends Context.Service<SqliteDatabase, Handle>()("@ocs/sqlite/SqliteDatabase") {
   static readonly layer = (options: SqliteOptions) => Layer.effect(SqliteDatabase, make(options))
 }

@@ -1,0 +1,172 @@
+/**
+ * What the tenant store holds, as the rest of the server sees it (applications, businesses,
+ * sync state, recent errors), and how a row of the file becomes one: sealed tokens are opened
+ * into `Redacted` values, JSON lists parsed, nullable column groups folded into one field.
+ */
+import { Redacted, Result } from "effect"
+import type { Sealer } from "./Secrets.ts"
+
+export type BusinessStatus = "active" | "paused" | "attention"
+
+export interface App {
+  readonly appId: string
+  readonly verifyTokens: ReadonlyArray<Redacted.Redacted<string>>
+  readonly enabled: boolean
+}
+
+export interface Business {
+  readonly appId: string
+  readonly businessId: string
+  readonly accessToken: Redacted.Redacted<string>
+  readonly version: string
+  readonly permissions: ReadonlyArray<string>
+  readonly depots: ReadonlyArray<string>
+  readonly grantedAt: number | null
+  readonly expiresAt: number | null
+  readonly status: BusinessStatus
+  /** Why a person is needed (errorCode and message), when status is "attention". */
+  readonly attention: { readonly code: string; readonly message: string; readonly at: number } | null
+  readonly lastWebhookAt: number | null
+}
+
+export interface ResourceState {
+  readonly appId: string
+  readonly businessId: string
+  readonly resource: string
+  readonly paused: { readonly code: string; readonly message: string; readonly at: number } | null
+  /** Cursor text of a running full sync; null when none is running. */
+  readonly cursor: string | null
+  readonly fullStartedAt: number | null
+  readonly fullCompletedAt: number | null
+  /** Upper bound (ms) of the last incremental window that completed. */
+  readonly incrementalBound: number | null
+  readonly lastRunAt: number | null
+  readonly pages: number
+  readonly records: number
+  readonly lastError: string | null
+}
+
+export interface RecentError {
+  readonly at: number
+  readonly appId: string
+  readonly businessId: string | null
+  readonly resource: string | null
+  readonly tag: string
+  readonly message: string
+}
+
+export interface BusinessInput {
+  readonly appId: string
+  readonly businessId: string
+  readonly accessToken: string
+  readonly version?: string | undefined
+  readonly permissions?: ReadonlyArray<string> | undefined
+  readonly depots?: ReadonlyArray<string> | undefined
+  readonly grantedAt?: number | null | undefined
+  readonly expiresAt?: number | null | undefined
+}
+
+/** A row of `apps` as `SELECT app_id, verify_tokens, enabled` reads it. */
+export interface AppRow {
+  app_id: string
+  verify_tokens: string
+  enabled: number
+}
+
+/** A row of `businesses` as `SELECT *` reads it (./TenantTables.ts). */
+export interface BusinessRow {
+  app_id: string
+  business_id: string
+  access_token: string
+  version: string
+  permissions: string
+  depots: string
+  granted_at: number | null
+  expires_at: number | null
+  status: BusinessStatus
+  attention_code: string | null
+  attention_message: string | null
+  attention_at: number | null
+  last_webhook_at: number | null
+}
+
+/** A row of `resource_state` as `SELECT *` reads it. */
+export interface StateRow {
+  app_id: string
+  business_id: string
+  resource: string
+  paused_code: string | null
+  paused_message: string | null
+  paused_at: number | null
+  cursor: string | null
+  full_started_at: number | null
+  full_completed_at: number | null
+  incremental_bound: number | null
+  last_run_at: number | null
+  pages: number
+  records: number
+  last_error: string | null
+}
+
+export interface RecentErrorRow {
+  at: number
+  app_id: string
+  business_id: string | null
+  resource: string | null
+  tag: string
+  message: string
+}
+
+/** Row readers bound to the sealer of the file; they throw when a sealed value does not open. */
+export const rowReader = (sealer: Sealer) => {
+  const openSecret = (sealed: string, what: string) => {
+    const r = sealer.open(sealed)
+    if (Result.isFailure(r)) throw new Error(`${what}: ${r.failure.message}`)
+    return r.success
+  }
+
+  const app = (r: AppRow): App => {
+    const tokens = JSON.parse(Redacted.value(openSecret(r.verify_tokens, `verify tokens of ${r.app_id}`))) as Array<string>
+    return { appId: r.app_id, verifyTokens: tokens.map((t) => Redacted.make(t)), enabled: r.enabled === 1 }
+  }
+
+  const business = (r: BusinessRow): Business => ({
+    appId: r.app_id,
+    businessId: r.business_id,
+    accessToken: openSecret(r.access_token, `access token of ${r.app_id}:${r.business_id}`),
+    version: r.version,
+    permissions: JSON.parse(r.permissions) as Array<string>,
+    depots: JSON.parse(r.depots) as Array<string>,
+    grantedAt: r.granted_at,
+    expiresAt: r.expires_at,
+    status: r.status,
+    attention: r.attention_code === null ? null : { code: r.attention_code, message: r.attention_message ?? "", at: r.attention_at ?? 0 },
+    lastWebhookAt: r.last_webhook_at
+  })
+
+  return { app, business }
+}
+
+export const toState = (r: StateRow): ResourceState => ({
+  appId: r.app_id,
+  businessId: r.business_id,
+  resource: r.resource,
+  paused: r.paused_code === null ? null : { code: r.paused_code, message: r.paused_message ?? "", at: r.paused_at ?? 0 },
+  cursor: r.cursor,
+  fullStartedAt: r.full_started_at,
+  fullCompletedAt: r.full_completed_at,
+  incrementalBound: r.incremental_bound,
+  lastRunAt: r.last_run_at,
+  pages: r.pages,
+  records: r.records,
+  lastError: r.last_error
+})
+
+export const toRecentError = (r: RecentErrorRow): RecentError => ({
+  at: r.at,
+  appId: r.app_id,
+  businessId: r.business_id,
+  resource: r.resource,
+  tag: r.tag,
+  message: r.message
+})

@@ -1,0 +1,3 @@
+export * as Connection from "./Connection.ts"
+export * as SqliteDatabase from "./SqliteDatabase.ts"
+export { SqliteError } from "./SqliteError.ts"

@@ -1,0 +1,165 @@
+import { assert, describe, it } from "@effect/vitest"
+import Database from "better-sqlite3"
+import { Effect } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { Connection, SqliteDatabase, SqliteError } from "@ocs/sqlite"
+
+const tempDir = () => NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "ocs-sqlite-"))
+
+const modeOf = (path: string) => NodeFs.statSync(path).mode & 0o777
+
+/** A drizzle-kit migrations folder, written the way `drizzle-kit generate` writes one. */
+const migrations = (dir: string, entries: ReadonlyArray<{ readonly tag: string; readonly sql: string }>) => {
+  const folder = NodePath.join(dir, "drizzle")
+  NodeFs.mkdirSync(NodePath.join(folder, "meta"), { recursive: true })
+  const journal = {
+    version: "7",
+    dialect: "sqlite",
+    entries: entries.map((e, idx) => ({ idx, version: "6", when: 1_700_000_000_000 + idx, tag: e.tag, breakpoints: true }))
+  }
+  NodeFs.writeFileSync(NodePath.join(folder, "meta", "_journal.json"), JSON.stringify(journal))
+  for (const e of entries) NodeFs.writeFileSync(NodePath.join(folder, `${e.tag}.sql`), e.sql)
+  return folder
+}
+
+const pragmas = (client: Database.Database) => ({
+  journal: client.pragma("journal_mode", { simple: true }),
+  synchronous: client.pragma("synchronous", { simple: true }),
+  busyTimeout: client.pragma("busy_timeout", { simple: true }),
+  foreignKeys: client.pragma("foreign_keys", { simple: true })
+})
+
+describe("SqliteDatabase.make", () => {
+  it.effect("applies the durability pragmas (FULL by default, the given level and busy timeout otherwise)", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const full = yield* Effect.scoped(Effect.flatMap(SqliteDatabase.make({ filename: NodePath.join(dir, "a.db") }), (db) => db.use("pragmas", (_, c) => pragmas(c))))
+      assert.deepStrictEqual(full, { journal: "wal", synchronous: 2, busyTimeout: 5000, foreignKeys: 1 })
+      const normal = yield* Effect.scoped(Effect.flatMap(
+        SqliteDatabase.make({ filename: NodePath.join(dir, "b.db"), synchronous: "NORMAL", busyTimeoutMillis: 250 }),
+        (db) => db.use("pragmas", (_, c) => pragmas(c))
+      ))
+      assert.deepStrictEqual(normal, { journal: "wal", synchronous: 1, busyTimeout: 250, foreignKeys: 1 })
+    }))
+
+  it.effect("runs the migrations of a folder once, and the new ones at a later open", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const filename = NodePath.join(dir, "m.db")
+      // Plain CREATE TABLE: running a migration twice would fail the open.
+      const first = [{ tag: "0000_init", sql: "CREATE TABLE notes (id integer PRIMARY KEY, body text NOT NULL);" }]
+      const opened = (migrationsFolder: string) =>
+        Effect.scoped(Effect.flatMap(SqliteDatabase.make({ filename, migrationsFolder }), (db) =>
+          db.transaction("write and read", (_, c) => {
+            c.prepare("INSERT INTO notes (body) VALUES ('x')").run()
+            return {
+              notes: (c.prepare("SELECT count(*) AS n FROM notes").get() as { n: number }).n,
+              columns: (c.prepare("SELECT name FROM pragma_table_info('notes') ORDER BY cid").all() as Array<{ name: string }>).map((r) => r.name),
+              applied: (c.prepare("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n
+            }
+          })))
+      assert.deepStrictEqual(yield* opened(migrations(NodePath.join(dir, "v1"), first)), { notes: 1, columns: ["id", "body"], applied: 1 })
+      assert.deepStrictEqual(yield* opened(migrations(NodePath.join(dir, "v1"), first)), { notes: 2, columns: ["id", "body"], applied: 1 })
+      const second = [...first, { tag: "0001_tags", sql: "ALTER TABLE notes ADD tag text;" }]
+      assert.deepStrictEqual(yield* opened(migrations(NodePath.join(dir, "v2"), second)), { notes: 3, columns: ["id", "body", "tag"], applied: 2 })
+    }))
+
+  it.effect("turns exceptions into a tagged SqliteError that names the file and the operation", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const filename = NodePath.join(dir, "e.db")
+      const caught = yield* Effect.scoped(Effect.gen(function*() {
+        const db = yield* SqliteDatabase.make({ filename })
+        yield* db.use("create", (_, c) => c.exec("CREATE TABLE t (v integer NOT NULL)"))
+        const failed = yield* Effect.flip(db.transaction("insert two", (_, c) => {
+          c.prepare("INSERT INTO t (v) VALUES (1)").run()
+          c.prepare("INSERT INTO t (v) VALUES (NULL)").run()
+        }))
+        const rows = yield* db.use("count", (_, c) => (c.prepare("SELECT count(*) AS n FROM t").get() as { n: number }).n)
+        // catchTag still reaches it by its tag.
+        const recovered = yield* db.use("bad sql", (_, c) => c.exec("SELEKT 1")).pipe(
+          Effect.as("no error"),
+          Effect.catchTag("SqliteError", (e) => Effect.succeed(e.operation))
+        )
+        return { failed, rows, recovered }
+      }))
+      assert.instanceOf(caught.failed, SqliteError)
+      assert.strictEqual(caught.failed._tag, "SqliteError")
+      assert.strictEqual(caught.failed.filename, filename)
+      assert.strictEqual(caught.failed.operation, "insert two")
+      assert.match(caught.failed.message, /NOT NULL constraint failed/)
+      assert.strictEqual(caught.rows, 0, "the transaction rolled back")
+      assert.strictEqual(caught.recovered, "bad sql")
+
+      const open = yield* Effect.flip(Effect.scoped(SqliteDatabase.make({ filename: NodePath.join(dir, "missing.db"), readonly: true })))
+      assert.strictEqual(open.operation, "open")
+      assert.isFalse(NodeFs.existsSync(NodePath.join(dir, "missing.db")), "a read-only open creates nothing")
+      const migrate = yield* Effect.flip(Effect.scoped(SqliteDatabase.make({
+        filename: NodePath.join(dir, "m.db"),
+        migrationsFolder: migrations(dir, [{ tag: "0000_bad", sql: "CREATE TABLE (" }])
+      })))
+      assert.strictEqual(migrate._tag, "SqliteError")
+      assert.strictEqual(migrate.operation, "migrate")
+    }))
+
+  it.effect("creates the database, its -wal and its -shm owner-only (0600)", () =>
+    Effect.gen(function*() {
+      const filename = NodePath.join(tempDir(), "nested", "private.db")
+      yield* Effect.scoped(Effect.gen(function*() {
+        const db = yield* SqliteDatabase.make({ filename })
+        yield* db.use("write", (_, c) => {
+          c.exec("CREATE TABLE secrets (token text)")
+          c.prepare("INSERT INTO secrets VALUES ('s3cret')").run()
+        })
+        // While the connection is open, the WAL and the shared-memory index exist.
+        for (const path of [filename, `${filename}-wal`, `${filename}-shm`]) {
+          assert.isTrue(NodeFs.existsSync(path), path)
+          assert.strictEqual(modeOf(path).toString(8), "600", path)
+        }
+      }))
+      assert.strictEqual(modeOf(filename).toString(8), "600")
+    }))
+
+  it.effect("leaves the mode of a file that already exists alone", () =>
+    Effect.gen(function*() {
+      const filename = NodePath.join(tempDir(), "shared.db")
+      NodeFs.writeFileSync(filename, "")
+      NodeFs.chmodSync(filename, 0o640)
+      yield* Effect.scoped(Effect.flatMap(SqliteDatabase.make({ filename }), (db) => db.use("write", (_, c) => c.exec("CREATE TABLE t (v)"))))
+      assert.strictEqual(modeOf(filename).toString(8), "640")
+    }))
+})
+
+describe("Connection.applyPragmas (a raw connection, as the event log's writer thread has)", () => {
+  it("sets the same pragmas, with the caller's synchronous level and busy timeout", () => {
+    const filename = NodePath.join(tempDir(), "raw.db")
+    Connection.createPrivateFile(filename)
+    const client = new Database(filename)
+    try {
+      Connection.applyPragmas(client, { synchronous: "NORMAL", busyTimeoutMillis: 1234 })
+      assert.deepStrictEqual(pragmas(client), { journal: "wal", synchronous: 1, busyTimeout: 1234, foreignKeys: 1 })
+      Connection.applyPragmas(client)
+      assert.deepStrictEqual(pragmas(client), { journal: "wal", synchronous: 2, busyTimeout: 5000, foreignKeys: 1 })
+    } finally {
+      client.close()
+    }
+    assert.strictEqual(modeOf(filename).toString(8), "600")
+  })
+
+  it("on a read-only connection, keeps the journal mode of the file", () => {
+    const filename = NodePath.join(tempDir(), "ro.db")
+    const writer = new Database(filename)
+    writer.exec("CREATE TABLE t (v)")
+    writer.close()
+    const reader = new Database(filename, { readonly: true })
+    try {
+      Connection.applyPragmas(reader)
+      assert.strictEqual(reader.pragma("journal_mode", { simple: true }), "delete")
+      assert.strictEqual(reader.pragma("foreign_keys", { simple: true }), 1)
+    } finally {
+      reader.close()
+    }
+  })
+})
