@@ -113,6 +113,49 @@ export interface Operation<Item = unknown> {
   readonly item: Schema.Decoder<Item>
 }
 
+/**
+ * The service's own time zone (UTC+7). Date filters (`yyyy-mm-dd`) name its calendar days
+ * (docs/api-catalogue.md: inferred from public clients, which build them at UTC+7).
+ */
+export const SERVICE_UTC_OFFSET_MS = 7 * 3600 * 1000
+
+const DAY_MS = 24 * 3600 * 1000
+
+/** Writes an instant (ms) as a filter bound: ISO text, unix seconds, or the service's calendar day. */
+export const formatBound = (ms: number, format: "iso" | "unix" | "date"): string | number => {
+  switch (format) {
+    case "iso":
+      return new Date(ms).toISOString()
+    case "unix":
+      return Math.floor(ms / 1000)
+    case "date":
+      return new Date(ms + SERVICE_UTC_OFFSET_MS).toISOString().slice(0, 10)
+  }
+}
+
+/**
+ * Reads a filter bound back to an instant (ms). A date is its first millisecond (`"start"`) or
+ * its last (`"end"`) in the service's time zone. Undefined when the value is not of the format.
+ */
+export const parseBound = (value: unknown, format: "iso" | "unix" | "date", edge: "start" | "end" = "start"): number | undefined => {
+  switch (format) {
+    case "unix": {
+      const n = typeof value === "number" ? value : typeof value === "bigint" ? Number(value) : typeof value === "string" && /^\d+$/.test(value) ? Number(value) : Number.NaN
+      return Number.isFinite(n) ? n * 1000 : undefined
+    }
+    case "iso": {
+      const n = typeof value === "string" ? Date.parse(value) : Number.NaN
+      return Number.isFinite(n) ? n : undefined
+    }
+    case "date": {
+      if (typeof value !== "string" || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return undefined
+      const start = Date.parse(`${value}T00:00:00Z`) - SERVICE_UTC_OFFSET_MS
+      if (!Number.isFinite(start)) return undefined
+      return edge === "start" ? start : start + DAY_MS - 1
+    }
+  }
+}
+
 /** Builds an operation value. */
 export const make = <Item = Records.AnyRecord>(spec: OperationSpec & { readonly item?: Schema.Decoder<Item> }): Operation<Item> => ({
   family: spec.family,

@@ -102,4 +102,15 @@ describe("Operation", () => {
     assert.deepStrictEqual(ok["surprise"], [1])
     assert.throws(() => Schema.decodeUnknownSync(schema)({ logId: 1, status: "not an object" }))
   })
+
+  it("filter bounds: unix seconds, ISO text and the service's calendar days (UTC+7), both ways", () => {
+    const at = Date.UTC(2026, 0, 31, 18, 30) // 01:30 on Feb 1st in the service's zone
+    assert.strictEqual(Operation.formatBound(at, "unix"), Math.floor(at / 1000))
+    assert.strictEqual(Operation.formatBound(at, "date"), "2026-02-01")
+    assert.strictEqual(Operation.parseBound("2026-02-01", "date", "start"), Date.UTC(2026, 0, 31, 17, 0))
+    assert.strictEqual(Operation.parseBound("2026-02-01", "date", "end"), Date.UTC(2026, 1, 1, 17, 0) - 1)
+    assert.strictEqual(Operation.parseBound(Operation.formatBound(at, "unix"), "unix"), Math.floor(at / 1000) * 1000)
+    assert.strictEqual(Operation.parseBound("2026-2-1", "date"), undefined)
+    assert.strictEqual(Operation.parseBound("soon", "unix"), undefined)
+  })
 })
