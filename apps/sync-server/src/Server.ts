@@ -150,6 +150,7 @@ export const layer = (config: Config) => {
         intervalMs: config.sync.intervalSeconds * 1000,
         reconcileMs: config.sync.reconcileSeconds * 1000,
         overlapMs: config.sync.overlapSeconds * 1000,
+        horizonMs: (config.sync.horizonDays ?? 365) * 24 * 3600 * 1000,
         pageSize: config.sync.pageSize,
         onRun: (report: RunReport, _operation: string, errorTag: string | undefined) => countRun(metrics, report, errorTag)
       })

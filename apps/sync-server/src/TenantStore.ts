@@ -122,6 +122,7 @@ const makeApi = (handle: SqliteDatabase.Handle, sealer: Sealer) => {
     cursor: "cursor",
     fullStartedAt: "full_started_at",
     fullCompletedAt: "full_completed_at",
+    windowEnd: "window_end",
     incrementalBound: "incremental_bound",
     lastRunAt: "last_run_at",
     lastError: "last_error"
