@@ -3,7 +3,7 @@
  * client really did (e.g. that no call arrived while its key was rate-locked). Bounded: the
  * oldest entries are dropped past `limit`.
  */
-import { BoundedLog } from "./internal/BoundedLog.ts"
+import { BoundedLog, type LogQuery, matchesLogQuery } from "./internal/BoundedLog.ts"
 import type { Family } from "./Operations.ts"
 
 export interface CallEntry {
@@ -24,23 +24,16 @@ export interface CallEntry {
   readonly durationMs: number
 }
 
-export interface CallQuery {
-  readonly since?: number | undefined
+export interface CallQuery extends LogQuery {
   readonly sinceMs?: number | undefined
-  readonly appId?: string | undefined
-  readonly businessId?: string | undefined
   readonly operation?: string | undefined
-  readonly outcome?: string | undefined
-  readonly limit?: number | undefined
 }
 
 export class CallLog extends BoundedLog<CallEntry> {
   query(q: CallQuery): ReadonlyArray<CallEntry> {
     return this.select(q, (e) =>
       (q.sinceMs === undefined || e.at >= q.sinceMs) &&
-      (q.appId === undefined || e.appId === q.appId) &&
-      (q.businessId === undefined || e.businessId === q.businessId) &&
       (q.operation === undefined || e.operation === q.operation) &&
-      (q.outcome === undefined || e.outcome === q.outcome))
+      matchesLogQuery(q, e))
   }
 }

@@ -7,13 +7,11 @@
  * The routes live by concept in ControlSettings, ControlTenants, ControlData and ControlLogs;
  * a new control operation is one more `route(...)` in the list it belongs to.
  */
-import type * as Http from "node:http"
 import * as Data from "./ControlData.ts"
 import * as Logs from "./ControlLogs.ts"
-import { dispatch, type Route } from "./ControlRouter.ts"
+import { type Route, router } from "./ControlRouter.ts"
 import * as Settings from "./ControlSettings.ts"
 import * as Tenants from "./ControlTenants.ts"
-import type { World } from "./World.ts"
 
 const routes: ReadonlyArray<Route> = [
   ...Settings.simulator,
@@ -30,11 +28,4 @@ const routes: ReadonlyArray<Route> = [
 ]
 
 /** Answers one control request. */
-export const handle = (
-  world: World,
-  req: Http.IncomingMessage,
-  res: Http.ServerResponse,
-  path: string,
-  query: string,
-  body: Buffer | undefined
-): Promise<void> => dispatch(routes, world, req, res, path, query, body)
+export const handle = router(routes)

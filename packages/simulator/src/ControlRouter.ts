@@ -33,9 +33,9 @@ const match = (pattern: ReadonlyArray<string>, parts: ReadonlyArray<string>): Ar
   return params
 }
 
-/** Answers one control request with the first route that matches it. */
-export const dispatch = async (
-  routes: ReadonlyArray<Route>,
+/** A handler of control requests that answers each with the first of `routes` that matches it. */
+export const router = (routes: ReadonlyArray<Route>) =>
+async (
   world: World,
   req: Http.IncomingMessage,
   res: Http.ServerResponse,

@@ -2,7 +2,7 @@
  * Every webhook delivery attempt (and every delivery dropped or cancelled before one), in
  * order, so a test can assert on what the sender really did. Bounded like the call log.
  */
-import { BoundedLog } from "./internal/BoundedLog.ts"
+import { BoundedLog, type LogQuery, matchesLogQuery } from "./internal/BoundedLog.ts"
 
 export type DeliveryOutcome = "ok" | "status" | "redirect" | "timeout" | "error" | "dropped" | "cancelled"
 
@@ -23,21 +23,14 @@ export interface DeliveryEntry {
   readonly body: string
 }
 
-export interface DeliveryQuery {
-  readonly since?: number | undefined
-  readonly appId?: string | undefined
-  readonly businessId?: string | undefined
+export interface DeliveryQuery extends LogQuery {
   readonly event?: string | undefined
-  readonly outcome?: string | undefined
-  readonly limit?: number | undefined
 }
 
 export class DeliveryLog extends BoundedLog<DeliveryEntry> {
   query(q: DeliveryQuery): ReadonlyArray<DeliveryEntry> {
     return this.select(q, (e) =>
-      (q.appId === undefined || e.appId === q.appId) &&
-      (q.businessId === undefined || e.businessId === q.businessId) &&
       (q.event === undefined || e.event === q.event) &&
-      (q.outcome === undefined || e.outcome === q.outcome))
+      matchesLogQuery(q, e))
   }
 }

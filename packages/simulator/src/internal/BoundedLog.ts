@@ -4,6 +4,24 @@
  * oldest entries are dropped by moving a start index; the array is compacted now and then
  * (not on every add, which would make a full log cost O(limit) per entry).
  */
+/** The filters both logs answer: after a seq, by tenant, by outcome, at most `limit`. */
+export interface LogQuery {
+  readonly since?: number | undefined
+  readonly appId?: string | undefined
+  readonly businessId?: string | undefined
+  readonly outcome?: string | undefined
+  readonly limit?: number | undefined
+}
+
+/** Whether `e` passes the tenant and outcome filters of `q`. */
+export const matchesLogQuery = (
+  q: LogQuery,
+  e: { readonly appId: string | null; readonly businessId: string | null; readonly outcome: string }
+): boolean =>
+  (q.appId === undefined || e.appId === q.appId) &&
+  (q.businessId === undefined || e.businessId === q.businessId) &&
+  (q.outcome === undefined || e.outcome === q.outcome)
+
 export class BoundedLog<E extends { readonly seq: number }> {
   private entries: Array<E> = []
   private start = 0
