@@ -1,4 +1,5 @@
 export * as Checkpoints from "./Checkpoints.ts"
+export * as DirectAppend from "./DirectAppend.ts"
 export * as EventLog from "./EventLog.ts"
 export * as EventLogError from "./EventLogError.ts"
 export * as KafkaEventLog from "./KafkaEventLog.ts"
