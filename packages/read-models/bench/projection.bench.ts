@@ -9,7 +9,7 @@
  * (3 stock levels each), 150 orderAdd, and 4 product/list sync pages of 100 products (each
  * product counted as one event). 10 businesses, 20,000 products and big ids (> 2^53).
  */
-import { EventLog, type LogRecord } from "@ocs/event-log"
+import { EventLog, type LogRecord, SqliteEventLog } from "@ocs/event-log"
 import * as SqliteDatabase from "@ocs/event-log/SqliteDatabase"
 import { DomainEvent, Json } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
@@ -168,7 +168,7 @@ export const runProjectionBench = (options: { readonly quick: boolean; readonly 
         }
       }
       if (pending.length > 0) batches.push(pending)
-    }).pipe(Effect.provide(EventLog.EventLog.layerSqlite({ filename: logFile, synchronous: "NORMAL", maxRecordsPerCommit: 50_000 })))
+    }).pipe(Effect.provide(SqliteEventLog.layer({ filename: logFile, synchronous: "NORMAL", maxRecordsPerCommit: 50_000 })))
     const generateSeconds = (performance.now() - genStarted) / 1000
 
     // 2. Baseline: the same rows, raw INSERT OR REPLACE, same transaction sizes, pragmas and
@@ -203,7 +203,7 @@ export const runProjectionBench = (options: { readonly quick: boolean; readonly 
 
     // 3. rebuild from the log (the baseline's rows are released first: it does not pay GC for them).
     const rebuilt = yield* ReadModels.rebuild({ filename: NodePath.join(dir, "rebuilt.db"), batchSize }).pipe(
-      Effect.provide(EventLog.EventLog.layerSqlite({ filename: logFile }))
+      Effect.provide(SqliteEventLog.layer({ filename: logFile }))
     )
     const rebuildSeconds = rebuilt.millis / 1000
 
