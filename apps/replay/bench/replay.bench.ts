@@ -9,7 +9,7 @@
  * product/list sync pages of 100 products (each product one event); 10 businesses, 20,000
  * products, ids beyond 2^53. Target: 1,000,000 events in under 30 s.
  */
-import { EventLog } from "@ocs/event-log"
+import { EventLog, SqliteEventLog } from "@ocs/event-log"
 import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
@@ -48,7 +48,7 @@ export const generateLog = (filename: string, target: number) =>
       records += block.length
     }
     return { events, records }
-  }).pipe(Effect.scoped, Effect.provide(EventLog.EventLog.layerSqlite({ filename, synchronous: "NORMAL", maxRecordsPerCommit: 50_000 }))))
+  }).pipe(Effect.scoped, Effect.provide(SqliteEventLog.layer({ filename, synchronous: "NORMAL", maxRecordsPerCommit: 50_000 }))))
 
 const runCli = (args: ReadonlyArray<string>) => runNode([BIN, ...args])
 

@@ -4,7 +4,7 @@
  * two tenants (one businessId beyond 2^53) and one duplicate delivery (a dedupe decision).
  * `live` is the same log projected by ReadModels as the sync server does (catchUp).
  */
-import { EventLog, type LogRecord } from "@ocs/event-log"
+import { EventLog, type LogRecord, SqliteEventLog } from "@ocs/event-log"
 import { DomainEvent, Json } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { type RunResult, runNode } from "@ocs/testkit/Processes"
@@ -90,7 +90,7 @@ export const makeFixture = (): Promise<Fixture> => {
   }).pipe(
     Effect.scoped,
     Effect.provide(Layer.mergeAll(
-      EventLog.EventLog.layerSqlite({ filename: log, synchronous: "NORMAL", dedupeWindowMillis: 1000 * 24 * HOUR }),
+      SqliteEventLog.layer({ filename: log, synchronous: "NORMAL", dedupeWindowMillis: 1000 * 24 * HOUR }),
       ReadModels.ReadModels.layer({ filename: live })
     ))
   )).then(() => ({ dir, log, live }))

@@ -10,7 +10,7 @@
  * levels each), 150 orderAdd, and 4 product/list sync pages of 100 products (each product
  * counted as one event). 10 businesses, 20,000 products and big ids (> 2^53).
  */
-import { EventLog } from "@ocs/event-log"
+import { EventLog, SqliteEventLog } from "@ocs/event-log"
 import { SqliteDatabase } from "@ocs/sqlite"
 import { Json } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
@@ -101,7 +101,7 @@ export const runProjectionBench = (options: { readonly quick: boolean; readonly 
         }
       }
       if (pending.length > 0) batches.push(pending)
-    }).pipe(Effect.provide(EventLog.EventLog.layerSqlite({ filename: logFile, synchronous: "NORMAL", maxRecordsPerCommit: 50_000 })))
+    }).pipe(Effect.provide(SqliteEventLog.layer({ filename: logFile, synchronous: "NORMAL", maxRecordsPerCommit: 50_000 })))
     const generateSeconds = (performance.now() - genStarted) / 1000
 
     // 2. Baseline: the same rows, raw INSERT OR REPLACE, same transaction sizes, pragmas and
@@ -136,7 +136,7 @@ export const runProjectionBench = (options: { readonly quick: boolean; readonly 
 
     // 3. rebuild from the log (the baseline's rows are released first: it does not pay GC for them).
     const rebuilt = yield* ReadModels.rebuild({ filename: NodePath.join(dir, "rebuilt.db"), batchSize }).pipe(
-      Effect.provide(EventLog.EventLog.layerSqlite({ filename: logFile }))
+      Effect.provide(SqliteEventLog.layer({ filename: logFile }))
     )
     const rebuildSeconds = rebuilt.millis / 1000
 

@@ -9,7 +9,7 @@ import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import { EventLog } from "@ocs/event-log"
+import { SqliteEventLog } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
 import { nodeFlags } from "@ocs/sync-server/nodeFlags"
 import { type Proc, startListening, tempDir } from "@ocs/testkit/Processes"
@@ -258,7 +258,7 @@ export const replayDigests = (dataDir: string, logFile = files(dataDir).events) 
     const replay = yield* digestOf(rebuilt)
     return { live, replay, records: stats.records }
   })
-  return Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(Layer.fresh(EventLog.EventLog.layerSqlite({ filename: logFile })))))
+  return Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(Layer.fresh(SqliteEventLog.layer({ filename: logFile })))))
 }
 
 /** Every file of a folder (recursively), for byte scans. */
