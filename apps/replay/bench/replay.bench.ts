@@ -4,19 +4,19 @@
  *
  *   ./ocs node apps/replay/bench/replay.bench.ts [--quick]
  *
- * The mix is read-models' projection bench's: per 1000 events, 350 product webhooks
+ * The mix is `@ocs/testkit/EventMix`, as in read-models' projection bench: per 1000 events, 350 product webhooks
  * (productAdd/productUpdate), 100 inventoryChange (3 stock levels each), 150 orderAdd and 4
  * product/list sync pages of 100 products (each product one event); 10 businesses, 20,000
  * products, ids beyond 2^53. Target: 1,000,000 events in under 30 s.
  */
-import { EventLog } from "@ocs/event-log"
+import { EventLog, SqliteEventLog } from "@ocs/event-log"
 import { Effect } from "effect"
-import * as NodeChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import * as NodeUrl from "node:url"
-import { makeGenerator } from "../../../packages/read-models/bench/projection.bench.ts"
+import { makeGenerator } from "@ocs/testkit/EventMix"
+import { runNode } from "@ocs/testkit/Processes"
 
 export interface ReplayBenchResult {
   readonly events: number
@@ -32,7 +32,7 @@ export interface ReplayBenchResult {
   readonly withinTarget: boolean | null
 }
 
-const ROOT = NodeUrl.fileURLToPath(new URL("../../../", import.meta.url))
+const BIN = NodeUrl.fileURLToPath(new URL("../src/bin.ts", import.meta.url))
 // The same deterministic event mix as the projection benchmark, so the two figures compare.
 /** Writes a log of about `target` events; returns the counts. */
 export const generateLog = (filename: string, target: number) =>
@@ -48,18 +48,9 @@ export const generateLog = (filename: string, target: number) =>
       records += block.length
     }
     return { events, records }
-  }).pipe(Effect.scoped, Effect.provide(EventLog.EventLog.layerSqlite({ filename, synchronous: "NORMAL", maxRecordsPerCommit: 50_000 }))))
+  }).pipe(Effect.scoped, Effect.provide(SqliteEventLog.layer({ filename, synchronous: "NORMAL", maxRecordsPerCommit: 50_000 }))))
 
-const runCli = (args: ReadonlyArray<string>) =>
-  new Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resolve, reject) => {
-    const child = NodeChildProcess.spawn(process.execPath, ["apps/replay/src/bin.ts", ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.setEncoding("utf8").on("data", (s: string) => (stdout += s))
-    child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s))
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
-  })
+const runCli = (args: ReadonlyArray<string>) => runNode([BIN, ...args])
 
 export const runReplayBench = async (options: { readonly quick: boolean; readonly events?: number }): Promise<ReplayBenchResult> => {
   const dir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "replay-bench-"))

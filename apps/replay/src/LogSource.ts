@@ -5,13 +5,13 @@
  *   directly, page by page (keyset on the offset), so filters the `EventLog` API lacks (source,
  *   time range, `entity_id`) run in SQL and memory stays bounded on any log size.
  *   Reads are a snapshot: records appended after a stream starts are not part of it.
- * - Kafka (`--kafka-brokers --topic`): `EventLog.layerKafka` over a throwaway outbox file that
+ * - Kafka (`--kafka-brokers --topic`): `KafkaEventLog.layer` over a throwaway outbox file that
  *   never receives an append, so its relay sends nothing; `read` consumes the topic from the
  *   beginning to the end offsets present at start. Filters it lacks run in memory, stream-wise.
  *
  * Both also provide a read-only `EventLog` service, the input of `ReadModels.rebuild`.
  */
-import { EventLog, EventLogError, LogRecord, SqliteEventLog } from "@ocs/event-log"
+import { EventLog, EventLogError, KafkaEventLog, LogRecord, SqliteEventLog } from "@ocs/event-log"
 import { SqliteDatabase } from "@ocs/sqlite"
 import { Context, Effect, Layer, Option, Result, Stream } from "effect"
 import * as NodeFs from "node:fs"
@@ -64,9 +64,6 @@ export interface SourceOptions {
 
 /** A stored row to a LogRecord (the event log's own decoder); a row that does not decode means a damaged file. */
 export const rowToRecord = SqliteEventLog.rowToRecord
-
-const COLUMNS = `"offset" AS "offset", id, app_id AS appId, business_id AS businessId, source, type,
-  received_at AS receivedAt, body, dedupe_key AS dedupeKey, meta, entity_id AS entityId`
 
 /** WHERE clause and parameters of a query (without the keyset bound). */
 const whereOf = (query: RecordQuery, upper: number): { readonly sql: string; readonly params: Array<unknown> } => {
@@ -121,7 +118,7 @@ const makeSqlite = Effect.fnUntraced(function*(filename: string) {
       const pageSize = query.pageSize ?? 1000
       const where = whereOf(query, upper)
       const statement = yield* db.use("prepare", (_, client) =>
-        client.prepare(`SELECT ${COLUMNS} FROM records WHERE "offset" > ? AND ${where.sql} ORDER BY "offset" LIMIT ?`))
+        client.prepare(`SELECT ${SqliteEventLog.recordColumns} FROM records WHERE "offset" > ? AND ${where.sql} ORDER BY "offset" LIMIT ?`))
       return Stream.paginate(0, (cursor: number) =>
         db.use("read", () => statement.all(cursor, ...where.params, pageSize)).pipe(
           Effect.flatMap((rows) => {
@@ -155,7 +152,7 @@ const makeKafka = Effect.fnUntraced(function*(kafka: NonNullable<SourceOptions["
     Effect.sync(() => NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "ocs-replay-outbox-"))),
     (dir) => Effect.sync(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
   )
-  const context = yield* Layer.build(EventLog.EventLog.layerKafka({
+  const context = yield* Layer.build(KafkaEventLog.layer({
     brokers: kafka.brokers,
     topic: kafka.topic,
     outboxFilename: NodePath.join(dir, "outbox.sqlite"),
@@ -202,7 +199,6 @@ export const make = Effect.fnUntraced(function*(options: SourceOptions) {
         pageSize: o.pageSize
       }).pipe((records) => (o.from === undefined ? records : Stream.filter(records, (r) => r.offset >= o.from!))),
     append: () => readOnly("append"),
-    appendUnsafe: EventLog.appendUnsafeFrom(() => readOnly("append")),
     subscribe: () => Stream.fromEffect(readOnly("subscribe")),
     commit: () => readOnly("commit"),
     checkpoint: () => readOnly("checkpoint")

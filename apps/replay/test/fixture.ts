@@ -4,19 +4,18 @@
  * two tenants (one businessId beyond 2^53) and one duplicate delivery (a dedupe decision).
  * `live` is the same log projected by ReadModels as the sync server does (catchUp).
  */
-import { EventLog, type LogRecord } from "@ocs/event-log"
+import { EventLog, type LogRecord, SqliteEventLog } from "@ocs/event-log"
 import { DomainEvent, Json } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
+import { type RunResult, runNode } from "@ocs/testkit/Processes"
 import Database from "better-sqlite3"
 import { Effect, Layer } from "effect"
-import * as NodeChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import * as NodeUrl from "node:url"
 
-export const ROOT = NodeUrl.fileURLToPath(new URL("../../../", import.meta.url))
-export const BIN = "apps/replay/src/bin.ts"
+export const BIN = NodeUrl.fileURLToPath(new URL("../src/bin.ts", import.meta.url))
 
 export const APP = "1001"
 export const BIZ = "9007199254740993001"
@@ -91,29 +90,16 @@ export const makeFixture = (): Promise<Fixture> => {
   }).pipe(
     Effect.scoped,
     Effect.provide(Layer.mergeAll(
-      EventLog.EventLog.layerSqlite({ filename: log, synchronous: "NORMAL", dedupeWindowMillis: 1000 * 24 * HOUR }),
+      SqliteEventLog.layer({ filename: log, synchronous: "NORMAL", dedupeWindowMillis: 1000 * 24 * HOUR }),
       ReadModels.ReadModels.layer({ filename: live })
     ))
   )).then(() => ({ dir, log, live }))
 }
 
-export interface CliResult {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
+export type CliResult = RunResult
 
-/** Runs the CLI as a process (real startup and exit codes), from the repository root. */
-export const cli = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<CliResult> =>
-  new Promise((resolve, reject) => {
-    const child = NodeChildProcess.spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.setEncoding("utf8").on("data", (s: string) => (stdout += s))
-    child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s))
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
-  })
+/** Runs the CLI as a process (real startup and exit codes). */
+export const cli = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<CliResult> => runNode([BIN, ...args], { env })
 
 /** Digest of a read-model file as ReadModels computes it. */
 export const digest = (filename: string, tenant?: { readonly appId: string; readonly businessId: string }) =>

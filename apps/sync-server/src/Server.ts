@@ -19,7 +19,7 @@ import * as Fs from "node:fs"
 import * as Http from "node:http"
 import type * as Net from "node:net"
 import * as Path from "node:path"
-import { EventLog } from "@ocs/event-log"
+import { EventLog, KafkaEventLog, SqliteEventLog } from "@ocs/event-log"
 import { Ingestion, WebhookApps } from "@ocs/ingestion"
 import { PluginRuntime } from "@ocs/plugin-sdk"
 import { Ids } from "@ocs/protocol"
@@ -89,15 +89,13 @@ const webhookAppsFromStore = Layer.effect(
       }
       return w
     }
-    const lookupUnsafe = (appId: string) => {
-      const found = store.appCached(appId)
-      return Result.isSuccess(found)
-        ? Result.succeed(Option.map(found.success, toWebhookApp))
-        : Result.fail(new WebhookApps.WebhookAppsUnavailable({ message: found.failure.message }))
-    }
     return WebhookApps.WebhookApps.of({
-      lookup: (appId) => Effect.suspend(() => Effect.fromResult(lookupUnsafe(appId))),
-      lookupUnsafe
+      lookup: (appId) => {
+        const found = store.appCached(appId)
+        return Result.isSuccess(found)
+          ? Result.succeed(Option.map(found.success, toWebhookApp))
+          : Result.fail(new WebhookApps.WebhookAppsUnavailable({ message: found.failure.message }))
+      }
     })
   })
 )
@@ -112,14 +110,14 @@ export const layer = (config: Config) => {
 
   const tenantStore = TenantStore.layer({ filename: f.tenants, sealer })
   const eventLog = config.eventLog.mode === "kafka"
-    ? EventLog.EventLog.layerKafka({
+    ? KafkaEventLog.layer({
       brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
       topic: config.eventLog.kafka?.topic ?? "ocs-events",
       partitions: config.eventLog.kafka?.partitions,
       outboxFilename: f.outbox,
       clientId: "ocs-sync-server"
     })
-    : EventLog.EventLog.layerSqlite({ filename: f.events, dedupeWindowMillis: (config.webhooks.dedupeWindowSeconds ?? 24 * 3600) * 1000 })
+    : SqliteEventLog.layer({ filename: f.events, dedupeWindowMillis: (config.webhooks.dedupeWindowSeconds ?? 24 * 3600) * 1000 })
   // A 16 MiB page cache: reads are per tenant and small; the file is the source of the rest.
   const readModels = ReadModels.ReadModels.layer({ filename: f.readModels, cacheSizeKiB: 16 * 1024 })
   const base = Layer.mergeAll(tenantStore, eventLog, readModels)

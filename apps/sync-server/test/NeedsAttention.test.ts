@@ -2,7 +2,7 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import * as Path from "node:path"
-import { EventLog } from "@ocs/event-log"
+import { SqliteEventLog } from "@ocs/event-log"
 import { Operation } from "@ocs/protocol"
 import { type RunningSimulator, startSimulator } from "@ocs/simulator"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
@@ -27,7 +27,7 @@ const testLayer = () => {
   const dir = tempDir("ocs-attention-")
   const base = Layer.mergeAll(
     TenantStore.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 7)) }),
-    EventLog.EventLog.layerSqlite({ filename: Path.join(dir, "events.sqlite") })
+    SqliteEventLog.layer({ filename: Path.join(dir, "events.sqlite") })
   )
   const client = CommerceClient.CommerceClient.layer({ posBaseUrl: sim.posBaseUrl, vpageBaseUrl: sim.vpageBaseUrl, maxAttempts: 2, backoffBaseMs: 10 }).pipe(
     Layer.provide(RateLimiter.RateLimiter.layer().pipe(Layer.provide(RateLimitStore.RateLimitStore.layerMemory), Layer.provide(TransportEvents.TransportEvents.layerLog))),

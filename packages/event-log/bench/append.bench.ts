@@ -47,7 +47,7 @@ const groupCommit = (dir: string, appenders: number, records: number) =>
         Effect.forEach(Array.from({ length: perAppender }, (_, i) => a * perAppender + i), (i) =>
           log.append([record(i)]), { discard: true }), { concurrency: "unbounded", discard: true })
       return (performance.now() - started) / 1000
-    }).pipe(Effect.provide(EventLog.EventLog.layerSqlite({ filename })))
+    }).pipe(Effect.provide(SqliteEventLog.layer({ filename })))
     const total = Math.ceil(records / appenders) * appenders
     const transactions = yield* countCommits(filename)
     return { name: `group commit, ${appenders} appender${appenders === 1 ? "" : "s"}`, records: total, seconds, recordsPerSecond: total / seconds, transactions }

@@ -17,15 +17,19 @@
  *   (per partition), not across businesses. `LogRecord.offset` is the outbox offset;
  *   `LogRecord.kafka` is the partition/offset in the topic.
  *
+ * `layer(options)` provides `EventLog` and `DirectAppend` (appends from plain callbacks, which
+ * go to the outbox as `append` does).
+ *
  * kafkajs is used in this module only, so a KafkaJS-compatible client can replace it here.
  */
 import type { Consumer, Producer, RetryOptions } from "kafkajs"
 import { eq } from "drizzle-orm"
-import * as Json from "@ocs/protocol/Json"
-import { Cause, Clock, Deferred, Effect, Option, Queue, Result, type Scope, Stream } from "effect"
+import { Cause, Clock, Context, Deferred, Effect, Layer, Option, Queue, Result, type Scope, Stream } from "effect"
 import * as Checkpoints from "./Checkpoints.ts"
-import type { EventLogService } from "./EventLog.ts"
+import { DirectAppend, type DirectAppendService } from "./DirectAppend.ts"
+import { EventLog, type EventLogService } from "./EventLog.ts"
 import { type EventLogError, InvalidCheckpoint, KafkaUnavailable, RecordDecodeError, type SqliteError } from "./EventLogError.ts"
+import { recordToRow, rowToRecord } from "./internal/recordRow.ts"
 import * as Core from "./internal/sqliteLog.ts"
 import { type Checkpoint, type Delivery, type LogRecord, type ReadOptions, type SubscribeOptions, tenantKey, uuidv7 } from "./LogRecord.ts"
 import { relayState } from "./Tables.ts"
@@ -58,22 +62,7 @@ export interface Options {
 const HEADER_ID = "ocs-record-id"
 
 /** The message value: the stored row (meta as its JSON text), so decoding is the row decoder's. */
-const encodeValue = (record: LogRecord) =>
-  JSON.stringify({
-    v: 1,
-    offset: record.offset,
-    id: record.id,
-    tenant: tenantKey(record.appId, record.businessId),
-    appId: record.appId,
-    businessId: record.businessId,
-    source: record.source,
-    type: record.type,
-    receivedAt: record.receivedAt,
-    body: record.body,
-    dedupeKey: record.dedupeKey,
-    meta: Json.stringify(record.meta),
-    entityId: record.entityId
-  })
+const encodeValue = (record: LogRecord) => JSON.stringify({ v: 1, ...recordToRow(record) })
 
 const decodeValue = (value: Buffer | null, where: string): Result.Result<LogRecord, RecordDecodeError> => {
   if (value === null) return Result.fail(new RecordDecodeError({ where, message: "message without value" }))
@@ -83,7 +72,7 @@ const decodeValue = (value: Buffer | null, where: string): Result.Result<LogReco
   } catch (cause) {
     return Result.fail(new RecordDecodeError({ where, message: `message value is not JSON: ${String(cause)}` }))
   }
-  return Core.rowToRecord(row, where)
+  return rowToRecord(row, where)
 }
 
 /** Remembers the last `capacity` ids (insertion order), to drop repeats. */
@@ -103,9 +92,15 @@ interface Raw {
   readonly offset: string
 }
 
+/** The log and its direct appends, in the current scope. */
+export interface Made {
+  readonly service: EventLogService
+  readonly direct: DirectAppendService
+}
+
 export const make = Effect.fnUntraced(function*(
   options: Options
-): Effect.fn.Return<EventLogService, SqliteError | KafkaUnavailable, Scope.Scope> {
+): Effect.fn.Return<Made, SqliteError | KafkaUnavailable, Scope.Scope> {
   const brokers = [...options.brokers]
   const topic = options.topic
   const clientId = options.clientId ?? "ocs-event-log"
@@ -331,12 +326,14 @@ export const make = Effect.fnUntraced(function*(
       )
     }))
 
-  return {
-    append: outbox.service.append,
-    appendUnsafe: outbox.service.appendUnsafe,
-    read,
-    subscribe,
-    commit,
-    checkpoint: outbox.service.checkpoint
-  }
+  const service: EventLogService = { append: outbox.service.append, read, subscribe, commit, checkpoint: outbox.service.checkpoint }
+  return { service, direct: outbox.direct }
 })
+
+/**
+ * The log on a Kafka topic: `EventLog`, and `DirectAppend` into the same outbox. Fails with
+ * `KafkaUnavailable` when the broker cannot be reached at start.
+ */
+export const layer = (options: Options): Layer.Layer<EventLog | DirectAppend, SqliteError | KafkaUnavailable> =>
+  Layer.effectContext(Effect.map(make(options), ({ service, direct }) =>
+    Context.make(EventLog, service).pipe(Context.add(DirectAppend, direct))))

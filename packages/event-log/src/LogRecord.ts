@@ -1,13 +1,14 @@
 /**
- * The record of the event log (DESIGN section 5) and the values around it.
+ * The record of the event log (docs/architecture.md, section 5) and the values around it.
  *
  * A record is a fact as received: `body` is the exact text (byte-identical once encoded as
  * UTF-8), never re-serialised. Ids and businessIds are strings of digits because they may
- * exceed 2^53.
+ * exceed 2^53. The fields of each shape are listed once, in ./internal/recordFields.ts; the
+ * types here and the append check are derived from those lists.
  */
-import { Schema } from "effect"
 import * as Crypto from "node:crypto"
-import { DIGITS, isDigits, isNullOrString, isPlainObject, isSource, optional, UUID } from "./internal/plain.ts"
+import * as Field from "./internal/fields.ts"
+import { newRecordFields, recordFields } from "./internal/recordFields.ts"
 
 /** Position in one log: strictly increasing, never reused. SQLite rowid, so a safe integer. */
 export type Offset = number
@@ -20,76 +21,31 @@ export const tenantKey = (appId: string, businessId: string | null): TenantKey =
 /** Either one tenant, or the explicit `"all"` a replay uses. There is no implicit default. */
 export type TenantFilter = TenantKey | "all"
 
-export const DigitString = Schema.String.check(Schema.isPattern(DIGITS))
-
-export const Source = Schema.Literals(["webhook", "sync", "system"])
-export type Source = typeof Source.Type
-
-const Uuid = Schema.String.check(Schema.isPattern(UUID))
+export type Source = Field.Source
 
 /** A JSON object (values may hold bigints; they are written losslessly). */
-export const Meta = Schema.Record(Schema.String, Schema.Unknown)
-export type Meta = typeof Meta.Type
+export type Meta = { readonly [key: string]: unknown }
 
 /** What a caller appends. Missing `id` becomes a UUIDv7, missing `receivedAt` the clock's now. */
-export const NewRecord = Schema.Struct({
-  id: Schema.optionalKey(Uuid),
-  appId: DigitString,
-  businessId: Schema.NullOr(DigitString),
-  source: Source,
-  type: Schema.String.check(Schema.isMinLength(1)),
-  receivedAt: Schema.optionalKey(Schema.Int),
-  body: Schema.String,
-  dedupeKey: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  meta: Schema.optionalKey(Meta),
-  /** Entity the fact is about (product id, order id, ...) for audit lookups; else `meta.entityId`. */
-  entityId: Schema.optionalKey(Schema.NullOr(Schema.String))
-})
-export type NewRecord = typeof NewRecord.Type
+export type NewRecord = Field.Shape<typeof newRecordFields>
 
 /**
- * True when `u` is a plain object that `NewRecord` accepts as it is: the hot path of every
- * append checks records with this instead of running the schema (which copies the record,
- * about 1.5 KB and 1 µs each). Conservative: anything unusual (a class instance, a meta that
- * is not a plain object) answers false and goes through the schema, which decides and says
- * why. A property test holds it to the schema.
+ * The check `append` runs on every record: `undefined` when `u` is a valid NewRecord, else
+ * what is wrong, naming the field (`field "appId" must be a string of digits, got "12a"`).
+ * `u` may be any object (other keys are ignored); `meta`, when present, must be a plain object.
  */
-export const isPlainNewRecord = (u: unknown): u is NewRecord => {
-  if (!isPlainObject(u)) return false
-  const businessId = u["businessId"]
-  const type = u["type"]
-  return isDigits(u["appId"]) &&
-    (businessId === null || isDigits(businessId)) &&
-    isSource(u["source"]) &&
-    typeof type === "string" && type.length > 0 &&
-    typeof u["body"] === "string" &&
-    optional(u, "id", (v) => typeof v === "string" && UUID.test(v)) &&
-    optional(u, "receivedAt", (v) => Number.isSafeInteger(v)) &&
-    optional(u, "dedupeKey", isNullOrString) &&
-    optional(u, "meta", isPlainObject) &&
-    optional(u, "entityId", isNullOrString)
-}
+export const checkNewRecord: (u: unknown) => string | undefined = Field.check(newRecordFields)
 
 /** Where a record sits in Kafka (Kafka mode only). */
-export const KafkaPosition = Schema.Struct({ partition: Schema.Int, offset: Schema.String })
-export type KafkaPosition = typeof KafkaPosition.Type
+export interface KafkaPosition {
+  readonly partition: number
+  readonly offset: string
+}
 
-export const LogRecord = Schema.Struct({
-  /** Offset in the log that accepted the append (in Kafka mode: the outbox offset). */
-  offset: Schema.Int,
-  id: Schema.String,
-  appId: DigitString,
-  businessId: Schema.NullOr(DigitString),
-  source: Source,
-  type: Schema.String,
-  receivedAt: Schema.Int,
-  body: Schema.String,
-  dedupeKey: Schema.NullOr(Schema.String),
-  meta: Meta,
-  entityId: Schema.NullOr(Schema.String),
-  kafka: Schema.optionalKey(KafkaPosition)
-})
-export type LogRecord = typeof LogRecord.Type
+export type LogRecord = Field.Shape<typeof recordFields> & {
+  /** Kafka mode only: the partition and offset of the record in the topic. */
+  readonly kafka?: KafkaPosition
+}
 
 export type AppendResult =
   | { readonly _tag: "Appended"; readonly offset: Offset; readonly id: string }

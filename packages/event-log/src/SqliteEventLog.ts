@@ -12,9 +12,12 @@
  * - Dedupe: a record whose dedupeKey exists for the same tenant within `dedupeWindowMillis`
  *   (or whose explicit id exists) is not appended; it returns `Duplicate` with the original
  *   offset, and the decision is kept in `dedupe_decisions`.
+ *
+ * `layer(options)` provides `EventLog` and `DirectAppend` (appends from plain callbacks).
  */
-import { Effect, type Scope } from "effect"
-import type { EventLogService } from "./EventLog.ts"
+import { Context, Effect, Layer, type Scope } from "effect"
+import { DirectAppend } from "./DirectAppend.ts"
+import { EventLog, type EventLogService } from "./EventLog.ts"
 import type { SqliteError } from "./EventLogError.ts"
 import * as Core from "./internal/sqliteLog.ts"
 
@@ -23,11 +26,18 @@ export type Options = Core.Options
 /** The drizzle-kit migrations folder of event-log files (run at open). */
 export const migrationsFolder = Core.migrationsFolder
 
+/** The log as a service value, in the current scope (tests, tools that open several logs). */
 export const make = (options: Options): Effect.Effect<EventLogService, SqliteError, Scope.Scope> =>
   Core.make(options).pipe(Effect.map((core) => core.service))
 
+/** The log on one SQLite file: `EventLog`, and `DirectAppend` over the same group commit. */
+export const layer = (options: Options): Layer.Layer<EventLog | DirectAppend, SqliteError> =>
+  Layer.effectContext(Effect.map(Core.make(options), (core) =>
+    Context.make(EventLog, core.service).pipe(Context.add(DirectAppend, core.direct))))
+
 /**
- * Decodes a row of the `records` table (columns as in `Tables.records`, aliased to the record's
- * field names) into a LogRecord; for tools that query a log file directly (the replay tool).
+ * Decodes a row of the `records` table into a LogRecord, for tools that query a log file
+ * directly (the replay tool): select `recordColumns`, which names each column as the field
+ * this decoder reads.
  */
-export { rowToRecord } from "./internal/sqliteLog.ts"
+export { recordColumns, rowToRecord } from "./internal/recordRow.ts"

@@ -4,6 +4,13 @@
  *
  * `consumerCheckpoints` is exported for read models: put it in your own drizzle schema (re-export
  * it from your schema file) so a projection saves its rows and its checkpoint in one transaction.
+ *
+ * `records` is written here as drizzle columns rather than derived from the record's field
+ * list (internal/recordFields.ts): drizzle-kit reads this module as it is to generate the
+ * migrations, and a column needs what the list does not say (SQL name, storage type,
+ * NOT NULL, AUTOINCREMENT, indexes). The two are tied the other way round: the stored row's
+ * fields must each name a column here (checked by the compiler), and page queries take their
+ * SQL column names from this table (internal/recordRow.ts).
  */
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core"
 

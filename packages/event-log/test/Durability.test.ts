@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { EventLog } from "@ocs/event-log"
+import { EventLog, SqliteEventLog } from "@ocs/event-log"
 import { Effect, Stream } from "effect"
 import * as NodeChild from "node:child_process"
 import * as NodePath from "node:path"
@@ -39,7 +39,7 @@ describe("durability", () => {
       const records = yield* Effect.gen(function*() {
         const log = yield* EventLog.EventLog
         return yield* Stream.runCollect(log.read({ tenant: "all" }))
-      }).pipe(Effect.provide(EventLog.EventLog.layerSqlite({ filename })))
+      }).pipe(Effect.provide(SqliteEventLog.layer({ filename })))
       const stored = new Map(records.map((r) => [r.offset, r.body] as const))
       for (const [offset, n] of acked) {
         assert.strictEqual(stored.get(offset), `{"n":"${n}","big":123456789012345678901}`, `acknowledged offset ${offset} lost`)

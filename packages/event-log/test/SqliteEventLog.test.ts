@@ -1,13 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
-import { EventLog } from "@ocs/event-log"
+import { EventLog, SqliteEventLog } from "@ocs/event-log"
 import { SqliteDatabase } from "@ocs/sqlite"
 import { Effect, Fiber, Option, Stream } from "effect"
 import * as fc from "fast-check"
 import * as NodePath from "node:path"
 import { APP, tempDir, webhook } from "./helpers.ts"
 
-const layer = (filename: string, extra: Partial<Parameters<typeof EventLog.EventLog.layerSqlite>[0]> = {}) =>
-  EventLog.EventLog.layerSqlite({ filename, ...extra })
+const layer = (filename: string, extra: Partial<Parameters<typeof SqliteEventLog.layer>[0]> = {}) =>
+  SqliteEventLog.layer({ filename, ...extra })
 
 const readAll = (tenant: Parameters<EventLog.EventLogService["read"]>[0]["tenant"], more: object = {}) =>
   Effect.gen(function*() {

@@ -16,7 +16,8 @@
  * Prints a table, then one JSON line. `runIngestBench` returns the figures.
  */
 import autocannon from "autocannon"
-import { EventLog, SqliteDatabase } from "@ocs/event-log"
+import { SqliteEventLog } from "@ocs/event-log"
+import { SqliteDatabase } from "@ocs/sqlite"
 import { Ingestion, WebhookApps } from "@ocs/ingestion"
 import { Deferred, Effect, Layer } from "effect"
 import * as ChildProcess from "node:child_process"
@@ -113,20 +114,31 @@ const serveReceiver = (dir: string, kind: Exclude<Kind, "bare">) => {
       commits: (c.prepare("SELECT count(*) AS n FROM commits").get() as { n: number }).n
     }))))
   const program = Effect.gen(function*() {
-    const server = yield* Ingestion.serve({ port: 0 })
+    const ingestion = yield* Ingestion.Ingestion
+    // The listener in a plain node:http server, as a user (and the sync server) mounts it.
+    const server = Http.createServer({ keepAliveTimeout: 65_000 }, ingestion.nodeListener)
+    yield* Effect.acquireRelease(
+      Effect.callback<void>((resume) => {
+        server.listen(0, "127.0.0.1", () => resume(Effect.void))
+      }),
+      () => Effect.callback<void>((resume) => {
+        server.close(() => resume(Effect.void))
+        server.closeAllConnections()
+      })
+    )
     const stop = yield* Deferred.make<void>()
     process.on("message", (m) => {
       if (m === "stats") Effect.runPromise(stats).then((s) => send({ stats: { ...s, cpuMicros: cpuMicros() } satisfies Stats }))
       if (m === "stop") Deferred.doneUnsafe(stop, Effect.void)
     })
-    send({ port: server.port })
+    send({ port: (server.address() as { port: number }).port })
     yield* Deferred.await(stop)
   }).pipe(
     Effect.scoped,
     Effect.provide(
       Ingestion.Ingestion.layer().pipe(
         Layer.provide(WebhookApps.WebhookApps.layerMemory([{ appId: APP, verifyTokens: [TOKEN], enabled: true }])),
-        Layer.provide(EventLog.EventLog.layerSqlite({ filename, synchronous }))
+        Layer.provide(SqliteEventLog.layer({ filename, synchronous }))
       )
     )
   )

@@ -1,12 +1,13 @@
 /**
  * Which applications receive webhooks here, and the verify tokens each accepts.
  *
- * The sync server provides this service from its tenant store; `layerMemory` / `makeMemory`
- * keep the configuration in memory (tests, standalone use). Several tokens may be valid at
- * once so that a token can be rotated without losing deliveries: add the new token, change it
- * in the application settings, remove the old one.
+ * The receiver asks once per delivery, synchronously: `lookup` answers from a view kept in
+ * memory (the sync server's cache of its tenant store; `makeMemory` here), so no effect runs
+ * on the request path. Several tokens may be valid at once so that a token can be rotated
+ * without losing deliveries: add the new token, change it in the application settings, remove
+ * the old one.
  */
-import { Context, Effect, Layer, Option, Result, Schema } from "effect"
+import { Context, Layer, Option, Result, Schema } from "effect"
 
 export interface WebhookApp {
   /** Canonical digit string, as in the callback path `/webhooks/<appId>`. */
@@ -23,13 +24,11 @@ export class WebhookAppsUnavailable extends Schema.TaggedError<WebhookAppsUnavai
 }) {}
 
 export interface WebhookAppsService {
-  readonly lookup: (appId: string) => Effect.Effect<Option.Option<WebhookApp>, WebhookAppsUnavailable>
   /**
-   * Optional: the same answer synchronously, for a store that has it at hand (in memory, a
-   * cache). The receiver then decides a delivery without running an effect; without it, the
-   * receiver runs `lookup`.
+   * The application of a delivery, from memory: `None` when unknown, a failure when the view
+   * cannot answer (the receiver answers 503 and the service delivers again). Never throws.
    */
-  readonly lookupUnsafe?: ((appId: string) => Result.Result<Option.Option<WebhookApp>, WebhookAppsUnavailable>) | undefined
+  readonly lookup: (appId: string) => Result.Result<Option.Option<WebhookApp>, WebhookAppsUnavailable>
 }
 
 export class WebhookApps extends Context.Service<WebhookApps, WebhookAppsService>()("@ocs/ingestion/WebhookApps") {
@@ -48,8 +47,7 @@ export const makeMemory = (apps: ReadonlyArray<WebhookApp> = []): MemoryApps => 
   const byId = new Map<string, WebhookApp>()
   for (const app of apps) byId.set(app.appId, app)
   return {
-    lookup: (appId) => Effect.sync(() => Option.fromUndefinedOr(byId.get(appId))),
-    lookupUnsafe: (appId) => Result.succeed(Option.fromUndefinedOr(byId.get(appId))),
+    lookup: (appId) => Result.succeed(Option.fromUndefinedOr(byId.get(appId))),
     set: (app) => {
       byId.set(app.appId, app)
     },

@@ -1,6 +1,6 @@
 /**
  * @ocs/ingestion: the webhook receiver. Verify, store durably, answer 200 fast, dedupe
- * redeliveries (DESIGN section 6).
+ * redeliveries (docs/architecture.md, section 6).
  */
 export * as Ingestion from "./Ingestion.ts"
 export * as IngestionMetrics from "./IngestionMetrics.ts"

@@ -1,14 +1,11 @@
-import { NodeHttpServer } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { EventLog } from "@ocs/event-log"
+import { DirectAppend, EventLog, SqliteEventLog } from "@ocs/event-log"
 import { Ingestion, WebhookApps } from "@ocs/ingestion"
 import { Effect, Layer, Stream } from "effect"
-import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import * as ChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
-import * as Http from "node:http"
 import * as NodePath from "node:path"
-import { envelope, request, tempDir } from "./helpers.ts"
+import { envelope, listen, request, tempDir } from "./helpers.ts"
 
 const APP = "100001"
 
@@ -17,7 +14,7 @@ const base = () => {
   const filename = NodePath.join(tempDir(), "events.db")
   return Ingestion.Ingestion.layer().pipe(
     Layer.provideMerge(WebhookApps.WebhookApps.layerMemory([{ appId: APP, verifyTokens: ["secret-token"], enabled: true }])),
-    Layer.provideMerge(EventLog.EventLog.layerSqlite({ filename }))
+    Layer.provideMerge(SqliteEventLog.layer({ filename }))
   )
 }
 
@@ -38,13 +35,14 @@ const selfSigned = () => {
   return { certFile, keyFile }
 }
 
-describe("Ingestion.serve", () => {
-  it.live("serves HTTPS with a certificate and key file; plain HTTP to it gets no answer", () =>
+describe("mounting the listener", () => {
+  it.live("in a node:https server with a certificate and key file; plain HTTP to it gets no answer", () =>
     Effect.gen(function*() {
       const tls = selfSigned()
-      const server = yield* Ingestion.serve({ port: 0, tls })
-      assert.match(server.url, /^https:\/\/127\.0\.0\.1:\d+$/)
+      const ingestion = yield* Ingestion.Ingestion
       const ca = NodeFs.readFileSync(tls.certFile)
+      const server = yield* listen(ingestion.nodeListener, { cert: ca, key: NodeFs.readFileSync(tls.keyFile) })
+      assert.match(server.url, /^https:\/\/127\.0\.0\.1:\d+$/)
       const reply = yield* Effect.promise(() => request(`${server.url}/webhooks/${APP}`, envelope({}), { ca }))
       assert.strictEqual(reply.status, 200)
       // An unverified certificate is refused by the client: the test really talks TLS.
@@ -61,45 +59,13 @@ describe("Ingestion.serve", () => {
       assert.strictEqual(records[0]!.body, envelope({}))
     }).pipe(Effect.scoped, Effect.provide(base())))
 
-  it.live("fails with ServeError for a missing certificate or a port in use", () =>
-    Effect.gen(function*() {
-      const missing = yield* Effect.flip(Ingestion.serve({ port: 0, tls: { certFile: "/nonexistent/cert.pem", keyFile: "/nonexistent/key.pem" } }))
-      assert.strictEqual(missing._tag, "ServeError")
-      const first = yield* Ingestion.serve({ port: 0 })
-      const taken = yield* Effect.flip(Ingestion.serve({ port: first.port }))
-      assert.match(taken.message, /EADDRINUSE/)
-    }).pipe(Effect.scoped, Effect.provide(base())))
-})
-
-describe("mounting", () => {
-  it.live("nodeListener inside a plain node:http server, next to other routes", () =>
+  it.live("in a plain node:http server next to other routes: exact paths, every answer, no trailing-slash forgiveness", () =>
     Effect.gen(function*() {
       const ingestion = yield* Ingestion.Ingestion
-      const server = Http.createServer((req, res) => {
+      const { url } = yield* listen((req, res) => {
         if (ingestion.isWebhookPath(req.url ?? "/")) return ingestion.nodeListener(req, res)
         res.writeHead(200).end("sync server")
       })
-      yield* Effect.acquireRelease(
-        Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))),
-        () => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
-      )
-      const port = (server.address() as { port: number }).port
-      assert.strictEqual((yield* Effect.promise(() => request(`http://127.0.0.1:${port}/webhooks/${APP}`, envelope({})))).status, 200)
-      assert.strictEqual((yield* Effect.promise(() => request(`http://127.0.0.1:${port}/webhooks/${APP}/`, envelope({})))).status, 404)
-      assert.strictEqual((yield* Effect.promise(() => request(`http://127.0.0.1:${port}/status`, undefined, { method: "GET" }))).body, "sync server")
-      assert.strictEqual((yield* stored).length, 1)
-    }).pipe(Effect.scoped, Effect.provide(base())))
-
-  it.live("Ingestion.routes in an effect/http router: same answers, no trailing-slash forgiveness", () => {
-    const Other = HttpRouter.add("GET", "/health", HttpServerResponse.text("ok"))
-    const app = HttpRouter.serve(Layer.mergeAll(Ingestion.routes, Other), { disableLogger: true, disableListenLog: true }).pipe(
-      Layer.provideMerge(NodeHttpServer.layer(() => Http.createServer(), { port: 0, host: "127.0.0.1" })),
-      Layer.provideMerge(base())
-    )
-    return Effect.gen(function*() {
-      const server = yield* HttpServer.HttpServer
-      const address = server.address as { port: number }
-      const url = `http://127.0.0.1:${address.port}`
       const ask = (path: string, body: string | undefined, method = "POST", headers = {}) =>
         Effect.promise(() => request(`${url}${path}`, body, { method, headers }))
       const ok = yield* ask(`/webhooks/${APP}`, envelope({}), "POST", { "user-agent": "sender" })
@@ -114,12 +80,29 @@ describe("mounting", () => {
       assert.strictEqual((yield* ask(`/webhooks/${APP}`, envelope({ n: 2 }, "wrong"))).status, 401)
       assert.strictEqual((yield* ask(`/webhooks/${APP}`, "{")).status, 400)
       assert.strictEqual((yield* ask(`/webhooks/${APP}`, envelope({ pad: "x".repeat(1024 * 1024) }))).status, 413)
-      assert.strictEqual((yield* ask(`/health`, undefined, "GET")).body, "ok")
+      assert.strictEqual((yield* ask(`/status`, undefined, "GET")).body, "sync server")
       const records = yield* stored
       assert.strictEqual(records.length, 1)
       assert.deepStrictEqual(records[0]!.meta, { remoteAddress: "127.0.0.1", userAgent: "sender", contentLength: envelope({}).length, tokenSource: "body" })
-      const metrics = yield* (yield* Ingestion.Ingestion).metrics
+      const metrics = yield* ingestion.metrics
       assert.deepStrictEqual([metrics.accepted, metrics.duplicates, metrics.rejected.not_found, metrics.rejected.too_large], [1, 1, 2, 1])
-    }).pipe(Effect.provide(app))
-  })
+    }).pipe(Effect.scoped, Effect.provide(base())))
+
+  it.live("over a log without direct appends of its own: DirectAppend.layerFromEventLog", () =>
+    Effect.gen(function*() {
+      const ingestion = yield* Ingestion.Ingestion
+      const { url } = yield* listen(ingestion.nodeListener)
+      assert.strictEqual((yield* Effect.promise(() => request(`${url}/webhooks/${APP}`, envelope({})))).body, `{"ok":true}`)
+      assert.strictEqual((yield* Effect.promise(() => request(`${url}/webhooks/${APP}`, envelope({})))).body, `{"ok":true,"duplicate":true}`)
+      assert.strictEqual((yield* stored).length, 1)
+    }).pipe(Effect.scoped, Effect.provide(Ingestion.Ingestion.layer().pipe(
+      Layer.provideMerge(WebhookApps.WebhookApps.layerMemory([{ appId: APP, verifyTokens: ["secret-token"], enabled: true }])),
+      Layer.provideMerge(DirectAppend.DirectAppend.layerFromEventLog),
+      // Only the EventLog of the SQLite layer: the receiver's appends go through its effect.
+      Layer.provideMerge(Layer.effect(EventLog.EventLog, Effect.gen(function*() {
+        return yield* EventLog.EventLog
+      })).pipe(
+        Layer.provide(SqliteEventLog.layer({ filename: NodePath.join(tempDir(), "events.db") }))
+      ))
+    ))))
 })

@@ -1,9 +1,11 @@
-import { EventLog, type LogRecord, SqliteDatabase } from "@ocs/event-log"
+import { DirectAppend, EventLog, type LogRecord, SqliteEventLog } from "@ocs/event-log"
+import { SqliteDatabase } from "@ocs/sqlite"
 import { Ingestion, WebhookApps } from "@ocs/ingestion"
-import { Context, Effect, Layer, Stream } from "effect"
+import { Context, Effect, Layer, type Scope, Stream } from "effect"
 import * as NodeFs from "node:fs"
 import * as Http from "node:http"
 import * as Https from "node:https"
+import type * as Net from "node:net"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 
@@ -53,6 +55,29 @@ export const request = (url: string, body: string | Uint8Array | undefined, opti
 export const post = (url: string, body: string | Uint8Array, options: PostOptions = {}) =>
   Effect.promise(() => request(url, body, options))
 
+/**
+ * Runs a request listener on its own `node:http` (or, with `tls`, `node:https`) server on
+ * 127.0.0.1 and a free port, as a user mounts the receiver, for the lifetime of the scope.
+ */
+export const listen = (
+  listener: Http.RequestListener,
+  tls?: { readonly cert: string | Buffer; readonly key: string | Buffer }
+): Effect.Effect<{ readonly url: string; readonly port: number }, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.callback<Http.Server | Https.Server>((resume) => {
+      const server = tls === undefined ? Http.createServer(listener) : Https.createServer(tls, listener)
+      server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+    }),
+    (server) =>
+      Effect.callback<void>((resume) => {
+        server.close(() => resume(Effect.void))
+        server.closeAllConnections()
+      })
+  ).pipe(Effect.map((server) => {
+    const port = (server.address() as Net.AddressInfo).port
+    return { url: `${tls === undefined ? "http" : "https"}://127.0.0.1:${port}`, port }
+  }))
+
 /** The running receiver of a test file and the parts around it. */
 export class TestReceiver extends Context.Service<TestReceiver, {
   readonly url: string
@@ -61,8 +86,10 @@ export class TestReceiver extends Context.Service<TestReceiver, {
 }>()("test/TestReceiver") {}
 
 /**
- * The whole receiver over a real SQLite event log file in a temp dir, on 127.0.0.1 with a free
- * port. `wrapLog` lets a test put a failing or slow log in front of the real one.
+ * The whole receiver over a real SQLite event log file in a temp dir, its listener taking every
+ * request of a `node:http` server on 127.0.0.1 with a free port. `wrapLog` lets a test put a
+ * failing or slow log in front of the real one (the receiver's direct appends then run the
+ * wrapper's `append`).
  */
 export const receiverLayer = (
   options: Ingestion.Options = {},
@@ -73,29 +100,36 @@ export const receiverLayer = (
 ) => {
   const filename = NodePath.join(tempDir(), "events.db")
   const apps = WebhookApps.makeMemory()
-  const realLog = EventLog.EventLog.layerSqlite({
+  const realLog = SqliteEventLog.layer({
     filename,
     ...(extra.dedupeWindowMillis === undefined ? {} : { dedupeWindowMillis: extra.dedupeWindowMillis })
   })
   const wrap = extra.wrapLog
   const log = wrap === undefined
     ? realLog
-    : Layer.effect(EventLog.EventLog, Effect.map(EventLog.EventLog, wrap)).pipe(Layer.provide(realLog))
+    : Layer.effectContext(Effect.map(EventLog.EventLog, (real) => {
+      const wrapped = wrap(real)
+      return Context.make(EventLog.EventLog, wrapped).pipe(Context.add(DirectAppend.DirectAppend, DirectAppend.fromAppend(wrapped.append)))
+    })).pipe(Layer.provide(realLog))
   const ingestion = Ingestion.Ingestion.layer(options).pipe(
     Layer.provide(Layer.succeed(WebhookApps.WebhookApps, apps))
   )
   const server = Layer.effect(
     TestReceiver,
-    Effect.map(Ingestion.serve({ port: 0 }), (s) => TestReceiver.of({ url: s.url, filename, apps }))
+    Effect.gen(function*() {
+      const receiver = yield* Ingestion.Ingestion
+      const { url } = yield* listen(receiver.nodeListener)
+      return TestReceiver.of({ url, filename, apps })
+    })
   )
   return server.pipe(Layer.provideMerge(ingestion), Layer.provideMerge(log))
 }
 
-/** The log with `append` replaced (and `appendUnsafe` running the replacement). */
+/** The log with `append` replaced. */
 export const wrapAppend = (
   log: EventLog.EventLogService,
   append: EventLog.EventLogService["append"]
-): EventLog.EventLogService => ({ ...log, append, appendUnsafe: EventLog.appendUnsafeFrom(append) })
+): EventLog.EventLogService => ({ ...log, append })
 
 /** Registers a fresh enabled application with the given tokens; returns its appId. */
 export const addApp = (tokens: ReadonlyArray<string> = ["secret-token"]) =>

@@ -13,7 +13,7 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import * as NodeCrypto from "node:crypto"
-import { EventLog, type LogRecord } from "@ocs/event-log"
+import { EventLog, type LogRecord, SqliteEventLog } from "@ocs/event-log"
 import { DomainEvent, Json } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { type CapturedEffect, emptyQuery, type HttpRequest, type HttpResponse, type Query, type Tenant } from "./Capabilities.ts"
@@ -135,7 +135,7 @@ export interface HarnessOptions {
 export const harness = Effect.fnUntraced(function*(options: HarnessOptions): Effect.fn.Return<Harness, StartError | unknown, Scope.Scope> {
   const dir = options.dir ?? NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "ocs-plugin-"))
   const base = Layer.mergeAll(
-    EventLog.EventLog.layerSqlite({ filename: NodePath.join(dir, "events.sqlite"), synchronous: "NORMAL", pollIntervalMillis: 50 }),
+    SqliteEventLog.layer({ filename: NodePath.join(dir, "events.sqlite"), synchronous: "NORMAL", pollIntervalMillis: 50 }),
     ReadModels.ReadModels.layer({ filename: NodePath.join(dir, "read-models.sqlite") })
   )
   const runtimeLayer = PluginRuntime.layer({

@@ -1,4 +1,4 @@
-import { EventLog, type LogRecord } from "@ocs/event-log"
+import { EventLog, type LogRecord, SqliteEventLog } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
 import { Effect, Layer } from "effect"
 import * as NodeFs from "node:fs"
@@ -24,7 +24,7 @@ export const files = (): Files => {
 
 export const baseLayer = (f: Files) =>
   Layer.mergeAll(
-    EventLog.EventLog.layerSqlite({ filename: f.log, synchronous: "NORMAL", pollIntervalMillis: 50 }),
+    SqliteEventLog.layer({ filename: f.log, synchronous: "NORMAL", pollIntervalMillis: 50 }),
     ReadModels.ReadModels.layer({ filename: f.rm })
   )
 

@@ -5,14 +5,16 @@
  *
  *   ./ocs node packages/read-models/bench/projection.bench.ts [--quick]
  *
- * Mix per 1000 events: 350 product webhooks (productAdd/productUpdate), 100 inventoryChange
- * (3 stock levels each), 150 orderAdd, and 4 product/list sync pages of 100 products (each
- * product counted as one event). 10 businesses, 20,000 products and big ids (> 2^53).
+ * The event mix is the one of `@ocs/testkit/EventMix` (the replay benchmark uses it too): per
+ * 1000 events, 350 product webhooks (productAdd/productUpdate), 100 inventoryChange (3 stock
+ * levels each), 150 orderAdd, and 4 product/list sync pages of 100 products (each product
+ * counted as one event). 10 businesses, 20,000 products and big ids (> 2^53).
  */
-import { EventLog, type LogRecord } from "@ocs/event-log"
+import { EventLog, SqliteEventLog } from "@ocs/event-log"
 import { SqliteDatabase } from "@ocs/sqlite"
-import { DomainEvent, Json } from "@ocs/protocol"
+import { Json } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
+import { type Generated, makeGenerator, MIX_APP_ID, type MixProduct } from "@ocs/testkit/EventMix"
 import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
@@ -33,102 +35,32 @@ export interface ProjectionBenchResult {
   readonly ratio: number
 }
 
-const APP = "1001"
-const BUSINESSES = ["42", "43", "44", "45", "46", "9007199254740993001", "9007199254740993002", "9007199254740993003", "18446744073709551615", "7"]
-const PRODUCTS = 20_000
-const PRODUCT_BASE = 9007199254740993n
-const T0 = Date.UTC(2024, 0, 1)
-const PRODUCT_SYNC = DomainEvent.syncMeta({ kind: "product", idField: "id", updatedAtField: "updatedAt" })
-
-/** mulberry32: deterministic runs. */
-const prng = (seed: number) => () => {
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
-
 type Row = { readonly table: "products" | "inventory" | "orders"; readonly params: ReadonlyArray<unknown> }
-interface Generated { readonly record: LogRecord.NewRecord; readonly rows: ReadonlyArray<Row>; readonly events: number }
 
-/** The benchmark's deterministic event mix; the replay benchmark generates its log with it too. */
-export const makeGenerator = () => {
-  const random = prng(7)
-  const pick = <A>(xs: ReadonlyArray<A>) => xs[Math.floor(random() * xs.length)]!
-  let clock = T0
-  let orderSeq = 0
-  const product = (k: number, at: number) => ({
-    id: PRODUCT_BASE + BigInt(k),
-    appProductId: `ap-${k}`,
-    code: `SKU-${k}`,
-    barcode: `893${String(k).padStart(10, "0")}`,
-    name: `Sản phẩm ${k} (${Math.floor(random() * 1000)})`,
-    price: Math.round(random() * 1_000_000) / 100,
-    updatedAt: new Date(at).toISOString(),
-    vendorField: { note: "kept" }
-  })
-  const productRow = (businessId: string, p: ReturnType<typeof product>, i: number, source: string): Row => ({
+/**
+ * The rows the projection writes for one generated record, computed outside the timed section
+ * for the baseline (column order as in the read-model tables).
+ */
+const rowsOf = ({ record, index: i, payload }: Generated): ReadonlyArray<Row> => {
+  const businessId = record.businessId
+  const clock = record.receivedAt
+  const productRow = (p: MixProduct, position: number, source: string): Row => ({
     table: "products",
-    params: [APP, businessId, p.id.toString(), p.appProductId, p.code, p.barcode, p.name, p.price, String(p.price), Json.stringify(p),
-      p.updatedAt, Date.parse(p.updatedAt), 0, `e${i}`, i, 0, source, clock]
+    params: [MIX_APP_ID, businessId, p.id.toString(), p.appProductId, p.code, p.barcode, p.name, p.price, String(p.price), Json.stringify(p),
+      p.updatedAt, Date.parse(p.updatedAt), 0, `e${position}`, position, 0, source, clock]
   })
-  const webhook = (businessId: string, event: string, data: unknown): LogRecord.NewRecord => ({
-    appId: APP, businessId, source: "webhook", type: event, receivedAt: clock,
-    body: Json.stringify({ event, businessId: BigInt(businessId), webhooksVerifyToken: "verify", data })
-  })
-  /** One block of 1000 events, shuffled. */
-  const block = (): Array<Generated> => {
-    const kinds: Array<"product" | "inventory" | "order" | "page"> = [
-      ...Array<"product">(350).fill("product"), ...Array<"inventory">(100).fill("inventory"),
-      ...Array<"order">(150).fill("order"), ...Array<"page">(4).fill("page")
-    ]
-    for (let i = kinds.length - 1; i > 0; i--) {
-      const j = Math.floor(random() * (i + 1))
-      ;[kinds[i], kinds[j]] = [kinds[j]!, kinds[i]!]
+  switch (payload.kind) {
+    case "product":
+      return [productRow(payload.product, i, "webhook")]
+    case "inventory":
+      return payload.items.map((it, d) => ({ table: "inventory", params: [MIX_APP_ID, businessId, it.productId.toString(), String(it.depotId), it.quantity, String(it.quantity), it.available, String(it.available), Json.stringify(it), null, null, `e${i}`, i, d, "webhook", clock] }))
+    case "order": {
+      const o = payload.order
+      return [{ table: "orders", params: [MIX_APP_ID, businessId, o.id.toString(), o.appOrderId, o.customerName, o.customerMobile, o.status, Json.stringify(o.products), 2, Json.stringify(o), o.updatedAt, clock, 0, `e${i}`, i, 0, "webhook", clock] }]
     }
-    return kinds.map((kind, i): Generated => {
-      clock += 7
-      const businessId = pick(BUSINESSES)
-      switch (kind) {
-        case "product": {
-          const p = product(Math.floor(random() * PRODUCTS), clock)
-          return { record: webhook(businessId, random() < 0.2 ? "productAdd" : "productUpdate", p), rows: [productRow(businessId, p, i, "webhook")], events: 1 }
-        }
-        case "inventory": {
-          const items = [0, 1, 2].map((d) => ({ productId: PRODUCT_BASE + BigInt(Math.floor(random() * PRODUCTS)), depotId: d + 1, quantity: Math.floor(random() * 500), available: Math.floor(random() * 500) }))
-          return {
-            record: webhook(businessId, "inventoryChange", { products: items }),
-            rows: items.map((it, d) => ({ table: "inventory", params: [APP, businessId, it.productId.toString(), String(it.depotId), it.quantity, String(it.quantity), it.available, String(it.available), Json.stringify(it), null, null, `e${i}`, i, d, "webhook", clock] })),
-            events: 1
-          }
-        }
-        case "order": {
-          const id = PRODUCT_BASE * 2n + BigInt(orderSeq++)
-          const o = {
-            id, appOrderId: `web-${orderSeq}`, customerName: "Trần Thị B", customerMobile: `09${String(orderSeq % 1e8).padStart(8, "0")}`,
-            status: "new", updatedAt: new Date(clock).toISOString(),
-            products: [{ id: PRODUCT_BASE + 1n, quantity: 2, price: 150000 }, { id: PRODUCT_BASE + 2n, quantity: 1, price: 99000 }]
-          }
-          return {
-            record: webhook(businessId, "orderAdd", o),
-            rows: [{ table: "orders", params: [APP, businessId, id.toString(), o.appOrderId, o.customerName, o.customerMobile, o.status, Json.stringify(o.products), 2, Json.stringify(o), o.updatedAt, clock, 0, `e${i}`, i, 0, "webhook", clock] }],
-            events: 1
-          }
-        }
-        case "page": {
-          const start = Math.floor(random() * (PRODUCTS - 100))
-          const items = Array.from({ length: 100 }, (_, j) => product(start + j, clock - 60_000))
-          return {
-            record: { appId: APP, businessId, source: "sync", type: "product/list.page", receivedAt: clock, meta: PRODUCT_SYNC as unknown as LogRecord.Meta,
-              body: Json.stringify({ code: 1, data: items, paginator: { next: `cursor-${clock}` } }) },
-            rows: items.map((p, j) => productRow(businessId, p, j, "sync")),
-            events: 100
-          }
-        }
-      }
-    })
+    case "page":
+      return payload.products.map((p, j) => productRow(p, j, "sync"))
   }
-  return { block }
 }
 
 const columnsOf = (client: import("better-sqlite3").Database, table: string) =>
@@ -156,10 +88,11 @@ export const runProjectionBench = (options: { readonly quick: boolean; readonly 
         const block = generator.block()
         yield* log.append(block.map((g) => g.record))
         for (const g of block) {
+          const gRows = rowsOf(g)
           events += g.events
           records++
-          rows += g.rows.length
-          pending.push(...g.rows)
+          rows += gRows.length
+          pending.push(...gRows)
           if (++pendingRecords === batchSize) {
             batches.push(pending)
             pending = []
@@ -168,7 +101,7 @@ export const runProjectionBench = (options: { readonly quick: boolean; readonly 
         }
       }
       if (pending.length > 0) batches.push(pending)
-    }).pipe(Effect.provide(EventLog.EventLog.layerSqlite({ filename: logFile, synchronous: "NORMAL", maxRecordsPerCommit: 50_000 })))
+    }).pipe(Effect.provide(SqliteEventLog.layer({ filename: logFile, synchronous: "NORMAL", maxRecordsPerCommit: 50_000 })))
     const generateSeconds = (performance.now() - genStarted) / 1000
 
     // 2. Baseline: the same rows, raw INSERT OR REPLACE, same transaction sizes, pragmas and
@@ -203,7 +136,7 @@ export const runProjectionBench = (options: { readonly quick: boolean; readonly 
 
     // 3. rebuild from the log (the baseline's rows are released first: it does not pay GC for them).
     const rebuilt = yield* ReadModels.rebuild({ filename: NodePath.join(dir, "rebuilt.db"), batchSize }).pipe(
-      Effect.provide(EventLog.EventLog.layerSqlite({ filename: logFile }))
+      Effect.provide(SqliteEventLog.layer({ filename: logFile }))
     )
     const rebuildSeconds = rebuilt.millis / 1000
 

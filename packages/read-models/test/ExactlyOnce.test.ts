@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { EventLog } from "@ocs/event-log"
+import { SqliteEventLog } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
 import { Effect, Option } from "effect"
 import * as NodeChild from "node:child_process"
@@ -40,7 +40,7 @@ describe("exactly once", () => {
   it.live("a projector killed mid-run resumes from its checkpoint and ends equal to a clean rebuild", () => {
     const f = files()
     return Effect.gen(function*() {
-      const appended = yield* append(mixedRecords(6000, 7)).pipe(Effect.provide(EventLog.EventLog.layerSqlite({ filename: f.log })))
+      const appended = yield* append(mixedRecords(6000, 7)).pipe(Effect.provide(SqliteEventLog.layer({ filename: f.log })))
       const head = appended[appended.length - 1]!.offset
       const seen = yield* Effect.promise(() => runAndKill(f.log, f.rm, 600))
       assert.isAtLeast(seen, 600)

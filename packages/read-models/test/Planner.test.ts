@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { EventLog } from "@ocs/event-log"
+import { SqliteEventLog } from "@ocs/event-log"
 import { SqliteDatabase } from "@ocs/sqlite"
 import { ReadModels } from "@ocs/read-models"
 import { Effect } from "effect"
@@ -41,7 +41,7 @@ describe("planner thread", () => {
         assert.deepStrictEqual(concat(batch.plans), Plan.planRecords(expected))
       }
       assert.strictEqual(pipeline.size(), 0)
-    }).pipe(Effect.provide(EventLog.EventLog.layerSqlite({ filename: f.log, synchronous: "NORMAL" }))))
+    }).pipe(Effect.provide(SqliteEventLog.layer({ filename: f.log, synchronous: "NORMAL" }))))
   })
 })
 
@@ -69,6 +69,6 @@ describe("execute in a fresh file", () => {
       assert.deepStrictEqual(viaExecute, viaApply)
       assert.deepStrictEqual(viaExecute.stats.map((s) => s.records), [100, 50, 50, 100])
       assert.strictEqual(viaExecute.applied, 300)
-    }).pipe(Effect.provide(EventLog.EventLog.layerSqlite({ filename: f.log, synchronous: "NORMAL" }))))
+    }).pipe(Effect.provide(SqliteEventLog.layer({ filename: f.log, synchronous: "NORMAL" }))))
   })
 })

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { EventLog, type LogRecord } from "@ocs/event-log"
+import { EventLog, type LogRecord, SqliteEventLog } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
 import { Effect, Stream } from "effect"
 import * as fc from "fast-check"
@@ -86,7 +86,7 @@ describe("property: projection is idempotent and independent of delivery order",
             }
             const shuffled = yield* digestOfDeliveries(dir, "shuffled.db", batches)
             assert.deepStrictEqual(shuffled, inLogOrder)
-          }).pipe(Effect.provide(EventLog.EventLog.layerSqlite({ filename: NodePath.join(dir, "log.db"), synchronous: "NORMAL" }))))
+          }).pipe(Effect.provide(SqliteEventLog.layer({ filename: NodePath.join(dir, "log.db"), synchronous: "NORMAL" }))))
         }),
         { numRuns: 40 }
       )

@@ -1,4 +1,4 @@
-import { EventLog, type LogRecord } from "@ocs/event-log"
+import { EventLog, type LogRecord, SqliteEventLog } from "@ocs/event-log"
 import { DomainEvent, Json } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { Effect, Layer, Stream } from "effect"
@@ -27,7 +27,7 @@ export const files = (): Files => {
 }
 
 export const layer = (f: Files, options: Partial<ReadModels.Options> = {}) =>
-  Layer.mergeAll(EventLog.EventLog.layerSqlite({ filename: f.log, synchronous: "NORMAL", pollIntervalMillis: 50 }), ReadModels.ReadModels.layer({ filename: f.rm, ...options }))
+  Layer.mergeAll(SqliteEventLog.layer({ filename: f.log, synchronous: "NORMAL", pollIntervalMillis: 50 }), ReadModels.ReadModels.layer({ filename: f.rm, ...options }))
 
 export const webhook = (businessId: string | null, event: string, data: unknown, receivedAt?: number): LogRecord.NewRecord => ({
   appId: APP,

@@ -7,13 +7,12 @@
  */
 import { Result, Schema } from "effect"
 import { canonicalId } from "./Auth.ts"
+import { Id } from "./ControlWire.ts"
 import { fnv1a, stream } from "./internal/Random.ts"
 
-const IdInput = Schema.Union([Schema.String, Schema.Number, Schema.BigInt])
-
 const scope = {
-  appId: Schema.optionalKey(IdInput),
-  businessId: Schema.optionalKey(IdInput),
+  appId: Schema.optionalKey(Id),
+  businessId: Schema.optionalKey(Id),
   /** "product/list"; for webhook kinds, ignored. */
   operation: Schema.optionalKey(Schema.String),
   /** Webhook event name; for API kinds, ignored. */
@@ -75,6 +74,10 @@ export const FaultSpecs = {
 export type FaultKind = keyof typeof FaultSpecs
 export type FaultSpec = { [K in FaultKind]: typeof FaultSpecs[K]["Type"] }[FaultKind]
 export type FaultOf<K extends FaultKind> = typeof FaultSpecs[K]["Type"]
+/** A fault rule as a caller writes it (ids as strings, numbers or bigints). */
+export type FaultInput = { [K in FaultKind]: typeof FaultSpecs[K]["Encoded"] }[FaultKind]
+/** Where and how often a rule fires, common to every kind. */
+export type Scope = Pick<FaultInput, keyof typeof scope>
 
 export const faultKinds = Object.keys(FaultSpecs) as ReadonlyArray<FaultKind>
 

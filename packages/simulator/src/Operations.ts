@@ -1,6 +1,7 @@
 /**
- * The operations the simulator serves, declared as data (DESIGN.md section 3): an operation
- * the spec does not show is one more entry here plus, for a new resource, a source in Api.ts.
+ * The operations the simulator serves, declared as data (docs/architecture.md): an operation
+ * the spec does not show is one more entry here plus, for a new resource, a lister in
+ * Listers.ts (list operations) or a handler beside ApiAdd.ts (add operations).
  */
 import type { ShapeName } from "./Cursor.ts"
 

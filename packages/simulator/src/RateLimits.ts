@@ -29,6 +29,9 @@ export interface RateLimitConfig {
   readonly operations: { readonly [operation: string]: OperationLimit }
 }
 
+/** Any subset of the settings, as options and the control API take them. */
+export type RateLimitPatch = Partial<RateLimitConfig>
+
 export const defaultRateLimitConfig: RateLimitConfig = {
   enabled: true,
   limit: 150,

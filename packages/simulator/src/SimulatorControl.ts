@@ -7,6 +7,31 @@
  * back as strings, numbers or bigints. A non-2xx answer rejects with `SimulatorControlError`.
  */
 import * as Json from "@ocs/protocol/Json"
+import type {
+  AppInfo,
+  BusinessInfo,
+  CallEntry,
+  Changed,
+  CreateAppInput,
+  CreateBusinessInput,
+  CreateOrderInput,
+  CreatePaymentInput,
+  CreateTokenInput,
+  DeliveryEntry,
+  DemoInfo,
+  EnableResult,
+  EnableWebhooksInput,
+  EventName,
+  Fault,
+  FaultInput,
+  Id,
+  InventoryChangeInput,
+  OrderChangesInput,
+  ProductChangesInput,
+  TokenInfo,
+  WebhookSettings
+} from "./ControlWire.ts"
+import type { RateLimitConfig, RateLimitPatch } from "./RateLimits.ts"
 
 export class SimulatorControlError extends Error {
   readonly status: number
@@ -17,160 +42,23 @@ export class SimulatorControlError extends Error {
   }
 }
 
-export type Id = string | number | bigint
-
-export type EventName =
-  | "productAdd"
-  | "productUpdate"
-  | "productDelete"
-  | "inventoryChange"
-  | "orderAdd"
-  | "orderUpdate"
-  | "orderDelete"
-  | "paymentReceived"
-
-export interface Demo {
-  readonly appId: string
-  readonly businessId: string
-  readonly accessToken: string
-  readonly verifyToken: string
-  readonly posBaseUrl: string
-  readonly vpageBaseUrl: string
-}
-
-export interface AppInfo {
-  readonly appId: string
-  readonly name: string
-  readonly verifyToken: string
-  readonly locked: boolean
-  readonly lockedReason: string | null
-  readonly webhooks: {
-    readonly status: "enabled" | "off"
-    readonly offReason?: string | null
-    readonly callbackUrl?: string
-    readonly events?: ReadonlyArray<EventName>
-    readonly attempts?: number
-    readonly successes?: number
-    readonly successRate?: number | null
-    readonly recentSuccessRate?: number | null
-    readonly strikes?: number
-    readonly queued?: number
-  }
-}
-
-export interface BusinessInfo {
-  readonly businessId: string
-  readonly apiEnabled: boolean
-  readonly depots: ReadonlyArray<number>
-  readonly data: {
-    readonly seed: number
-    readonly products: number
-    readonly orders: number
-    readonly payments: number
-    readonly bigIds: boolean
-    readonly deletedRatio: number
-  }
-  /** Live record counts (only from `business()`). */
-  readonly counts?: { readonly products: number; readonly orders: number; readonly payments: number }
-}
-
-export interface TokenInfo {
-  readonly accessToken: string
-  readonly appId: string
-  readonly businessId: string
-  readonly version: string
-  readonly permissions: ReadonlyArray<string>
-  readonly depots: ReadonlyArray<number>
-  /** Unix seconds. */
-  readonly expiresAt: number
-  readonly revoked: boolean
-}
-
-export interface CallEntry {
-  readonly seq: number
-  readonly at: number
-  readonly appId: string | null
-  readonly businessId: string | null
-  readonly family: "pos" | "vpage"
-  readonly operation: string
-  readonly path: string
-  readonly outcome: string
-  readonly status: number
-  readonly locked: boolean
-  readonly durationMs: number
-}
-
-export interface DeliveryEntry {
-  readonly seq: number
-  readonly at: number
-  readonly deliveryId: number
-  readonly appId: string
-  readonly businessId: string | null
-  readonly event: string
-  readonly attempt: number
-  readonly outcome: "ok" | "status" | "redirect" | "timeout" | "error" | "dropped" | "cancelled"
-  readonly status: number | null
-  readonly error: string | null
-  readonly durationMs: number
-  /** The exact body sent. */
-  readonly body: string
-}
-
-export interface Scope {
-  readonly appId?: Id
-  readonly businessId?: Id
-  readonly operation?: string
-  readonly event?: EventName
-  readonly count?: number
-  readonly probability?: number
-}
-
-export type FaultInput = Scope & (
-  | { readonly kind: "latency"; readonly ms: number }
-  | { readonly kind: "status"; readonly status?: number; readonly body?: string }
-  | { readonly kind: "reset" }
-  | {
-    readonly kind: "malformed"
-    readonly variant: "nonJson" | "truncated" | "wrongTypes" | "hugeNumbers" | "empty" | "deep"
-  }
-  | { readonly kind: "skewUnlockedAt"; readonly seconds: number }
-  | { readonly kind: "httpStatus"; readonly status: number; readonly errorCode?: string }
-  | { readonly kind: "webhookDrop" }
-  | { readonly kind: "webhookDuplicate"; readonly copies?: number }
-  | { readonly kind: "webhookReorder" }
-  | { readonly kind: "webhookDelay"; readonly ms: number }
-  | {
-    readonly kind: "webhookMalformed"
-    readonly variant: "nonJson" | "wrongTypes" | "hugeNumbers" | "wrongVerifyToken" | "missingFields" | "huge"
-  }
-)
-
-export type Fault = FaultInput & { readonly id: string; readonly remaining: number | null; readonly fired: number }
-
-export interface RateLimitSettings {
-  readonly enabled?: boolean
-  readonly limit?: number
-  readonly windowMs?: number
-  readonly lockMs?: number
-  readonly lockGrowthMs?: number
-  readonly maxLockMs?: number
-  readonly fractionalSeconds?: boolean
-  readonly operations?: Readonly<Record<string, { readonly limit?: number; readonly windowMs?: number }>>
-}
-
-export interface WebhookSettings {
-  readonly timeoutMs?: number
-  readonly maxRetries?: number
-  readonly retryDelaysMs?: ReadonlyArray<number>
-  readonly requireHttps?: boolean
-  readonly reorderHoldMs?: number
-  readonly degradation?: {
-    readonly window?: number
-    readonly minSamples?: number
-    readonly below?: number
-    readonly ladder?: ReadonlyArray<"recheck" | "disable" | "lock">
-  }
-}
+// The wire types have one home, ControlWire.ts (shared with the server); re-exported here
+// because `SimulatorControlTypes` (this module's types) is how users name them.
+export type {
+  AppInfo,
+  BusinessInfo,
+  CallEntry,
+  DeliveryEntry,
+  DemoInfo as Demo,
+  EventName,
+  Fault,
+  FaultInput,
+  Id,
+  RateLimitSettings,
+  Scope,
+  TokenInfo,
+  WebhookSettings
+} from "./ControlWire.ts"
 
 export interface LogQuery {
   /** Entries with seq greater than this. */
@@ -228,7 +116,7 @@ export class SimulatorControl {
     return s === "" ? "" : `?${s}`
   }
 
-  demo(): Promise<Demo> {
+  demo(): Promise<DemoInfo> {
     return this.request("GET", "/demo")
   }
   info(): Promise<Wire> {
@@ -239,7 +127,7 @@ export class SimulatorControl {
   }
 
   // tenants ----------------------------------------------------------------------------------
-  createApp(input: { readonly appId?: Id; readonly name?: string; readonly verifyToken?: string } = {}): Promise<AppInfo> {
+  createApp(input: CreateAppInput = {}): Promise<AppInfo> {
     return this.request("POST", "/apps", { ...input, appId: input.appId === undefined ? undefined : wireId(input.appId) })
   }
   app(appId: Id): Promise<AppInfo> {
@@ -255,26 +143,13 @@ export class SimulatorControl {
     return this.request("POST", `/apps/${appId}/unlock`)
   }
   /** Sends webhooksEnabled; `enabled` is true only if the callback answered 200. */
-  enableWebhooks(
-    appId: Id,
-    input: { readonly callbackUrl: string; readonly verifyToken?: string; readonly events?: ReadonlyArray<EventName> }
-  ): Promise<{ readonly enabled: boolean; readonly outcome: string; readonly status: number | null; readonly error: string | null; readonly app: AppInfo }> {
+  enableWebhooks(appId: Id, input: EnableWebhooksInput): Promise<EnableResult & { readonly app: AppInfo }> {
     return this.request("POST", `/apps/${appId}/webhooks`, input)
   }
   disableWebhooks(appId: Id): Promise<void> {
     return this.request("DELETE", `/apps/${appId}/webhooks`)
   }
-  createBusiness(input: {
-    readonly businessId?: Id
-    readonly apiEnabled?: boolean
-    readonly seed?: number
-    readonly products?: number
-    readonly orders?: number
-    readonly payments?: number
-    readonly depots?: ReadonlyArray<number>
-    readonly bigIds?: boolean
-    readonly deletedRatio?: number
-  } = {}): Promise<BusinessInfo> {
+  createBusiness(input: CreateBusinessInput = {}): Promise<BusinessInfo> {
     return this.request("POST", "/businesses", {
       ...input,
       businessId: input.businessId === undefined ? undefined : wireId(input.businessId)
@@ -290,17 +165,7 @@ export class SimulatorControl {
   revokeGrant(businessId: Id, appId: Id): Promise<{ readonly revoked: number }> {
     return this.request("POST", `/businesses/${businessId}/revoke`, { appId: wireId(appId) })
   }
-  createToken(input: {
-    readonly appId: Id
-    readonly businessId: Id
-    readonly accessToken?: string
-    readonly version?: string
-    readonly permissions?: ReadonlyArray<string>
-    readonly depots?: ReadonlyArray<number>
-    readonly expiresInSeconds?: number
-    /** Unix seconds. */
-    readonly expiresAt?: number
-  }): Promise<TokenInfo> {
+  createToken(input: CreateTokenInput): Promise<TokenInfo> {
     return this.request("POST", "/tokens", { ...input, appId: wireId(input.appId), businessId: wireId(input.businessId) })
   }
   expireToken(accessToken: string): Promise<TokenInfo> {
@@ -335,51 +200,30 @@ export class SimulatorControl {
   product(businessId: Id, productId: Id): Promise<Wire> {
     return this.request("GET", `/businesses/${businessId}/products/${productId}`)
   }
-  updateProduct(
-    businessId: Id,
-    productId: Id,
-    changes: { readonly name?: string; readonly price?: number; readonly code?: string; readonly barcode?: string }
-  ): Promise<{ readonly product: Wire; readonly queued: number }> {
+  updateProduct(businessId: Id, productId: Id, changes: ProductChangesInput): Promise<Changed<"product">> {
     return this.request("POST", `/businesses/${businessId}/products/${productId}/update`, changes)
   }
-  deleteProduct(businessId: Id, productId: Id): Promise<{ readonly product: Wire; readonly queued: number }> {
+  deleteProduct(businessId: Id, productId: Id): Promise<Changed<"product">> {
     return this.request("POST", `/businesses/${businessId}/products/${productId}/delete`)
   }
-  changeInventory(
-    businessId: Id,
-    changes: ReadonlyArray<{ readonly productId: Id; readonly depotId: number; readonly quantity: number }>
-  ): Promise<{ readonly products: ReadonlyArray<Wire>; readonly queued: number }> {
+  changeInventory(businessId: Id, changes: ReadonlyArray<InventoryChangeInput>): Promise<Changed<"products", ReadonlyArray<Wire>>> {
     return this.request("POST", `/businesses/${businessId}/inventory`, {
       changes: changes.map((c) => ({ ...c, productId: wireId(c.productId) }))
     })
   }
-  addOrder(businessId: Id, input: {
-    readonly appOrderId?: string
-    readonly depotId?: number
-    readonly status?: string
-    readonly customerName?: string
-    readonly customerMobile?: string
-    readonly products?: ReadonlyArray<{ readonly productId: Id; readonly quantity: number; readonly price?: number }>
-  } = {}): Promise<{ readonly order: Wire; readonly queued: number }> {
+  addOrder(businessId: Id, input: CreateOrderInput = {}): Promise<Changed<"order">> {
     return this.request("POST", `/businesses/${businessId}/orders`, {
       ...input,
       products: input.products?.map((p) => ({ ...p, productId: wireId(p.productId) }))
     })
   }
-  updateOrder(
-    businessId: Id,
-    orderId: Id,
-    changes: { readonly status?: string; readonly customerName?: string; readonly customerMobile?: string }
-  ): Promise<{ readonly order: Wire; readonly queued: number }> {
+  updateOrder(businessId: Id, orderId: Id, changes: OrderChangesInput): Promise<Changed<"order">> {
     return this.request("POST", `/businesses/${businessId}/orders/${orderId}/update`, changes)
   }
-  deleteOrder(businessId: Id, orderId: Id): Promise<{ readonly order: Wire; readonly queued: number }> {
+  deleteOrder(businessId: Id, orderId: Id): Promise<Changed<"order">> {
     return this.request("POST", `/businesses/${businessId}/orders/${orderId}/delete`)
   }
-  addPayment(
-    businessId: Id,
-    input: { readonly orderId: Id; readonly amount?: number; readonly method?: "bankTransfer" | "mobileWallet" }
-  ): Promise<{ readonly payment: Wire; readonly queued: number }> {
+  addPayment(businessId: Id, input: CreatePaymentInput): Promise<Changed<"payment">> {
     return this.request("POST", `/businesses/${businessId}/payments`, { ...input, orderId: wireId(input.orderId) })
   }
   emitEvent(businessId: Id, event: EventName, data: unknown): Promise<{ readonly queued: number }> {
@@ -426,13 +270,13 @@ export class SimulatorControl {
   clearFaults(): Promise<void> {
     return this.request("DELETE", "/faults")
   }
-  rateLimits(): Promise<RateLimitSettings & { readonly locks: ReadonlyArray<{ readonly key: string; readonly lockedUntilMs: number }> }> {
+  rateLimits(): Promise<RateLimitConfig & { readonly locks: ReadonlyArray<{ readonly key: string; readonly lockedUntilMs: number }> }> {
     return this.request("GET", "/rate-limits")
   }
-  setRateLimits(settings: RateLimitSettings): Promise<RateLimitSettings> {
+  setRateLimits(settings: RateLimitPatch): Promise<RateLimitConfig> {
     return this.request("POST", "/rate-limits", settings)
   }
-  resetRateLimits(): Promise<RateLimitSettings> {
+  resetRateLimits(): Promise<RateLimitConfig> {
     return this.request("POST", "/rate-limits/reset")
   }
   setWebhookOptions(settings: WebhookSettings): Promise<WebhookSettings> {

@@ -10,55 +10,20 @@
  * drives a ladder of actions (spec: Delivery rule 4): each time it falls below `below`, the
  * next step runs: re-send webhooksEnabled, then switch webhooks off, then lock the app.
  */
-import * as Http from "node:http"
-import * as Https from "node:https"
-import * as Json from "@ocs/protocol/Json"
+import type * as Http from "node:http"
 import type { Registry } from "./Auth.ts"
+import { type DeliveryEntry, DeliveryLog, type DeliveryQuery } from "./DeliveryLog.ts"
 import type { Faults } from "./Faults.ts"
 import { isLoopbackHost } from "./internal/Http.ts"
+import { envelope, hostileBody } from "./WebhookBodies.ts"
+import { EVENT_IDS, type EventName } from "./WebhookEvents.ts"
+import type { WebhookOptions } from "./WebhookOptions.ts"
+import { post, type PostResult } from "./WebhookPost.ts"
 
-/** Event ids (spec: webhooksEnabled data). 101, 102, 110 and 202 are the spec's; the rest are ours. */
-export const EVENT_IDS = {
-  productAdd: 101,
-  productUpdate: 102,
-  productDelete: 103,
-  inventoryChange: 110,
-  orderAdd: 201,
-  orderUpdate: 202,
-  orderDelete: 203,
-  paymentReceived: 301
-} as const
-
-export type EventName = keyof typeof EVENT_IDS
-export const eventNames = Object.keys(EVENT_IDS) as ReadonlyArray<EventName>
-
-export type DegradationStep = "recheck" | "disable" | "lock"
-
-export interface WebhookOptions {
-  readonly timeoutMs: number
-  readonly maxRetries: number
-  /** Delay before retry n (the last value repeats). */
-  readonly retryDelaysMs: ReadonlyArray<number>
-  /** The spec requires https; loopback tests use http, so this is off by default. */
-  readonly requireHttps: boolean
-  readonly degradation: {
-    readonly window: number
-    readonly minSamples: number
-    readonly below: number
-    readonly ladder: ReadonlyArray<DegradationStep>
-  }
-  /** How long a reordered event waits for a successor before it is sent anyway. */
-  readonly reorderHoldMs: number
-}
-
-export const defaultWebhookOptions: WebhookOptions = {
-  timeoutMs: 5_000,
-  maxRetries: 3,
-  retryDelaysMs: [1_000, 5_000, 15_000],
-  requireHttps: false,
-  degradation: { window: 20, minSamples: 10, below: 0.5, ladder: ["recheck", "disable", "lock"] },
-  reorderHoldMs: 2_000
-}
+// Kept here too, so imports of this module from before the split keep working.
+export { EVENT_IDS, type EventName, eventNames } from "./WebhookEvents.ts"
+export { type DeliveryEntry, type DeliveryOutcome, type DeliveryQuery } from "./DeliveryLog.ts"
+export { type DegradationStep, defaultWebhookOptions, type WebhookOptions } from "./WebhookOptions.ts"
 
 export interface Subscription {
   readonly appId: string
@@ -86,45 +51,14 @@ interface Delivery {
   readonly delayMs: number
 }
 
-export type DeliveryOutcome = "ok" | "status" | "redirect" | "timeout" | "error" | "dropped" | "cancelled"
-
-export interface DeliveryEntry {
-  readonly seq: number
-  readonly at: number
-  readonly deliveryId: number
-  readonly appId: string
-  readonly businessId: string | null
-  readonly event: string
-  /** 1 for the first try, up to 1 + maxRetries; 0 for a delivery dropped before sending. */
-  readonly attempt: number
-  readonly outcome: DeliveryOutcome
-  readonly status: number | null
-  readonly error: string | null
-  readonly durationMs: number
-  readonly body: string
-}
-
-export interface DeliveryQuery {
-  readonly since?: number | undefined
-  readonly appId?: string | undefined
-  readonly businessId?: string | undefined
-  readonly event?: string | undefined
-  readonly outcome?: string | undefined
-  readonly limit?: number | undefined
-}
-
-export interface EnableResult {
+export interface EnableResult extends PostResult {
   readonly enabled: boolean
-  readonly outcome: DeliveryOutcome
-  readonly status: number | null
-  readonly error: string | null
 }
 
 export class Webhooks {
   options: WebhookOptions
   readonly subscriptions = new Map<string, Subscription>()
-  private log: Array<DeliveryEntry> = []
-  private nextSeq = 1
+  private readonly log: DeliveryLog
   private nextDelivery = 1
   private closed = false
   private readonly inflight = new Set<Http.ClientRequest>()
@@ -132,14 +66,13 @@ export class Webhooks {
   private readonly registry: Registry
   private readonly faults: Faults
   private readonly now: () => number
-  private readonly logLimit: number
 
   constructor(options: WebhookOptions, registry: Registry, faults: Faults, now: () => number, logLimit: number) {
     this.options = options
     this.registry = registry
     this.faults = faults
     this.now = now
-    this.logLimit = logLimit
+    this.log = new DeliveryLog(logLimit)
   }
 
   /** Checks a callback URL; returns a reason when it is not acceptable. */
@@ -207,25 +140,16 @@ export class Webhooks {
     this.subscriptions.delete(appId)
   }
 
-  private envelope(sub: Subscription, event: string, businessId: string | undefined, data: unknown): string {
-    return Json.stringify({
-      event,
-      businessId: businessId === undefined ? undefined : BigInt(businessId),
-      webhooksVerifyToken: sub.verifyToken,
-      data
-    })
-  }
-
   private registeredEvents(sub: Subscription): Record<string, string> {
     const out: Record<string, string> = {}
     for (const name of sub.events) out[String(EVENT_IDS[name])] = name
     return out
   }
 
-  private async sendCheck(sub: Subscription): Promise<Omit<EnableResult, "enabled">> {
-    const body = this.envelope(sub, "webhooksEnabled", undefined, { registeredEvents: this.registeredEvents(sub) })
+  private async sendCheck(sub: Subscription): Promise<PostResult> {
+    const body = envelope(sub.verifyToken, "webhooksEnabled", undefined, { registeredEvents: this.registeredEvents(sub) })
     const started = this.now()
-    const result = await this.post(sub.callbackUrl, body)
+    const result = await post(sub.callbackUrl, body, this.options.timeoutMs, this.inflight)
     this.record({
       deliveryId: this.nextDelivery++,
       appId: sub.appId,
@@ -262,9 +186,9 @@ export class Webhooks {
 
   private enqueue(sub: Subscription, businessId: string, event: EventName, data: unknown): void {
     const context = { appId: sub.appId, businessId, event }
-    let body = this.envelope(sub, event, businessId, data)
+    let body = envelope(sub.verifyToken, event, businessId, data)
     const malformed = this.faults.first("webhookMalformed", context)
-    if (malformed !== undefined) body = hostileBody(malformed.variant, sub, event, businessId, data)
+    if (malformed !== undefined) body = hostileBody(malformed.variant, sub.verifyToken, event, businessId, data)
     const delay = this.faults.take("webhookDelay", context).reduce((sum, f) => sum + f.ms, 0)
     const delivery: Delivery = { id: this.nextDelivery++, businessId, event, body, delayMs: delay }
     if (this.faults.first("webhookDrop", context) !== undefined) {
@@ -333,7 +257,7 @@ export class Webhooks {
           break
         }
         const started = this.now()
-        const result = await this.post(sub.callbackUrl, delivery.body)
+        const result = await post(sub.callbackUrl, delivery.body, this.options.timeoutMs, this.inflight)
         this.record({ ...this.entryOf(sub, delivery, attempt), ...result, durationMs: this.now() - started })
         const ok = result.outcome === "ok"
         sub.attempts++
@@ -388,46 +312,6 @@ export class Webhooks {
     }
   }
 
-  private post(url: string, body: string): Promise<{ outcome: DeliveryOutcome; status: number | null; error: string | null }> {
-    return new Promise((resolve) => {
-      let settled = false
-      const done = (outcome: DeliveryOutcome, status: number | null, error: string | null) => {
-        if (settled) return
-        settled = true
-        clearTimeout(timer)
-        this.inflight.delete(req)
-        resolve({ outcome, status, error })
-      }
-      const target = new URL(url)
-      const client = target.protocol === "https:" ? Https : Http
-      const req = client.request(target, {
-        method: "POST",
-        agent: false,
-        headers: {
-          "content-type": "application/json",
-          "content-length": Buffer.byteLength(body),
-          "user-agent": "ocs-simulator"
-        }
-      }, (res) => {
-        const status = res.statusCode ?? 0
-        res.resume()
-        res.on("end", () => {
-          if (status === 200) done("ok", status, null)
-          else if (status >= 300 && status < 400) done("redirect", status, `redirect to ${res.headers.location ?? "?"} not followed`)
-          else done("status", status, `HTTP ${status}`)
-        })
-        res.on("error", (e) => done("error", status, e.message))
-      })
-      const timer = setTimeout(() => {
-        done("timeout", null, `no answer within ${this.options.timeoutMs} ms`)
-        req.destroy()
-      }, this.options.timeoutMs)
-      this.inflight.add(req)
-      req.on("error", (e) => done("error", null, e.message))
-      req.end(body)
-    })
-  }
-
   private sleep(ms: number): Promise<void> {
     if (ms <= 0) return Promise.resolve()
     return new Promise((resolve) => {
@@ -443,27 +327,15 @@ export class Webhooks {
   }
 
   private record(entry: Omit<DeliveryEntry, "seq" | "at">): void {
-    this.log.push({ ...entry, seq: this.nextSeq++, at: this.now() })
-    if (this.log.length > this.logLimit * 2) this.log = this.log.slice(-this.logLimit)
+    this.log.add({ ...entry, at: this.now() })
   }
 
   deliveries(q: DeliveryQuery): ReadonlyArray<DeliveryEntry> {
-    const out: Array<DeliveryEntry> = []
-    const limit = q.limit ?? Number.MAX_SAFE_INTEGER
-    for (const e of this.log) {
-      if (out.length >= limit) break
-      if (q.since !== undefined && e.seq <= q.since) continue
-      if (q.appId !== undefined && e.appId !== q.appId) continue
-      if (q.businessId !== undefined && e.businessId !== q.businessId) continue
-      if (q.event !== undefined && e.event !== q.event) continue
-      if (q.outcome !== undefined && e.outcome !== q.outcome) continue
-      out.push(e)
-    }
-    return out
+    return this.log.query(q)
   }
 
   get lastSeq(): number {
-    return this.nextSeq - 1
+    return this.log.lastSeq
   }
 
   /** Whether nothing is queued, held or being sent. */
@@ -485,7 +357,7 @@ export class Webhooks {
   }
 
   clearLog(): void {
-    this.log = []
+    this.log.clear()
   }
 
   /** Forgets every subscription and stops sending (reset). */
@@ -498,7 +370,7 @@ export class Webhooks {
     }
     this.subscriptions.clear()
     for (const req of this.inflight) req.destroy()
-    this.log = []
+    this.log.clear()
   }
 
   close(): void {
@@ -509,36 +381,5 @@ export class Webhooks {
       clearTimeout(entry.timer)
       entry.resolve()
     }
-  }
-}
-
-/** Bodies for hostile-input tests of a webhook receiver. */
-const hostileBody = (
-  variant: "nonJson" | "wrongTypes" | "hugeNumbers" | "wrongVerifyToken" | "missingFields" | "huge",
-  sub: Subscription,
-  event: string,
-  businessId: string,
-  data: unknown
-): string => {
-  switch (variant) {
-    case "nonJson":
-      return `<html><body>${event} for ${businessId}</body></html>`
-    case "wrongTypes":
-      return Json.stringify({ event: [event], businessId: `b${businessId}`, webhooksVerifyToken: sub.verifyToken, data: "data" })
-    case "hugeNumbers":
-      return `{"event":${JSON.stringify(event)},"businessId":1${"0".repeat(400)},"webhooksVerifyToken":${
-        JSON.stringify(sub.verifyToken)
-      },"data":{"id":1e999,"price":-1e400,"quantity":123456789012345678901234567890.123456789}}`
-    case "wrongVerifyToken":
-      return Json.stringify({ event, businessId: BigInt(businessId), webhooksVerifyToken: `wrong-${sub.verifyToken}`, data })
-    case "missingFields":
-      return Json.stringify({ data })
-    case "huge":
-      return Json.stringify({
-        event,
-        businessId: BigInt(businessId),
-        webhooksVerifyToken: sub.verifyToken,
-        data: { padding: "x".repeat(4 * 1024 * 1024) }
-      })
   }
 }

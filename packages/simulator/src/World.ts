@@ -10,8 +10,12 @@ import type { CatalogOptions } from "./Catalog.ts"
 import { Faults } from "./Faults.ts"
 import { hex, stream } from "./internal/Random.ts"
 import { allPermissions } from "./Operations.ts"
-import { defaultRateLimitConfig, RateLimiter, type RateLimitConfig } from "./RateLimits.ts"
-import { defaultWebhookOptions, type WebhookOptions, Webhooks } from "./Webhooks.ts"
+import type { DemoInfo } from "./ControlWire.ts"
+import { defaultRateLimitConfig, RateLimiter, type RateLimitPatch } from "./RateLimits.ts"
+import { Webhooks } from "./Webhooks.ts"
+import { defaultWebhookOptions, patchWebhookOptions, type WebhookOptions, type WebhookPatch } from "./WebhookOptions.ts"
+
+export type { DemoInfo }
 
 /** Data of a business; every field is optional (defaults below). */
 export interface DataOptions {
@@ -35,10 +39,8 @@ export interface SimulatorOptions extends DataOptions {
   readonly vpageBasePath?: string | undefined
   /** Create the demo app, business and token at start (default true). */
   readonly demo?: boolean | undefined
-  readonly rateLimit?: Partial<RateLimitConfig> | undefined
-  readonly webhooks?:
-    | Partial<Omit<WebhookOptions, "degradation">> & { readonly degradation?: Partial<WebhookOptions["degradation"]> }
-    | undefined
+  readonly rateLimit?: RateLimitPatch | undefined
+  readonly webhooks?: WebhookPatch | undefined
   /** HTTP status per errorCode for API failures (default: 200 for all). */
   readonly errorHttpStatus?: { readonly [errorCode: string]: number } | undefined
   /** Refuse cursors whose object keys were reordered (default true). */
@@ -50,15 +52,6 @@ export interface SimulatorOptions extends DataOptions {
   readonly tokenLifetimeMs?: number | undefined
   /** Seeded updatedAt values fall in the year before this instant (default 2025-01-01). */
   readonly epochMs?: number | undefined
-}
-
-export interface DemoInfo {
-  readonly appId: string
-  readonly businessId: string
-  readonly accessToken: string
-  readonly verifyToken: string
-  readonly posBaseUrl: string
-  readonly vpageBaseUrl: string
 }
 
 export const DEFAULT_PORT = 8788
@@ -112,8 +105,7 @@ export class World {
   }
 
   private webhookOptions(): WebhookOptions {
-    const o = this.options.webhooks
-    return { ...defaultWebhookOptions, ...o, degradation: { ...defaultWebhookOptions.degradation, ...o?.degradation } }
+    return patchWebhookOptions(defaultWebhookOptions, this.options.webhooks)
   }
 
   private makeWebhooks(): Webhooks {

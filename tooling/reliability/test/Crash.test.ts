@@ -4,53 +4,20 @@
  * sync resumes from its stored cursor and skips no page; the live read models equal a replay
  * of the log.
  */
-import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import * as Fs from "node:fs"
-import * as Path from "node:path"
-import { SimulatorControl } from "@ocs/simulator"
-import {
-  admin,
-  agent,
-  envelope,
-  eventually,
-  files,
-  maxOffset,
-  pool,
-  type Proc,
-  projectedOffset,
-  readOnly,
-  replayDigests,
-  request,
-  ServerHandle,
-  serverConfig,
-  startSimulatorProcess,
-  type Tenant,
-  tempDir
-} from "./support/harness.ts"
+import { assert, describe, it } from "vitest"
+import { addTenant, agent, admin, envelope, eventually, files, maxOffset, pool, projectedOffset, readOnly, replayDigests, request, type ServerHandle, type Tenant } from "./support/harness.ts"
+import { reliabilitySuite } from "./support/suite.ts"
 
 const WEBHOOKS = 10_000
 const CONCURRENCY = 32
 const BIG_PRODUCTS = 30_000
 
-let sim: { proc: Proc; url: string } | undefined
-let server: ServerHandle | undefined
-let control: SimulatorControl
-const dirs: Array<string> = []
 const tenants: Array<Tenant> = []
-
-beforeAll(async () => {
-  sim = await startSimulatorProcess(["--rate-window", "3", "--products", "10"])
-  control = new SimulatorControl(sim.url)
-  for (let i = 0; i < 4; i++) {
-    const t = await control.createTenant({ products: 30, orders: 3, payments: 0 })
-    tenants.push({ appId: t.app.appId, businessId: t.business.businessId, accessToken: t.token.accessToken, verifyToken: t.app.verifyToken })
+const suite = reliabilitySuite({
+  simFlags: ["--rate-window", "3", "--products", "10"],
+  setup: async (s) => {
+    for (let i = 0; i < 4; i++) tenants.push(await s.tenant({ products: 30, orders: 3, payments: 0 }))
   }
-})
-
-afterAll(async () => {
-  await server?.kill()
-  await sim?.proc.stop("SIGKILL")
-  for (const d of dirs) Fs.rmSync(d, { recursive: true, force: true })
 })
 
 /** One webhook of the burst: a product update (colliding ids, increasing updatedAt) or an order. */
@@ -85,10 +52,8 @@ const assertExactlyOnce = (dataDir: string, acked: ReadonlySet<string>, moment: 
 
 describe("crash: SIGKILL during ingestion, projection and a sync page", () => {
   it("keeps every acknowledged webhook exactly once, resumes the sync from its cursor, and the read models equal a replay", async () => {
-    const root = tempDir("ocs-rel-crash-")
-    dirs.push(root)
-    const dataDir = Path.join(root, "data")
-    server = new ServerHandle(serverConfig({ simUrl: sim!.url, dataDir, tenants }), root)
+    const server: ServerHandle = suite.server("ocs-rel-crash-", { tenants })
+    const dataDir = server.dataDir
     await server.start()
     const items = Array.from({ length: WEBHOOKS }, (_, i) => webhook(i))
     const acked = new Set<string>()
@@ -104,7 +69,7 @@ describe("crash: SIGKILL during ingestion, projection and a sync page", () => {
       if (a.status === 200) acked.add(item.marker)
       if (!killed && acked.size >= WEBHOOKS * 0.3) {
         killed = true
-        killing = server!.kill()
+        killing = server.kill()
       }
     }, () => killed)
     await killing
@@ -136,12 +101,12 @@ describe("crash: SIGKILL during ingestion, projection and a sync page", () => {
 
     // 3. SIGKILL during a large full sync (compressed rate window), then resume.
     await server.start()
-    const big = await control.createTenant({ products: BIG_PRODUCTS, orders: 0, payments: 0 })
-    const bt: Tenant = { appId: big.app.appId, businessId: big.business.businessId, accessToken: big.token.accessToken, verifyToken: big.app.verifyToken }
-    assert.strictEqual((await admin(server.url, "/admin/apps", { method: "POST", body: { appId: bt.appId, verifyTokens: [bt.verifyToken] } })).status, 201)
-    assert.strictEqual((await admin(server.url, "/admin/tenants", { method: "POST", body: { appId: bt.appId, businessId: bt.businessId, accessToken: bt.accessToken } })).status, 201)
+    const bt = await suite.tenant({ products: BIG_PRODUCTS, orders: 0, payments: 0 })
+    const added = await addTenant(server.url, bt)
+    assert.strictEqual(added.app.status, 201)
+    assert.strictEqual(added.tenant.status, 201)
     const productState = async () => {
-      const { body } = await admin(server!.url, `/admin/tenants/${bt.appId}/${bt.businessId}`)
+      const { body } = await admin(server.url, `/admin/tenants/${bt.appId}/${bt.businessId}`)
       return (body.sync as Array<any>).find((s) => s.resource === "pos:/v3.0/product/list")
     }
     const before = await eventually("the big full sync to be a third through", async () => {
@@ -149,14 +114,14 @@ describe("crash: SIGKILL during ingestion, projection and a sync page", () => {
       return s !== undefined && s.cursor !== null && s.pages >= 100 ? s : undefined
     }, 60_000, 50)
     await server.kill()
-    const callsBefore = (await control.calls({ appId: bt.appId, operation: "product/list", limit: 200_000 })).calls.filter((c) => c.outcome === "ok").length
+    const callsBefore = (await suite.control.calls({ appId: bt.appId, operation: "product/list", limit: 200_000 })).calls.filter((c) => c.outcome === "ok").length
 
     await server.start()
     const after = await eventually("the resumed full sync to complete", async () => {
       const s = await productState()
       return s !== undefined && s.fullCompletedAt !== null ? s : undefined
     }, 120_000, 250)
-    const callsTotal = (await control.calls({ appId: bt.appId, operation: "product/list", limit: 200_000 })).calls.filter((c) => c.outcome === "ok").length
+    const callsTotal = (await suite.control.calls({ appId: bt.appId, operation: "product/list", limit: 200_000 })).calls.filter((c) => c.outcome === "ok").length
     // The pages in the log must form one unbroken chain: first cursor null, each next is the
     // following page's cursor, the last next is null.
     const pages = readOnly(files(dataDir).events, (db) =>
@@ -173,11 +138,11 @@ describe("crash: SIGKILL during ingestion, projection and a sync page", () => {
       chainedRecords += at.records
       at = at.next === null ? undefined : byCursor.get(at.next)
     }
-    const simCount = (await control.business(bt.businessId)).counts?.products
+    const simCount = (await suite.control.business(bt.businessId)).counts?.products
     const rm = await eventually("the read model to hold the big catalogue", async () => {
-      const { body } = await admin(server!.url, `/admin/tenants/${bt.appId}/${bt.businessId}`)
+      const { body } = await admin(server.url, `/admin/tenants/${bt.appId}/${bt.businessId}`)
       return body.counts.products === simCount ? body.counts.products as number : undefined
-    }, 60_000, 250).catch(async () => (await admin(server!.url, `/admin/tenants/${bt.appId}/${bt.businessId}`)).body.counts.products as number)
+    }, 60_000, 250).catch(async () => (await admin(server.url, `/admin/tenants/${bt.appId}/${bt.businessId}`)).body.counts.products as number)
     console.log(`[crash] sync kill: pages before SIGKILL=${before.pages}, pages in log=${pages.length} (resumed=${pages.filter((p) => p.mode === "resume").length}), chain=${chained}, product/list calls before=${callsBefore} total=${callsTotal}; products simulator=${simCount} read model=${rm} chained records=${chainedRecords}`)
     assert.isTrue(pages.some((p) => p.mode === "resume"), "the restarted server resumed the full sync")
     assert.strictEqual(chained, pages.length, "every stored page is on the cursor chain, which runs from the first page to the end")

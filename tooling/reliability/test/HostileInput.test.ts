@@ -6,57 +6,25 @@
  * recorded under typed tags; the log holds exactly the accepted bodies, whole; the read
  * models equal a replay of the log.
  */
-import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { assert, describe, it } from "vitest"
 import * as fc from "fast-check"
-import * as Fs from "node:fs"
-import * as Path from "node:path"
-import { SimulatorControl } from "@ocs/simulator"
-import {
-  admin,
-  agent,
-  envelope,
-  eventually,
-  files,
-  type Proc,
-  readOnly,
-  replayDigests,
-  request,
-  ServerHandle,
-  serverConfig,
-  startSimulatorProcess,
-  type Tenant,
-  tempDir
-} from "./support/harness.ts"
+import { admin, agent, envelope, eventually, files, readOnly, replayDigests, request, type ServerHandle, type Tenant } from "./support/harness.ts"
+import { reliabilitySuite } from "./support/suite.ts"
 
 const RUNS = 400
 
-let sim: { proc: Proc; url: string } | undefined
-let server: ServerHandle | undefined
-let control: SimulatorControl
+let server: ServerHandle
 let t: Tenant
 let other: Tenant
-const dirs: Array<string> = []
-
-beforeAll(async () => {
-  sim = await startSimulatorProcess(["--rate-window", "3", "--products", "10"])
-  control = new SimulatorControl(sim.url)
-  const make = async (products: number) => {
-    const x = await control.createTenant({ products, orders: 0, payments: 0 })
-    return { appId: x.app.appId, businessId: x.business.businessId, accessToken: x.token.accessToken, verifyToken: x.app.verifyToken }
+const suite = reliabilitySuite({
+  simFlags: ["--rate-window", "3", "--products", "10"],
+  setup: async (s) => {
+    // `t` takes the hostile webhooks; `other` is the one whose syncs meet malformed responses.
+    t = await s.tenant({ products: 5, orders: 0, payments: 0 })
+    other = await s.tenant({ products: 250, orders: 0, payments: 0 })
+    server = s.server("ocs-rel-hostile-", { tenants: [t, other] })
+    await server.start()
   }
-  // `t` takes the hostile webhooks; `other` is the one whose syncs meet malformed responses.
-  t = await make(5)
-  other = await make(250)
-  const root = tempDir("ocs-rel-hostile-")
-  dirs.push(root)
-  server = new ServerHandle(serverConfig({ simUrl: sim.url, dataDir: Path.join(root, "data"), tenants: [t, other] }), root)
-  await server.start()
-})
-
-afterAll(async () => {
-  await server?.kill()
-  await sim?.proc.stop("SIGKILL")
-  for (const d of dirs) Fs.rmSync(d, { recursive: true, force: true })
 })
 
 interface Case {
@@ -149,13 +117,13 @@ const wrongToken = fc.oneof(
 )
 
 const productState = async () => {
-  const { body } = await admin(server!.url, `/admin/tenants/${other.appId}/${other.businessId}`)
+  const { body } = await admin(server.url, `/admin/tenants/${other.appId}/${other.businessId}`)
   return (body.sync as Array<any>).find((s) => s.resource === "pos:/v3.0/product/list")
 }
 
 describe("hostile input", () => {
   it("answers hostile webhooks with the right 4xx, stores only what it accepted, and stays up", async () => {
-    const url = server!.url
+    const url = server.url
     const http = agent(4)
     const tally = new Map<string, { sent: number; ok: number }>()
     const accepted: Array<string> = []
@@ -177,7 +145,7 @@ describe("hostile input", () => {
     )
     http.destroy()
     const health = await request(`${url}/healthz`)
-    const rows = readOnly(files(server!.dataDir).events, (db) =>
+    const rows = readOnly(files(server.dataDir).events, (db) =>
       db.prepare("SELECT body FROM records WHERE source = 'webhook' AND app_id = ?").all(t.appId) as Array<{ body: string }>
     )
     const stored = new Set(rows.map((r) => r.body))
@@ -186,19 +154,19 @@ describe("hostile input", () => {
     console.log(`[hostile] webhooks sent=${RUNS} ${[...tally].map(([k, v]) => `${k}=${v.sent}/${v.ok} ok`).join(" ")}; accepted=${accepted.length} stored=${rows.length} lost=${lost} stored-but-refused=${extra} unexpected=${unexpected.length}; healthz=${health.status}`)
     assert.deepStrictEqual(unexpected.slice(0, 5), [])
     assert.strictEqual(health.status, 200)
-    assert.isTrue(server!.alive(), "the server process is still running")
+    assert.isTrue(server.alive(), "the server process is still running")
     assert.strictEqual(lost, 0, "every accepted body is in the log, byte for byte")
     assert.strictEqual(extra, 0, "nothing refused was stored")
     assert.strictEqual(rows.length, accepted.length)
   })
 
   it("survives malformed API responses during a sync, recording typed errors", async () => {
-    const url = server!.url
+    const url = server.url
     await eventually("the first full sync", async () => ((await productState())?.fullCompletedAt != null ? true : undefined), 60_000)
     const variants = ["nonJson", "truncated", "wrongTypes", "hugeNumbers", "empty", "deep"] as const
     const outcomes: Array<string> = []
     for (const variant of variants) {
-      await control.addFault({ kind: "malformed", variant, appId: other.appId, operation: "product/list", count: 1 })
+      await suite.control.addFault({ kind: "malformed", variant, appId: other.appId, operation: "product/list", count: 1 })
       const r = await admin(url, `/admin/tenants/${other.appId}/${other.businessId}/sync?full=true`, { method: "POST" })
       const report = r.status === 200 ? (r.body.reports as Array<any>)[0] : undefined
       outcomes.push(`${variant}:${r.status}/${report?.mode}/${report?.outcome}`)
@@ -207,27 +175,27 @@ describe("hostile input", () => {
       assert.notStrictEqual(report.mode, "skipped", `${variant}: the failure was handled by the sync, not by a catch-all`)
       assert.strictEqual((await request(`${url}/healthz`)).status, 200)
     }
-    await control.clearFaults()
+    await suite.control.clearFaults()
     const errors = (await admin(url, `/admin/errors?appId=${other.appId}&limit=100`)).body.errors as Array<{ tag: string; message: string }>
     const tags = [...new Set(errors.map((e) => e.tag))]
-    console.log(`[hostile] malformed responses: ${outcomes.join(" ")}; errors recorded=${errors.length} tags=${tags.join(",")}; healthz=200 alive=${server!.alive()}`)
+    console.log(`[hostile] malformed responses: ${outcomes.join(" ")}; errors recorded=${errors.length} tags=${tags.join(",")}; healthz=200 alive=${server.alive()}`)
     assert.isAtLeast(errors.length, variants.length)
     for (const tag of tags) {
       assert.match(tag, /^[A-Z][A-Za-z0-9]+$/, "a typed tag")
       assert.notInclude(["Error", "UnknownError", "Die", "Defect", "Unknown", "UnknownException"], tag)
     }
-    assert.isTrue(server!.alive())
+    assert.isTrue(server.alive())
   })
 
   // Found by this suite: a well-formed page whose `paginator.next` the service then refuses
   // (ERR_INVALID_FORM_FIELDS on paginator.next) used to leave the sync resuming from that
   // cursor for ever. A refused cursor, or a forced full sync, now starts from the first page.
   it("after the faults are gone, a forced full sync completes with the simulator's data", async () => {
-    const url = server!.url
+    const url = server.url
     const done = await admin(url, `/admin/tenants/${other.appId}/${other.businessId}/sync?full=true`, { method: "POST" })
     const report = (done.body.reports as Array<any>)[0]
     const count = (await admin(url, `/admin/tenants/${other.appId}/${other.businessId}`)).body.counts.products
-    const expected = (await control.business(other.businessId)).counts?.products
+    const expected = (await suite.control.business(other.businessId)).counts?.products
     const state = await productState()
     console.log(`[hostile] clean forced full sync: mode=${report.mode} outcome=${report.outcome} error=${String(report.error).slice(0, 160)}; stored cursor=${String(state?.cursor).slice(0, 40)}; products ${count}/${expected}`)
     assert.strictEqual(report.outcome, "done", `the forced full sync after the faults: ${report.error}`)
@@ -235,12 +203,12 @@ describe("hostile input", () => {
   })
 
   it("keeps the log whole and the read models equal to a replay", async () => {
-    assert.strictEqual(await server!.stop(), 0)
-    const { rows, broken } = readOnly(files(server!.dataDir).events, (db) => {
+    assert.strictEqual(await server.stop(), 0)
+    const { rows, broken } = readOnly(files(server.dataDir).events, (db) => {
       const all = db.prepare("SELECT body FROM records").all() as Array<{ body: string }>
       return { rows: all.length, broken: all.filter((r) => { try { JSON.parse(r.body); return false } catch { return true } }).length }
     })
-    const d = await replayDigests(server!.dataDir)
+    const d = await replayDigests(server.dataDir)
     console.log(`[hostile] log rows=${rows} unparseable=${broken}; live digest ${d.live.digest.slice(0, 12)} vs replay ${d.replay.digest.slice(0, 12)} (${Object.entries(d.live.tables).map(([k, v]) => `${k}=${v.rows}`).join(" ")})`)
     assert.strictEqual(broken, 0)
     assert.deepStrictEqual(d.live, d.replay, "live read models equal a replay of the log")

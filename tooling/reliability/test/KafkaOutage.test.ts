@@ -5,24 +5,10 @@
  * the topic keeps the sending order; the read models end up with everything.
  */
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import * as Fs from "node:fs"
-import * as Path from "node:path"
 import { Kafka, logLevel } from "kafkajs"
 import { type KafkaBroker, startBroker } from "@ocs/kafka-broker"
-import { SimulatorControl } from "@ocs/simulator"
-import {
-  admin,
-  agent,
-  envelope,
-  eventually,
-  type Proc,
-  request,
-  ServerHandle,
-  serverConfig,
-  startSimulatorProcess,
-  type Tenant,
-  tempDir
-} from "./support/harness.ts"
+import { admin, agent, envelope, eventually, request, type Tenant } from "./support/harness.ts"
+import { reliabilitySuite } from "./support/suite.ts"
 
 const TOPIC = "ocs-reliability-events"
 const OUTAGE_MS = 30_000
@@ -30,43 +16,37 @@ const BEFORE_MS = 5_000
 const AFTER_MS = 5_000
 const GAP_MS = 40
 
+// Registered before the suite: the broker starts first and closes last.
 let broker: KafkaBroker | undefined
-let sim: { proc: Proc; url: string } | undefined
-let server: ServerHandle | undefined
-const dirs: Array<string> = []
-const tenants: Array<Tenant> = []
-const simProducts = new Map<string, number>()
-
 beforeAll(async () => {
   broker = await startBroker({ logLevel: "WARN" })
-  sim = await startSimulatorProcess(["--rate-window", "3", "--products", "10"])
-  const control = new SimulatorControl(sim.url)
-  for (let i = 0; i < 4; i++) {
-    const t = await control.createTenant({ products: 5, orders: 0, payments: 0 })
-    tenants.push({ appId: t.app.appId, businessId: t.business.businessId, accessToken: t.token.accessToken, verifyToken: t.app.verifyToken })
-    simProducts.set(t.app.appId, (await control.business(t.business.businessId)).counts?.products ?? 5)
-  }
 }, 180_000)
-
 afterAll(async () => {
-  await server?.kill()
-  await sim?.proc.stop("SIGKILL")
   await broker?.close()
-  for (const d of dirs) Fs.rmSync(d, { recursive: true, force: true })
+})
+
+const tenants: Array<Tenant> = []
+const simProducts = new Map<string, number>()
+const suite = reliabilitySuite({
+  simFlags: ["--rate-window", "3", "--products", "10"],
+  setup: async (s) => {
+    for (let i = 0; i < 4; i++) {
+      const t = await s.tenant({ products: 5, orders: 0, payments: 0 })
+      tenants.push(t)
+      simProducts.set(t.appId, (await s.control.business(t.businessId)).counts?.products ?? 5)
+    }
+  },
+  setupTimeoutMs: 180_000
 })
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 describe("kafka outage", () => {
   it("answers every webhook 200 while the broker is down, then relays everything in per-business order", async () => {
-    const root = tempDir("ocs-rel-kafka-")
-    dirs.push(root)
-    server = new ServerHandle(serverConfig({
-      simUrl: sim!.url,
-      dataDir: Path.join(root, "data"),
+    const server = suite.server("ocs-rel-kafka-", {
       tenants,
       extra: { eventLog: { mode: "kafka", kafka: { brokers: broker!.brokers, topic: TOPIC, partitions: 3 } } }
-    }), root)
+    })
     await server.start()
     const url = server.url
 

@@ -5,54 +5,34 @@
  * call log's `locked` flag, exact to the millisecond), and tenants with little to fetch finish
  * their syncs while the big ones are still being throttled.
  */
-import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import * as Fs from "node:fs"
-import * as Path from "node:path"
-import { SimulatorControl } from "@ocs/simulator"
-import { admin, eventually, type Proc, ServerHandle, serverConfig, startSimulatorProcess, type Tenant, tempDir } from "./support/harness.ts"
+import { assert, describe, it } from "vitest"
+import { addTenant, admin, eventually, type Tenant } from "./support/harness.ts"
+import { reliabilitySuite } from "./support/suite.ts"
 
 const STORM = 3
 const QUIET = 5
 const STORM_PRODUCTS = 3000
 
-let sim: { proc: Proc; url: string } | undefined
-let server: ServerHandle | undefined
-let control: SimulatorControl
-const dirs: Array<string> = []
 const storm: Array<Tenant> = []
 const quiet: Array<Tenant> = []
-
-beforeAll(async () => {
-  sim = await startSimulatorProcess(["--products", "10"])
-  control = new SimulatorControl(sim.url)
-  await control.setRateLimits({ limit: 150, windowMs: 2000, lockMs: 2000, lockGrowthMs: 1000, operations: { "product/list": { limit: 6 } } })
-  const make = async (products: number) => {
-    const x = await control.createTenant({ products, orders: 0, payments: 0 })
-    return { appId: x.app.appId, businessId: x.business.businessId, accessToken: x.token.accessToken, verifyToken: x.app.verifyToken }
+const suite = reliabilitySuite({
+  simFlags: ["--products", "10"],
+  setup: async (s) => {
+    await s.control.setRateLimits({ limit: 150, windowMs: 2000, lockMs: 2000, lockGrowthMs: 1000, operations: { "product/list": { limit: 6 } } })
+    for (let i = 0; i < STORM; i++) storm.push(await s.tenant({ products: STORM_PRODUCTS, orders: 0, payments: 0 }))
+    for (let i = 0; i < QUIET; i++) quiet.push(await s.tenant({ products: 40, orders: 0, payments: 0 }))
+    await s.control.addFault({ kind: "skewUnlockedAt", appId: storm[0]!.appId, seconds: 1 })
   }
-  for (let i = 0; i < STORM; i++) storm.push(await make(STORM_PRODUCTS))
-  for (let i = 0; i < QUIET; i++) quiet.push(await make(40))
-  await control.addFault({ kind: "skewUnlockedAt", appId: storm[0]!.appId, seconds: 1 })
-})
-
-afterAll(async () => {
-  await server?.kill()
-  await sim?.proc.stop("SIGKILL")
-  for (const d of dirs) Fs.rmSync(d, { recursive: true, force: true })
 })
 
 describe("429 storm", () => {
   it("never calls a locked key, and other tenants progress during the storm", async () => {
-    const root = tempDir("ocs-rel-storm-")
-    dirs.push(root)
-    server = new ServerHandle(serverConfig({
-      simUrl: sim!.url,
-      dataDir: Path.join(root, "data"),
+    const server = suite.server("ocs-rel-storm-", {
       tenants: storm,
       windowSeconds: 2,
       // The skew fault under-reports by 1 s; the allowance covers it.
       extra: { rateLimits: { skewAllowanceMs: 1500, overrides: { "/v3.0/product/list": { requests: 150, windowSeconds: 2 } } } }
-    }), root)
+    })
     const started = Date.now()
     await server.start()
     const url = server.url
@@ -61,11 +41,12 @@ describe("429 storm", () => {
       return (body.sync as Array<any> | undefined)?.find((s) => s.resource === "pos:/v3.0/product/list")?.fullCompletedAt ?? null
     }
     // The storm first; then the quiet tenants arrive, in the middle of it.
-    await eventually("the first ERR_429", async () => ((await control.calls({ operation: "product/list", outcome: "ERR_429", limit: 10 })).calls.length > 0 ? true : undefined), 30_000, 100)
+    await eventually("the first ERR_429", async () => ((await suite.control.calls({ operation: "product/list", outcome: "ERR_429", limit: 10 })).calls.length > 0 ? true : undefined), 30_000, 100)
     const stormOn = Date.now()
     for (const t of quiet) {
-      assert.strictEqual((await admin(url, "/admin/apps", { method: "POST", body: { appId: t.appId, verifyTokens: [t.verifyToken] } })).status, 201)
-      assert.strictEqual((await admin(url, "/admin/tenants", { method: "POST", body: { appId: t.appId, businessId: t.businessId, accessToken: t.accessToken } })).status, 201)
+      const added = await addTenant(url, t)
+      assert.strictEqual(added.app.status, 201)
+      assert.strictEqual(added.tenant.status, 201)
     }
     const quietDone = await eventually("the quiet tenants' full syncs", async () => {
       const times = await Promise.all(quiet.map(completedAt))
@@ -77,11 +58,11 @@ describe("429 storm", () => {
       const times = await Promise.all(storm.map(completedAt))
       return times.every((x) => x !== null) ? Math.max(...(times as Array<number>)) : undefined
     }, 120_000, 500)
-    const calls = (await control.calls({ operation: "product/list", limit: 200_000 })).calls
+    const calls = (await suite.control.calls({ operation: "product/list", limit: 200_000 })).calls
     const lockedCalls = calls.filter((c) => c.locked)
     const err429 = calls.filter((c) => c.outcome === "ERR_429")
     const stormIds = new Set(storm.map((t) => t.appId))
-    const expected = await Promise.all(storm.map(async (t) => (await control.business(t.businessId)).counts?.products))
+    const expected = await Promise.all(storm.map(async (t) => (await suite.control.business(t.businessId)).counts?.products))
     // A finished sync has appended every page to the log; the read models follow the log
     // asynchronously, so they converge shortly after (under a loaded CI machine, seconds).
     const readCounts = () => Promise.all(storm.map(async (t) => (await admin(url, `/admin/tenants/${t.appId}/${t.businessId}`)).body.counts.products as number))

@@ -5,53 +5,30 @@
  * the sender retries. Properties: each event is in the log once (every repeat left a dedupe
  * decision), and the read models equal the simulator's data for everything touched.
  */
-import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import * as Fs from "node:fs"
+import { afterAll, assert, describe, it } from "vitest"
 import * as Http from "node:http"
 import type * as Net from "node:net"
-import * as Path from "node:path"
-import { SimulatorControl } from "@ocs/simulator"
-import {
-  admin,
-  eventually,
-  files,
-  type Proc,
-  readOnly,
-  request,
-  ServerHandle,
-  serverConfig,
-  startSimulatorProcess,
-  type Tenant,
-  tempDir
-} from "./support/harness.ts"
+import { admin, eventually, files, readOnly, request, type Tenant } from "./support/harness.ts"
+import { reliabilitySuite } from "./support/suite.ts"
 
-let sim: { proc: Proc; url: string } | undefined
-let server: ServerHandle | undefined
-let proxy: Http.Server | undefined
-let control: SimulatorControl
 let t: Tenant
-const dirs: Array<string> = []
-
-beforeAll(async () => {
-  sim = await startSimulatorProcess(["--rate-window", "3", "--products", "10"])
-  control = new SimulatorControl(sim.url)
-  const x = await control.createTenant({ products: 40, orders: 4, payments: 0 })
-  t = { appId: x.app.appId, businessId: x.business.businessId, accessToken: x.token.accessToken, verifyToken: x.app.verifyToken }
+const suite = reliabilitySuite({
+  simFlags: ["--rate-window", "3", "--products", "10"],
+  setup: async (s) => {
+    t = await s.tenant({ products: 40, orders: 4, payments: 0 })
+  }
 })
 
-afterAll(async () => {
+// Registered after the suite, so it runs first: the proxy closes before the server is killed.
+let proxy: Http.Server | undefined
+afterAll(() => {
   proxy?.close()
-  await server?.kill()
-  await sim?.proc.stop("SIGKILL")
-  for (const d of dirs) Fs.rmSync(d, { recursive: true, force: true })
 })
 
 describe("redelivery and reordering from the simulator's sender", () => {
   it("applies each event once and ends in the simulator's state", async () => {
-    const root = tempDir("ocs-rel-redeliver-")
-    dirs.push(root)
-    const dataDir = Path.join(root, "data")
-    server = new ServerHandle(serverConfig({ simUrl: sim!.url, dataDir, tenants: [t], resources: ["product", "order"] }), root)
+    const server = suite.server("ocs-rel-redeliver-", { tenants: [t], resources: ["product", "order"] })
+    const dataDir = server.dataDir
     await server.start()
     const url = server.url
     await eventually("the first full sync", async () => {
@@ -83,10 +60,10 @@ describe("redelivery and reordering from the simulator's sender", () => {
     await new Promise<void>((r) => proxy!.listen(0, "127.0.0.1", r))
     const proxyUrl = `http://127.0.0.1:${(proxy.address() as Net.AddressInfo).port}/webhooks/${t.appId}`
 
-    await control.setWebhookOptions({ retryDelaysMs: [50, 100, 200], reorderHoldMs: 300, degradation: { ladder: [] } })
-    assert.isTrue((await control.enableWebhooks(t.appId, { callbackUrl: proxyUrl, verifyToken: t.verifyToken })).enabled)
-    await control.addFault({ kind: "webhookDuplicate", appId: t.appId, probability: 0.4, copies: 2 })
-    await control.addFault({ kind: "webhookReorder", appId: t.appId, probability: 0.3 })
+    await suite.control.setWebhookOptions({ retryDelaysMs: [50, 100, 200], reorderHoldMs: 300, degradation: { ladder: [] } })
+    assert.isTrue((await suite.control.enableWebhooks(t.appId, { callbackUrl: proxyUrl, verifyToken: t.verifyToken })).enabled)
+    await suite.control.addFault({ kind: "webhookDuplicate", appId: t.appId, probability: 0.4, copies: 2 })
+    await suite.control.addFault({ kind: "webhookReorder", appId: t.appId, probability: 0.3 })
 
     // Changes in the simulator; every one is pushed as a webhook.
     const products = (await admin(url, `/admin/tenants/${t.appId}/${t.businessId}/products?limit=1000`)).body.items as Array<any>
@@ -94,26 +71,26 @@ describe("redelivery and reordering from the simulator's sender", () => {
     const stock = new Map<string, number>()
     for (let k = 0; k < 40; k++) {
       const id = touched[k % touched.length]!
-      await control.updateProduct(t.businessId, id, { price: 100 + k, name: `redelivered ${k}` })
+      await suite.control.updateProduct(t.businessId, id, { price: 100 + k, name: `redelivered ${k}` })
       if (k % 5 === 0) {
-        await control.changeInventory(t.businessId, [{ productId: id, depotId: 1, quantity: k }])
+        await suite.control.changeInventory(t.businessId, [{ productId: id, depotId: 1, quantity: k }])
         stock.set(id, k)
       }
     }
     const deleted = String(products[11].id)
-    await control.deleteProduct(t.businessId, deleted)
+    await suite.control.deleteProduct(t.businessId, deleted)
     const orders = new Map<string, any>()
     for (let k = 0; k < 5; k++) {
-      const o = (await control.addOrder(t.businessId, { customerName: `Redelivery ${k}`, customerMobile: "0911", products: [{ productId: touched[k]!, quantity: 1 }] })).order as any
+      const o = (await suite.control.addOrder(t.businessId, { customerName: `Redelivery ${k}`, customerMobile: "0911", products: [{ productId: touched[k]!, quantity: 1 }] })).order as any
       orders.set(String(o.id), o)
     }
     for (const [i, id] of [...orders.keys()].entries()) {
-      orders.set(id, (await control.updateOrder(t.businessId, id, { status: "shipping" })).order)
-      if (i % 2 === 0) orders.set(id, (await control.updateOrder(t.businessId, id, { status: "completed", customerName: `Done ${i}` })).order)
+      orders.set(id, (await suite.control.updateOrder(t.businessId, id, { status: "shipping" })).order)
+      if (i % 2 === 0) orders.set(id, (await suite.control.updateOrder(t.businessId, id, { status: "completed", customerName: `Done ${i}` })).order)
     }
-    assert.isTrue((await control.drainDeliveries(60_000)).idle, "every delivery finished")
+    assert.isTrue((await suite.control.drainDeliveries(60_000)).idle, "every delivery finished")
 
-    const deliveries = (await control.deliveries({ appId: t.appId, limit: 100_000 })).deliveries
+    const deliveries = (await suite.control.deliveries({ appId: t.appId, limit: 100_000 })).deliveries
     const attempts = deliveries.filter((d) => d.attempt > 0 && (d.outcome === "ok" || d.outcome === "status"))
     const distinct = new Set(attempts.map((d) => d.body)).size
     const repeats = attempts.length - distinct
@@ -141,7 +118,7 @@ describe("redelivery and reordering from the simulator's sender", () => {
     await eventually("the read models to match the simulator", async () => {
       mismatches.length = 0
       for (const id of touched) {
-        const expected = await control.product(t.businessId, id) as any
+        const expected = await suite.control.product(t.businessId, id) as any
         const got = (await admin(url, `/admin/tenants/${t.appId}/${t.businessId}/products/${id}`)).body
         if (got.name !== expected.name || Number(got.price) !== Number(expected.price)) mismatches.push(`product ${id}: ${got.name}/${got.price} vs ${expected.name}/${expected.price}`)
       }

@@ -6,28 +6,10 @@
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { SimulatorControl } from "@ocs/simulator"
-import {
-  ADMIN_KEY,
-  admin,
-  allFiles,
-  envelope,
-  eventually,
-  files,
-  type Proc,
-  readOnly,
-  request,
-  ServerHandle,
-  serverConfig,
-  startSimulatorProcess,
-  type Tenant,
-  tempDir
-} from "./support/harness.ts"
+import { ADMIN_KEY, addTenant, admin, allFiles, envelope, eventually, files, readOnly, request, type ServerHandle, type Tenant } from "./support/harness.ts"
+import { reliabilitySuite } from "./support/suite.ts"
 
-let sim: { proc: Proc; url: string } | undefined
-let server: ServerHandle | undefined
-let control: SimulatorControl
-const dirs: Array<string> = []
+let server: ServerHandle
 let A: Tenant
 let B: Tenant
 let C: Tenant // token without order/payment permission: ERR_403
@@ -37,56 +19,47 @@ const E = { token: "" } // added through the admin API
 const answers: Array<string> = []
 
 const get = async (path: string) => {
-  const r = await admin(server!.url, path)
+  const r = await admin(server.url, path)
   answers.push(typeof r.body === "string" ? r.body : JSON.stringify(r.body))
   return r
 }
 
-beforeAll(async () => {
-  sim = await startSimulatorProcess(["--rate-window", "3", "--products", "10"])
-  control = new SimulatorControl(sim.url)
-  const make = async (permissions?: ReadonlyArray<string>) => {
-    const x = await control.createTenant({ products: 20, orders: 3, payments: 2, ...(permissions === undefined ? {} : { permissions }) })
-    return { appId: x.app.appId, businessId: x.business.businessId, accessToken: x.token.accessToken, verifyToken: x.app.verifyToken }
+const suite = reliabilitySuite({
+  simFlags: ["--rate-window", "3", "--products", "10"],
+  setup: async (run) => {
+    const make = (permissions?: ReadonlyArray<string>) =>
+      run.tenant({ products: 20, orders: 3, payments: 2, ...(permissions === undefined ? {} : { permissions }) })
+    A = await make()
+    B = await make()
+    C = await make(["product"])
+    D = await make()
+    await run.control.expireToken(D.accessToken)
+    server = run.server("ocs-rel-security-", { tenants: [A, B, C, D], resources: ["product", "order", "payment"], extra: { logLevel: "debug" } })
+    await server.start()
+    await eventually("A and B synced, C paused (403), D in attention (expired token)", async () => {
+      const tenants = (await get("/admin/tenants")).body.tenants as Array<any>
+      const sync = (await get("/admin/sync")).body.sync as Array<any>
+      const complete = (t: Tenant) => sync.filter((s) => s.appId === t.appId && s.fullCompletedAt !== null).length === 3
+      const paused = sync.some((s) => s.appId === C.appId && s.paused !== null)
+      const attention = tenants.some((t) => t.appId === D.appId && t.status === "attention")
+      return complete(A) && complete(B) && paused && attention ? true : undefined
+    }, 60_000, 300)
+    // One more tenant through the admin API (the token travels in a request body).
+    const x = await run.tenant({ products: 3, orders: 0, payments: 0 })
+    E.token = x.accessToken
+    const added = await addTenant(server.url, x)
+    answers.push(JSON.stringify(added.tenant.body))
+    assert.strictEqual(added.app.status, 201)
+    assert.strictEqual(added.tenant.status, 201)
   }
-  A = await make()
-  B = await make()
-  C = await make(["product"])
-  D = await make()
-  await control.expireToken(D.accessToken)
-  const root = tempDir("ocs-rel-security-")
-  dirs.push(root)
-  server = new ServerHandle(serverConfig({ simUrl: sim.url, dataDir: Path.join(root, "data"), tenants: [A, B, C, D], resources: ["product", "order", "payment"], extra: { logLevel: "debug" } }), root)
-  await server.start()
-  await eventually("A and B synced, C paused (403), D in attention (expired token)", async () => {
-    const tenants = (await get("/admin/tenants")).body.tenants as Array<any>
-    const sync = (await get("/admin/sync")).body.sync as Array<any>
-    const complete = (t: Tenant) => sync.filter((s) => s.appId === t.appId && s.fullCompletedAt !== null).length === 3
-    const paused = sync.some((s) => s.appId === C.appId && s.paused !== null)
-    const attention = tenants.some((t) => t.appId === D.appId && t.status === "attention")
-    return complete(A) && complete(B) && paused && attention ? true : undefined
-  }, 60_000, 300)
-  // One more tenant through the admin API (the token travels in a request body).
-  const x = await control.createTenant({ products: 3, orders: 0, payments: 0 })
-  E.token = x.token.accessToken
-  assert.strictEqual((await admin(server.url, "/admin/apps", { method: "POST", body: { appId: x.app.appId, verifyTokens: [x.app.verifyToken] } })).status, 201)
-  const added = await admin(server.url, "/admin/tenants", { method: "POST", body: { appId: x.app.appId, businessId: x.business.businessId, accessToken: E.token } })
-  answers.push(JSON.stringify(added.body))
-  assert.strictEqual(added.status, 201)
-})
-
-afterAll(async () => {
-  await server?.kill()
-  await sim?.proc.stop("SIGKILL")
-  for (const d of dirs) Fs.rmSync(d, { recursive: true, force: true })
 })
 
 const webhookRows = (appId: string) =>
-  readOnly(files(server!.dataDir).events, (db) => (db.prepare("SELECT count(*) AS n FROM records WHERE source = 'webhook' AND app_id = ?").get(appId) as { n: number }).n)
+  readOnly(files(server.dataDir).events, (db) => (db.prepare("SELECT count(*) AS n FROM records WHERE source = 'webhook' AND app_id = ?").get(appId) as { n: number }).n)
 
 describe("security", () => {
   it("refuses webhooks with a wrong or missing verify token (401) or an oversized body (413), storing nothing", async () => {
-    const url = `${server!.url}/webhooks/${A.appId}`
+    const url = `${server.url}/webhooks/${A.appId}`
     const before = webhookRows(A.appId)
     const cases: Array<[string, Promise<{ status: number }>, number]> = [
       ["wrong token", request(url, { body: envelope(A, "productAdd", { id: 1 }, "not-the-token") }), 401],
@@ -130,7 +103,7 @@ describe("security", () => {
     for (const [method, path] of routes) {
       for (const headers of credentials) {
         const body = method === "POST" ? JSON.stringify({ appId: A.appId, businessId: A.businessId, accessToken: "x", verifyTokens: ["x"] }) : undefined
-        const a = await request(`${server!.url}${path}`, { method, headers, ...(body === undefined ? {} : { body }) })
+        const a = await request(`${server.url}${path}`, { method, headers, ...(body === undefined ? {} : { body }) })
         checked++
         if (a.status !== 401) failures.push(`${method} ${path} ${JSON.stringify(headers)} -> ${a.status}`)
       }
@@ -145,8 +118,8 @@ describe("security", () => {
   it("never returns one tenant's rows through another tenant's routes", async () => {
     const secretProduct = "888888888001"
     const secretOrder = "888888888002"
-    assert.strictEqual((await request(`${server!.url}/webhooks/${B.appId}`, { body: envelope(B, "productUpdate", { id: Number(secretProduct), name: "B-secret", price: 1, updatedAt: "2030-01-01T00:00:00.000Z" }) })).status, 200)
-    assert.strictEqual((await request(`${server!.url}/webhooks/${B.appId}`, { body: envelope(B, "orderAdd", { id: Number(secretOrder), customerName: "B-secret", products: [{ productId: Number(secretProduct), quantity: 1 }] }) })).status, 200)
+    assert.strictEqual((await request(`${server.url}/webhooks/${B.appId}`, { body: envelope(B, "productUpdate", { id: Number(secretProduct), name: "B-secret", price: 1, updatedAt: "2030-01-01T00:00:00.000Z" }) })).status, 200)
+    assert.strictEqual((await request(`${server.url}/webhooks/${B.appId}`, { body: envelope(B, "orderAdd", { id: Number(secretOrder), customerName: "B-secret", products: [{ productId: Number(secretProduct), quantity: 1 }] }) })).status, 200)
     await eventually("B's secret rows", async () => ((await get(`/admin/tenants/${B.appId}/${B.businessId}/orders/${secretOrder}`)).status === 200 ? true : undefined), 20_000)
     assert.strictEqual((await get(`/admin/tenants/${B.appId}/${B.businessId}/products/${secretProduct}`)).status, 200)
     const a = `${A.appId}/${A.businessId}`
@@ -187,15 +160,15 @@ describe("security", () => {
     await get("/admin/sync")
     await get("/admin/locks")
     await get("/admin/budgets")
-    const metrics = await request(`${server!.url}/metrics`)
+    const metrics = await request(`${server.url}/metrics`)
     answers.push(metrics.text)
     const tokens = [A.accessToken, B.accessToken, C.accessToken, D.accessToken, E.token]
     // Stop the server so that its last log lines are flushed and the WAL files are as it left them.
-    assert.strictEqual(await server!.stop(), 0)
-    const output = server!.output()
+    assert.strictEqual(await server.stop(), 0)
+    const output = server.output()
     const inOutput = tokens.filter((tok) => output.includes(tok))
     const inAnswers = tokens.filter((tok) => answers.some((a) => a.includes(tok)))
-    const scanned = allFiles(server!.dataDir)
+    const scanned = allFiles(server.dataDir)
     const inFiles: Array<string> = []
     let bytes = 0
     for (const f of scanned) {
@@ -219,9 +192,7 @@ describe("no redirects", () => {
   const probes: Array<[string, string]> = []
 
   beforeAll(async () => {
-    const root = tempDir("ocs-rel-redirect-")
-    dirs.push(root)
-    s = new ServerHandle(serverConfig({ simUrl: sim!.url, dataDir: Path.join(root, "data"), tenants: [A] }), root)
+    s = suite.server("ocs-rel-redirect-", { tenants: [A] })
     await s.start()
     probes.push(
       ["POST", `/webhooks/${A.appId}/`], ["POST", `/webhooks/${A.appId}//`], ["POST", `/webhooks//${A.appId}`],

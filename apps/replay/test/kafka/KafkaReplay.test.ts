@@ -4,7 +4,7 @@
  * the suite starts its own broker.
  */
 import { type KafkaBroker, startBroker } from "@ocs/kafka-broker"
-import { EventLog } from "@ocs/event-log"
+import { EventLog, KafkaEventLog } from "@ocs/event-log"
 import { Effect, Stream } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -36,7 +36,7 @@ beforeAll(async () => {
       yield* Effect.sleep(200)
     }
     throw new Error("the relay did not deliver the records to the topic")
-  }).pipe(Effect.scoped, Effect.provide(EventLog.EventLog.layerKafka({
+  }).pipe(Effect.scoped, Effect.provide(KafkaEventLog.layer({
     brokers,
     topic,
     partitions: 3,

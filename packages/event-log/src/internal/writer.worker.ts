@@ -2,8 +2,9 @@
  * The event log's writer thread: its own better-sqlite3 connection to the log file, running
  * the group-commit transactions (dedupe check, inserts, commit with the file's `synchronous`
  * setting) off the main thread, so the main thread keeps serving while SQLite writes and
- * fsyncs. The main thread (./sqliteLog.ts) sends one batch at a time and acknowledges the
- * appends of a batch only after this thread answered that its transaction committed.
+ * fsyncs. The main thread (./groupCommit.ts, through ./writerThread.ts) sends batches, at most
+ * two in flight, and acknowledges the appends of a batch only after this thread answered that
+ * its transaction committed; batches are committed and answered in the order they arrive.
  *
  * Loaded by `new Worker(url)` with plain Node (type stripping): it imports nothing that needs
  * a bundler, only better-sqlite3, node built-ins and the plain connection setup of

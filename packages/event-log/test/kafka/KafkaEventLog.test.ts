@@ -5,7 +5,7 @@
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { type KafkaBroker, startBroker } from "@ocs/kafka-broker"
-import { EventLog, type KafkaEventLog, type LogRecord } from "@ocs/event-log"
+import { EventLog, KafkaEventLog, type LogRecord } from "@ocs/event-log"
 import { SqliteDatabase } from "@ocs/sqlite"
 import { Effect, Layer, Stream } from "effect"
 import { Kafka, logLevel } from "kafkajs"
@@ -96,7 +96,7 @@ describe("KafkaEventLog", () => {
       const rest = yield* log.subscribe("projector", { tenant: "all" }).pipe(Stream.take(35), Stream.runCollect)
       const ids = [...first, ...rest].map((d) => d.record.id)
       assert.strictEqual(new Set(ids).size, 60, "resume repeated or skipped records")
-    }).pipe(Effect.provide(EventLog.EventLog.layerKafka(config)))
+    }).pipe(Effect.provide(KafkaEventLog.layer(config)))
   }, 120_000)
 
   it.live("a relay retry (cursor lost after the broker acked) never shows twice", () => {
@@ -105,7 +105,7 @@ describe("KafkaEventLog", () => {
       yield* Effect.gen(function*() {
         yield* appendBusinesses(["1", "2"], 10)
         yield* pollUntil(topicMessages(config.topic), (n) => n >= 20)
-      }).pipe(Effect.provide(EventLog.EventLog.layerKafka(config)))
+      }).pipe(Effect.provide(KafkaEventLog.layer(config)))
       // Simulate a crash between the broker's ack and the cursor update.
       yield* Effect.scoped(Effect.flatMap(SqliteDatabase.make({ filename: config.outboxFilename }), (db) =>
         db.use("reset", (_, c) => c.prepare("UPDATE relay_state SET relayed_offset = 0").run())))
@@ -117,7 +117,7 @@ describe("KafkaEventLog", () => {
         const log = yield* EventLog.EventLog
         const delivered = yield* log.subscribe("p", { tenant: "all" }).pipe(Stream.take(20), Stream.runCollect)
         assert.strictEqual(new Set(delivered.map((d) => d.record.id)).size, 20)
-      }).pipe(Effect.provide(EventLog.EventLog.layerKafka(config)))
+      }).pipe(Effect.provide(KafkaEventLog.layer(config)))
     })
   }, 120_000)
 
@@ -130,7 +130,7 @@ describe("KafkaEventLog", () => {
             server.close(() => resolve(address.port))
           })
         }))
-      const error = yield* Layer.build(EventLog.EventLog.layerKafka(options({
+      const error = yield* Layer.build(KafkaEventLog.layer(options({
         brokers: [`127.0.0.1:${port}`],
         retry: { retries: 0 },
         connectionTimeoutMillis: 1000
@@ -153,6 +153,6 @@ describe("KafkaEventLog", () => {
         const records = yield* pollUntil(readAll.pipe(Effect.orElseSucceed(() => [])), (r) => r.length >= 20)
         assert.strictEqual(records.length, 20)
         assertOrderPerBusiness(records, ["1", "2"], 10)
-      }).pipe(Effect.provide(EventLog.EventLog.layerKafka(config)))
+      }).pipe(Effect.provide(KafkaEventLog.layer(config)))
     }).pipe(Effect.scoped), 180_000)
 })

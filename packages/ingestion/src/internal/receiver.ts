@@ -1,9 +1,9 @@
 /**
- * The transport-independent part of the webhook receiver: the checks on the request head, and
- * the effect that turns a delivery's bytes into a durable record and an answer. The Node
- * listener and the effect/http route both drive it.
+ * The server-independent part of the webhook receiver: the checks on the request head, and
+ * the callback path that turns a delivery's bytes into a durable record and an answer. The
+ * Node request listener (../Ingestion.ts) drives it.
  */
-import { EventLog, type LogRecord } from "@ocs/event-log"
+import { DirectAppend, type LogRecord } from "@ocs/event-log"
 import { Json } from "@ocs/protocol"
 import { Cause, Clock, Effect, Exit, Option, Predicate, Result } from "effect"
 import * as Crypto from "node:crypto"
@@ -78,13 +78,12 @@ export interface Receiver {
   /** Path, method, source address and declared length: everything decidable before the body. */
   readonly preflight: (head: Head) => Preflight
   readonly tooLarge: () => Answer
-  /** Never fails: every failure is an answer (and a log line when it is ours). */
-  readonly ingest: (delivery: Delivery) => Effect.Effect<Answer>
   /**
-   * `ingest` without a fiber, for a Node request listener: `done` gets the answer once the
-   * record is durable (or refused). Never throws.
+   * Decides a delivery in plain callbacks (no fiber per request): `done` gets the answer once
+   * the record is durable, or why it was refused. Never throws; every failure is an answer
+   * (and a log line when it is ours).
    */
-  readonly ingestUnsafe: (delivery: Delivery, done: (answer: Answer) => void) => void
+  readonly ingest: (delivery: Delivery, done: (answer: Answer) => void) => void
 }
 
 const APP_ID = /^(?:0|[1-9][0-9]{0,39})$/
@@ -155,12 +154,12 @@ const businessIdOf = (text: string, value: Record<string, unknown>): Result.Resu
 }
 
 export const make = Effect.fnUntraced(function*(initial: Config) {
-  const log = yield* EventLog.EventLog
+  const log = yield* DirectAppend.DirectAppend
   const apps = yield* WebhookApps
   const context = yield* Effect.context<never>()
   const clock = yield* Clock.Clock
+  // Log lines only: the request path itself runs no effect.
   const runFork = Effect.runForkWith(context)
-  const runCallback = Effect.runCallbackWith(context)
   const metrics = IngestionMetrics.makeRecorder()
   let config = initial
   const prefix = `${initial.basePath}/`
@@ -200,7 +199,7 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
       runFork(Effect.logError("webhook not stored in time", { appId: record.appId, type: record.type, timeoutMillis: config.storeTimeoutMillis }))
       done(STORE_TIMEOUT)
     }, config.storeTimeoutMillis)
-    log.appendUnsafe([record], (exit) => {
+    log.append([record], (exit) => {
       if (answered) return
       answered = true
       clearTimeout(timer)
@@ -222,7 +221,7 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
   /** Everything after the application is known: parse, authenticate, validate, store. */
   const decide = (d: Delivery, found: Option.Option<WebhookApp>, done: (answer: Answer) => void): void => {
     const app = Option.getOrUndefined(found)
-    // 404 rather than 401: the path names no application here (DESIGN section 6).
+    // 404 rather than 401: the path names no application here (docs/architecture.md, section 6).
     if (app === undefined || !app.enabled) return done(reject(404, "unknown_app", "unknown application"))
     const text = Json.decodeUtf8(d.bytes)
     if (Result.isFailure(text)) return done(reject(400, "bad_json", text.failure.message))
@@ -258,32 +257,19 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
     }, done)
   }
 
-  const ingestUnsafe = (d: Delivery, done: (answer: Answer) => void): void => {
+  const ingest = (d: Delivery, done: (answer: Answer) => void): void => {
     try {
-      const lookupUnsafe = apps.lookupUnsafe
-      if (lookupUnsafe !== undefined) {
-        const found = lookupUnsafe(d.appId)
-        if (Result.isFailure(found)) {
-          runFork(Effect.logError("webhook apps lookup failed", found.failure.message))
-          return done(APPS_UNAVAILABLE)
-        }
-        return decide(d, found.success, done)
+      const found = apps.lookup(d.appId)
+      if (Result.isFailure(found)) {
+        runFork(Effect.logError("webhook apps lookup failed", found.failure.message))
+        return done(APPS_UNAVAILABLE)
       }
-      runCallback(apps.lookup(d.appId), {
-        onExit: (exit) => {
-          if (Exit.isSuccess(exit)) return decide(d, exit.value, done)
-          runFork(Effect.logError("webhook apps lookup failed", Cause.pretty(exit.cause)))
-          done(APPS_UNAVAILABLE)
-        }
-      })
+      decide(d, found.success, done)
     } catch (cause) {
       runFork(Effect.logError("webhook receiver defect", Cause.pretty(Cause.die(cause))))
       done(STORE_FAILED)
     }
   }
-
-  const ingest = (d: Delivery): Effect.Effect<Answer> =>
-    Effect.callback<Answer>((resume) => ingestUnsafe(d, (answer) => resume(Effect.succeed(answer))))
 
   return {
     config: () => config,
@@ -293,8 +279,7 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
     metrics,
     preflight,
     tooLarge,
-    ingest,
-    ingestUnsafe
+    ingest
   } satisfies Receiver
 })
 

@@ -7,24 +7,20 @@ import Database from "better-sqlite3"
 import { Effect, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
-import * as Os from "node:os"
 import * as Path from "node:path"
-import { EventLog } from "@ocs/event-log"
+import { fileURLToPath } from "node:url"
+import { SqliteEventLog } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
-import { nodeFlags } from "../../../../apps/sync-server/src/nodeFlags.ts"
-import { type Proc, serverBin, spawnNode } from "../../../../apps/sync-server/test/processes.ts"
+import { nodeFlags } from "@ocs/sync-server/nodeFlags"
+import { type Proc, startListening, tempDir } from "@ocs/testkit/Processes"
 
-export {
-  eventually,
-  parseLoose,
-  type Proc,
-  startSimulatorProcess
-} from "../../../../apps/sync-server/test/processes.ts"
+export { eventually, parseLoose, type Proc, startSimulatorProcess, tempDir } from "@ocs/testkit/Processes"
+
+/** The server's program, as its package publishes it (`ocs-sync-server`). */
+const serverBin = fileURLToPath(import.meta.resolve("@ocs/sync-server/bin"))
 
 export const ADMIN_KEY = "reliability-admin-key-0123456789"
 export const ENCRYPTION_KEY = "5a".repeat(32)
-
-export const tempDir = (prefix: string) => Fs.mkdtempSync(Path.join(Os.tmpdir(), prefix))
 
 export interface Tenant {
   readonly appId: string
@@ -33,15 +29,17 @@ export interface Tenant {
   readonly verifyToken: string
 }
 
-/** A server configuration with everything on loopback and slow periodic work (tests drive it). */
-export const serverConfig = (options: {
+export interface ServerConfigOptions {
   readonly simUrl: string
   readonly dataDir: string
   readonly tenants: ReadonlyArray<Tenant>
   readonly resources?: ReadonlyArray<string>
   readonly windowSeconds?: number
   readonly extra?: Record<string, unknown>
-}) => ({
+}
+
+/** A server configuration with everything on loopback and slow periodic work (tests drive it). */
+export const serverConfig = (options: ServerConfigOptions) => ({
   server: { host: "127.0.0.1", port: 0, adminKey: ADMIN_KEY },
   dataDir: options.dataDir,
   api: { posBaseUrl: `${options.simUrl}/pos`, vpageBaseUrl: `${options.simUrl}/vpage`, timeoutMs: 5000 },
@@ -85,14 +83,13 @@ export class ServerHandle {
   }
 
   async start(): Promise<ServerProcess> {
-    const { proc, match } = await spawnNode(
+    const { proc, url } = await startListening(
       [...nodeFlags, serverBin, "--config", this.configFile],
-      /listening on (http:\/\/[\d.:]+)/,
       { OCS_ENCRYPTION_KEY: ENCRYPTION_KEY },
       60_000
     )
     this.outputs.push(proc)
-    this.current = { proc, url: match[1]!, dataDir: this.dataDir }
+    this.current = { proc, url, dataDir: this.dataDir }
     return this.current
   }
 
@@ -167,6 +164,13 @@ export const request = (
     if (body !== undefined) req.write(body)
     req.end()
   })
+
+/** Adds an application and one tenant of it through the admin API (as an operator would). */
+export const addTenant = async (base: string, t: Tenant) => {
+  const app = await admin(base, "/admin/apps", { method: "POST", body: { appId: t.appId, verifyTokens: [t.verifyToken] } })
+  const tenant = await admin(base, "/admin/tenants", { method: "POST", body: { appId: t.appId, businessId: t.businessId, accessToken: t.accessToken } })
+  return { app, tenant }
+}
 
 export const admin = async (base: string, path: string, init: { readonly method?: string; readonly body?: unknown } = {}) => {
   const a = await request(`${base}${path}`, {
@@ -254,7 +258,7 @@ export const replayDigests = (dataDir: string, logFile = files(dataDir).events) 
     const replay = yield* digestOf(rebuilt)
     return { live, replay, records: stats.records }
   })
-  return Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(Layer.fresh(EventLog.EventLog.layerSqlite({ filename: logFile })))))
+  return Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(Layer.fresh(SqliteEventLog.layer({ filename: logFile })))))
 }
 
 /** Every file of a folder (recursively), for byte scans. */

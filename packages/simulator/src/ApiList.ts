@@ -1,0 +1,139 @@
+/**
+ * The list operations (spec: Paginator): filters and paginator checked field by field, the
+ * cursor decoded and verified, one page read from the resource's lister, the page written
+ * with the cursor shape of its turn and the end-of-data form of the operation.
+ */
+import * as Json from "@ocs/protocol/Json"
+import { type Call, failure, finish, isObj, type Messages, type Obj } from "./ApiCall.ts"
+import type { Business, Token } from "./Auth.ts"
+import type { BusinessData } from "./Catalog.ts"
+import * as Cursor from "./Cursor.ts"
+import { parseInstant } from "./internal/Time.ts"
+import { IndexCache, page, type Seek, type SortKey } from "./Listing.ts"
+import { listers } from "./Listers.ts"
+import type { ListOperation } from "./Operations.ts"
+
+const caches = new WeakMap<BusinessData, Map<string, IndexCache<unknown>>>()
+const cacheFor = <R>(data: BusinessData, key: string): IndexCache<R> => {
+  let byKey = caches.get(data)
+  if (byKey === undefined) caches.set(data, byKey = new Map())
+  let cache = byKey.get(key)
+  if (cache === undefined) byKey.set(key, cache = new IndexCache<unknown>())
+  return cache as IndexCache<R>
+}
+
+const isEmptyCursor = (v: Json.JsonValue | undefined): boolean =>
+  v === undefined || v === null || v === "" || (Array.isArray(v) && v.length === 0) ||
+  (isObj(v) && Object.keys(v).length === 0)
+
+export const list = (call: Call, op: ListOperation, business: Business, token: Token, text: string, body: Json.JsonValue) => {
+  const messages: Messages = {}
+  const warnings: Array<string> = []
+  if (!isObj(body)) return failure(call, "ERR_INVALID_FORM_FIELDS", { body: "must be a JSON object" })
+  const filters = body["filters"]
+  if (filters !== undefined && filters !== null && !isObj(filters)) messages["filters"] = "must be an object"
+  const f: Obj = isObj(filters) ? filters : {}
+  for (const key of Object.keys(f)) {
+    if (!op.filters.includes(key)) messages[`filters.${key}`] = `unknown filter; accepted: ${op.filters.join(", ")}`
+  }
+  const from = f["updatedAtFrom"] === undefined ? undefined : parseInstant(f["updatedAtFrom"])
+  const to = f["updatedAtTo"] === undefined ? undefined : parseInstant(f["updatedAtTo"])
+  if (f["updatedAtFrom"] !== undefined && from === undefined) {
+    messages["filters.updatedAtFrom"] = "must be an ISO-8601 date-time or unix seconds"
+  }
+  if (f["updatedAtTo"] !== undefined && to === undefined) {
+    messages["filters.updatedAtTo"] = "must be an ISO-8601 date-time or unix seconds"
+  }
+  const inTime = from === undefined && to === undefined
+    ? undefined
+    : (ms: number) => (from === undefined || ms >= from) && (to === undefined || ms <= to)
+
+  // paginator
+  const paginator = body["paginator"]
+  if (paginator !== undefined && paginator !== null && !isObj(paginator)) messages["paginator"] = "must be an object"
+  const p: Obj = isObj(paginator) ? paginator : {}
+  let size = op.defaultSize
+  if (p["size"] !== undefined) {
+    const s = p["size"]
+    if (typeof s !== "number" || !Number.isInteger(s) || s < 1 || s > op.maxSize) {
+      messages["paginator.size"] = `must be an integer between 1 and ${op.maxSize}`
+    } else size = s
+  }
+  let sort = parseSort(op, p["sort"], messages)
+  let pageNumber = 1
+  let after: Seek | undefined
+  const next = p["next"]
+  if (!isEmptyCursor(next)) {
+    const raw = Json.extract(text, ["paginator", "next"]) ?? ""
+    const decoded = Cursor.decode(
+      {
+        secret: call.env.cursorSecret,
+        operation: call.operation,
+        shapes: op.cursorShapes,
+        strictKeyOrder: call.env.strictCursorKeyOrder
+      },
+      next!,
+      raw
+    )
+    if (!decoded.ok) messages["paginator.next"] = decoded.message
+    else {
+      pageNumber = decoded.position.page
+      sort = decoded.position.sort
+      after = decoded.position.seek
+    }
+  }
+
+  const lister = listers[op.resource]({ call, op, business, token, filters: f, inTime, messages, warnings })
+  if (lister === "depot") return
+  if (Object.keys(messages).length > 0 || lister === undefined) {
+    return failure(call, "ERR_INVALID_FORM_FIELDS", messages)
+  }
+  const result = page(lister.source, {
+    sort,
+    after,
+    size,
+    predicate: lister.predicate,
+    scanBudget: lister.predicate === undefined ? size : Math.max(size * 50, 10_000)
+  }, cacheFor(business.data, lister.cacheKey))
+
+  let out = `{"code":1`
+  if (warnings.length > 0) out += `,"warning":${JSON.stringify(warnings)}`
+  out += `,"data":[`
+  for (let i = 0; i < result.records.length; i++) {
+    if (i > 0) out += ","
+    out += lister.write(result.records[i]!)
+  }
+  out += "]"
+  if (result.next !== undefined) {
+    const position: Cursor.CursorPosition = { page: pageNumber + 1, sort, seek: result.next }
+    const shape = op.cursorShapes[(pageNumber - 1) % op.cursorShapes.length]!
+    const cursor = Cursor.encode(shape, position, Cursor.signature(call.env.cursorSecret, call.operation, position))
+    out += `,"paginator":{"next":${cursor}}}`
+  } else if (op.end === "null") out += `,"paginator":{"next":null}}`
+  else if (op.end === "absentKey") out += `,"paginator":{}}`
+  else out += "}"
+  finish(call, 200, "ok", out)
+}
+
+const parseSort = (op: ListOperation, sort: Json.JsonValue | undefined, messages: Messages): ReadonlyArray<SortKey> => {
+  if (sort === undefined || sort === null) return []
+  const entries: Array<[string, Json.JsonValue]> = []
+  if (Array.isArray(sort)) {
+    sort.forEach((item, i) => {
+      if (isObj(item) && Object.keys(item).length === 1) entries.push(Object.entries(item)[0]!)
+      else messages[`paginator.sort.${i}`] = "must be an object with one field mapped to asc or desc"
+    })
+  } else if (isObj(sort)) entries.push(...Object.entries(sort))
+  else {
+    messages["paginator.sort"] = "must be an object mapping a field to asc or desc"
+    return []
+  }
+  const keys: Array<SortKey> = []
+  for (const [field, dir] of entries) {
+    if (!op.sortable.includes(field)) {
+      messages[`paginator.sort.${field}`] = `cannot sort by ${field}; sortable: ${op.sortable.join(", ")}`
+    } else if (dir !== "asc" && dir !== "desc") messages[`paginator.sort.${field}`] = "must be asc or desc"
+    else keys.push({ field: field === "productId" ? "id" : field, desc: dir === "desc" })
+  }
+  return keys
+}

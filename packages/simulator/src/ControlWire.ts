@@ -1,0 +1,195 @@
+/**
+ * The control API's wire format (`/_sim/...`), in one place for both ends: the input schemas
+ * the server decodes requests with, and the shapes of its answers. The control client takes
+ * its parameter types from the same schemas (their encoded side) and its result types from
+ * the same interfaces, so the two cannot drift apart.
+ *
+ * Answers carry ids as JSON integers (the server writes bigints); the client hands them out as
+ * decimal strings. The answer shapes are therefore generic in the id type `I`, string by default.
+ */
+import { Schema } from "effect"
+import { ORDER_STATUSES } from "./Catalog.ts"
+import type { FaultInput } from "./Faults.ts"
+import { type EventName, eventNames } from "./WebhookEvents.ts"
+
+export type { CallEntry } from "./CallLog.ts"
+export type { DeliveryEntry } from "./DeliveryLog.ts"
+export type { FaultInput, Scope } from "./Faults.ts"
+export type { RateLimitPatch as RateLimitSettings } from "./RateLimits.ts"
+export type { EnableResult } from "./Webhooks.ts"
+export type { EventName } from "./WebhookEvents.ts"
+export type { WebhookPatch as WebhookSettings } from "./WebhookOptions.ts"
+
+// -- inputs --------------------------------------------------------------------------------------
+
+/** An id as a caller may pass it: JSON integer (number or bigint) or decimal string. */
+export type Id = string | number | bigint
+export const Id = Schema.Union([Schema.String, Schema.Number, Schema.BigInt])
+
+const Count = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 1_000_000 }))
+const Depots = Schema.Array(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)))
+const Event = Schema.Literals(eventNames as ReadonlyArray<EventName>)
+const Ms = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+const Positive = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+const Ratio = Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 1 }))
+const Status = Schema.Literals(ORDER_STATUSES)
+const opt = Schema.optionalKey
+
+export const CreateApp = Schema.Struct({ appId: opt(Id), name: opt(Schema.String), verifyToken: opt(Schema.String) })
+export const EnableWebhooks = Schema.Struct({
+  callbackUrl: Schema.String,
+  verifyToken: opt(Schema.String),
+  events: opt(Schema.Array(Event))
+})
+export const CreateBusiness = Schema.Struct({
+  businessId: opt(Id),
+  apiEnabled: opt(Schema.Boolean),
+  seed: opt(Schema.Int),
+  products: opt(Count),
+  orders: opt(Count),
+  payments: opt(Count),
+  depots: opt(Depots),
+  bigIds: opt(Schema.Boolean),
+  deletedRatio: opt(Ratio)
+})
+export const Settings = Schema.Struct({ apiEnabled: Schema.Boolean })
+export const AppRef = Schema.Struct({ appId: Id })
+export const CreateToken = Schema.Struct({
+  appId: Id,
+  businessId: Id,
+  accessToken: opt(Schema.String),
+  version: opt(Schema.String),
+  permissions: opt(Schema.Array(Schema.String)),
+  depots: opt(Depots),
+  expiresInSeconds: opt(Schema.Number),
+  /** Unix seconds. */
+  expiresAt: opt(Schema.Number)
+})
+export const TokenRef = Schema.Struct({ accessToken: Schema.String })
+export const ProductChanges = Schema.Struct({
+  name: opt(Schema.String),
+  price: opt(Schema.Finite),
+  code: opt(Schema.String),
+  barcode: opt(Schema.String)
+})
+export const InventoryChange = Schema.Struct({ productId: Id, depotId: Schema.Int, quantity: Schema.Int })
+export const InventoryChanges = Schema.Struct({ changes: Schema.Array(InventoryChange) })
+export const CreateOrder = Schema.Struct({
+  appOrderId: opt(Schema.String),
+  depotId: opt(Schema.Int),
+  status: opt(Status),
+  customerName: opt(Schema.String),
+  customerMobile: opt(Schema.String),
+  products: opt(Schema.Array(Schema.Struct({ productId: Id, quantity: Schema.Int, price: opt(Schema.Finite) })))
+})
+export const OrderChanges = Schema.Struct({
+  status: opt(Status),
+  customerName: opt(Schema.String),
+  customerMobile: opt(Schema.String)
+})
+export const CreatePayment = Schema.Struct({
+  orderId: Id,
+  amount: opt(Schema.Finite),
+  method: opt(Schema.Literals(["bankTransfer", "mobileWallet"]))
+})
+export const RawEvent = Schema.Struct({ businessId: Id, event: Event, data: Schema.Unknown })
+export const RateLimitPatch = Schema.Struct({
+  enabled: opt(Schema.Boolean),
+  limit: opt(Positive),
+  windowMs: opt(Ms),
+  lockMs: opt(Ms),
+  lockGrowthMs: opt(Ms),
+  maxLockMs: opt(Ms),
+  fractionalSeconds: opt(Schema.Boolean),
+  operations: opt(Schema.Record(Schema.String, Schema.Struct({ limit: opt(Positive), windowMs: opt(Ms) })))
+})
+export const WebhookPatch = Schema.Struct({
+  timeoutMs: opt(Ms),
+  maxRetries: opt(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 10 }))),
+  retryDelaysMs: opt(Schema.Array(Ms)),
+  requireHttps: opt(Schema.Boolean),
+  reorderHoldMs: opt(Ms),
+  degradation: opt(Schema.Struct({
+    window: opt(Positive),
+    minSamples: opt(Positive),
+    below: opt(Ratio),
+    ladder: opt(Schema.Array(Schema.Literals(["recheck", "disable", "lock"])))
+  }))
+})
+export const Drain = Schema.Struct({ timeoutMs: opt(Ms) })
+
+export type CreateAppInput = typeof CreateApp.Encoded
+export type EnableWebhooksInput = typeof EnableWebhooks.Encoded
+export type CreateBusinessInput = typeof CreateBusiness.Encoded
+export type CreateTokenInput = typeof CreateToken.Encoded
+export type ProductChangesInput = typeof ProductChanges.Encoded
+export type InventoryChangeInput = typeof InventoryChange.Encoded
+export type CreateOrderInput = typeof CreateOrder.Encoded
+export type OrderChangesInput = typeof OrderChanges.Encoded
+export type CreatePaymentInput = typeof CreatePayment.Encoded
+
+// -- answers -------------------------------------------------------------------------------------
+
+/** `GET /_sim/demo`, also printed at start. */
+export interface DemoInfo {
+  readonly appId: string
+  readonly businessId: string
+  readonly accessToken: string
+  readonly verifyToken: string
+  readonly posBaseUrl: string
+  readonly vpageBaseUrl: string
+}
+
+export interface AppInfo<I = string> {
+  readonly appId: I
+  readonly name: string
+  readonly verifyToken: string
+  readonly locked: boolean
+  readonly lockedReason: string | null
+  readonly webhooks: {
+    readonly status: "enabled" | "off"
+    readonly offReason?: string | null
+    readonly callbackUrl?: string
+    readonly events?: ReadonlyArray<EventName>
+    readonly attempts?: number
+    readonly successes?: number
+    readonly successRate?: number | null
+    readonly recentSuccessRate?: number | null
+    readonly strikes?: number
+    readonly queued?: number
+  }
+}
+
+export interface BusinessInfo<I = string> {
+  readonly businessId: I
+  readonly apiEnabled: boolean
+  readonly depots: ReadonlyArray<number>
+  readonly data: {
+    readonly seed: number
+    readonly products: number
+    readonly orders: number
+    readonly payments: number
+    readonly bigIds: boolean
+    readonly deletedRatio: number
+  }
+  /** Live record counts (only from `GET /_sim/businesses/:id`). */
+  readonly counts?: { readonly products: number; readonly orders: number; readonly payments: number }
+}
+
+export interface TokenInfo<I = string> {
+  readonly accessToken: string
+  readonly appId: I
+  readonly businessId: I
+  readonly version: string
+  readonly permissions: ReadonlyArray<string>
+  readonly depots: ReadonlyArray<number>
+  /** Unix seconds. */
+  readonly expiresAt: number
+  readonly revoked: boolean
+}
+
+/** A fault rule as listed: its input, its id, how many firings remain (null: unbounded), how many fired. */
+export type Fault = FaultInput & { readonly id: string; readonly remaining: number | null; readonly fired: number }
+
+/** A data change's answer: the record (as the webhook carries it) and how many deliveries were queued. */
+export type Changed<K extends string, R = Record<string, unknown>> = { readonly [P in K]: R } & { readonly queued: number }

@@ -1,0 +1,19 @@
+/**
+ * The webhook events the simulator sends and their ids (spec: webhooksEnabled data). One home
+ * for the names: the sender, the control API's input schemas and the control client use them.
+ */
+
+/** Event ids (spec: webhooksEnabled data). 101, 102, 110 and 202 are the spec's; the rest are ours. */
+export const EVENT_IDS = {
+  productAdd: 101,
+  productUpdate: 102,
+  productDelete: 103,
+  inventoryChange: 110,
+  orderAdd: 201,
+  orderUpdate: 202,
+  orderDelete: 203,
+  paymentReceived: 301
+} as const
+
+export type EventName = keyof typeof EVENT_IDS
+export const eventNames = Object.keys(EVENT_IDS) as ReadonlyArray<EventName>
