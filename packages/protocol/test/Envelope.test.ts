@@ -67,14 +67,14 @@ describe("Envelope", () => {
       const e = failure(body)
       assert.strictEqual(e._tag, tag, body)
       assert.include(e.message, text, body)
-      const kept = e.messages
+      const kept = (e as ApiError.ApiError).messages
       assert.strictEqual(Array.isArray(kept) ? "array" : typeof kept === "string" ? "string" : "object", kind, body)
     }
     // An ERR_403 sent with a list is an API error a person must act on, never a malformed answer
     // that a client would retry for ever.
     const e = failure('{"code":0,"errorCode":"ERR_403","messages":[]}')
     assert.strictEqual(e._tag, "Forbidden")
-    assert.strictEqual(ApiError.isRetryable(e), false)
+    assert.strictEqual(ApiError.isRetryable(e as ApiError.ApiError), false)
   })
 
   it("spec ERR_INVALID_FORM_FIELDS shape: keeps the dotted-path field map", () => {
