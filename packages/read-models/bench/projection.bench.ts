@@ -6,8 +6,9 @@
  *   ./ocs node packages/read-models/bench/projection.bench.ts [--quick]
  *
  * Mix per 1000 events: 350 product webhooks (productAdd/productUpdate), 100 inventoryChange
- * (3 stock levels each), 150 orderAdd, and 4 product/list sync pages of 100 products (each
- * product counted as one event). 10 businesses, 20,000 products and big ids (> 2^53).
+ * (3 products in 1 to 3 depots each), 150 orderAdd (nested v3 orders of 2 lines: an order row
+ * and 2 line rows), and 4 product/list sync pages of 100 products (each product counted as one
+ * event). 10 businesses, 20,000 products and big ids (> 2^53).
  */
 import { EventLog, type LogRecord } from "@ocs/event-log"
 import * as SqliteDatabase from "@ocs/event-log/SqliteDatabase"
@@ -48,7 +49,7 @@ const prng = (seed: number) => () => {
   return ((t ^ (t >>> 14)) >>> 0) / 4294967296
 }
 
-type Row = { readonly table: "products" | "inventory" | "orders"; readonly params: ReadonlyArray<unknown> }
+type Row = { readonly table: "products" | "inventory" | "orders" | "order_items"; readonly params: ReadonlyArray<unknown> }
 interface Generated { readonly record: LogRecord.NewRecord; readonly rows: ReadonlyArray<Row>; readonly events: number }
 
 /** The benchmark's deterministic event mix; the replay benchmark generates its log with it too. */
@@ -63,14 +64,16 @@ export const makeGenerator = () => {
     code: `SKU-${k}`,
     barcode: `893${String(k).padStart(10, "0")}`,
     name: `Sản phẩm ${k} (${Math.floor(random() * 1000)})`,
-    price: Math.round(random() * 1_000_000) / 100,
-    updatedAt: new Date(at).toISOString(),
+    prices: { retail: Math.round(random() * 100_000) * 100, import: 1000 },
+    categoryId: 1 + (k % 50),
+    // Unix seconds, as the service sends them.
+    updatedAt: Math.floor(at / 1000),
     vendorField: { note: "kept" }
   })
   const productRow = (businessId: string, p: ReturnType<typeof product>, i: number, source: string): Row => ({
     table: "products",
-    params: [APP, businessId, p.id.toString(), p.appProductId, p.code, p.barcode, p.name, p.price, String(p.price), Json.stringify(p),
-      p.updatedAt, Date.parse(p.updatedAt), 0, `e${i}`, i, 0, source, clock]
+    params: [APP, businessId, p.id.toString(), p.appProductId, p.code, p.barcode, p.name, p.prices.retail, String(p.prices.retail),
+      String(p.categoryId), null, Json.stringify(p), String(p.updatedAt), p.updatedAt * 1000, 0, `e${i}`, i, 0, source, clock]
   })
   const webhook = (businessId: string, event: string, data: unknown): LogRecord.NewRecord => ({
     appId: APP, businessId, source: "webhook", type: event, receivedAt: clock,
@@ -95,23 +98,39 @@ export const makeGenerator = () => {
           return { record: webhook(businessId, random() < 0.2 ? "productAdd" : "productUpdate", p), rows: [productRow(businessId, p, i, "webhook")], events: 1 }
         }
         case "inventory": {
-          const items = [0, 1, 2].map((d) => ({ productId: PRODUCT_BASE + BigInt(Math.floor(random() * PRODUCTS)), depotId: d + 1, quantity: Math.floor(random() * 500), available: Math.floor(random() * 500) }))
+          // v3 inventoryChange: an array of products (named `id`), each with its depots.
+          const items = [0, 1, 2].map(() => ({
+            id: PRODUCT_BASE + BigInt(Math.floor(random() * PRODUCTS)),
+            depots: Array.from({ length: 1 + Math.floor(random() * 3) }, (_, d) => ({ id: d + 1, remain: Math.floor(random() * 500), available: Math.floor(random() * 500) }))
+          }))
           return {
-            record: webhook(businessId, "inventoryChange", { products: items }),
-            rows: items.map((it, d) => ({ table: "inventory", params: [APP, businessId, it.productId.toString(), String(it.depotId), it.quantity, String(it.quantity), it.available, String(it.available), Json.stringify(it), null, null, `e${i}`, i, d, "webhook", clock] })),
+            record: webhook(businessId, "inventoryChange", items),
+            rows: items.flatMap((it, p) => it.depots.map((d, j): Row => ({
+              table: "inventory",
+              params: [APP, businessId, it.id.toString(), String(d.id), d.remain, String(d.remain), d.available, String(d.available), Json.stringify(d), null, null, `e${i}`, i, p * 3 + j, "webhook", clock]
+            }))),
             events: 1
           }
         }
         case "order": {
           const id = PRODUCT_BASE * 2n + BigInt(orderSeq++)
+          const lines = [{ productId: PRODUCT_BASE + 1n, quantity: 2, price: 150000 }, { productId: PRODUCT_BASE + 2n, quantity: 1, price: 99000 }]
+          const mobile = `09${String(orderSeq % 1e8).padStart(8, "0")}`
+          const createdAt = Math.floor(clock / 1000)
           const o = {
-            id, appOrderId: `web-${orderSeq}`, customerName: "Trần Thị B", customerMobile: `09${String(orderSeq % 1e8).padStart(8, "0")}`,
-            status: "new", updatedAt: new Date(clock).toISOString(),
-            products: [{ id: PRODUCT_BASE + 1n, quantity: 2, price: 150000 }, { id: PRODUCT_BASE + 2n, quantity: 1, price: 99000 }]
+            info: { id, type: 1, status: 54, depotId: 1 + (orderSeq % 5), createdAt, updatedAt: createdAt },
+            channel: { appOrderId: `web-${orderSeq}`, saleChannel: 2 },
+            shippingAddress: { id: orderSeq, name: "Trần Thị B", mobile },
+            products: lines,
+            carrier: { id: 5, shipFee: 20000 }
           }
+          const total = 150000 * 2 + 99000
           return {
             record: webhook(businessId, "orderAdd", o),
-            rows: [{ table: "orders", params: [APP, businessId, id.toString(), o.appOrderId, o.customerName, o.customerMobile, o.status, Json.stringify(o.products), 2, Json.stringify(o), o.updatedAt, clock, 0, `e${i}`, i, 0, "webhook", clock] }],
+            rows: [
+              { table: "orders", params: [APP, businessId, id.toString(), o.channel.appOrderId, "1", "54", "2", String(o.info.depotId), String(orderSeq), "Trần Thị B", mobile, total, String(total), 2, String(createdAt), createdAt * 1000, Json.stringify(o), String(createdAt), createdAt * 1000, 0, `e${i}`, i, 0, "webhook", clock] },
+              ...lines.map((l, j): Row => ({ table: "order_items", params: [APP, businessId, id.toString(), j, l.productId.toString(), null, null, l.quantity, l.price, null, l.price * l.quantity, Json.stringify(l)] }))
+            ],
             events: 1
           }
         }
@@ -185,7 +204,7 @@ export const runProjectionBench = (options: { readonly quick: boolean; readonly 
           const cols = columnsOf(client, table)
           return client.prepare(`INSERT OR REPLACE INTO ${table} (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`)
         }
-        const statements = { products: insert("products"), inventory: insert("inventory"), orders: insert("orders") }
+        const statements = { products: insert("products"), inventory: insert("inventory"), orders: insert("orders"), order_items: insert("order_items") }
         const started = performance.now()
         for (const batch of batches) {
           client.transaction(() => {

@@ -136,21 +136,7 @@ CREATE TABLE `order_items` (
 );
 --> statement-breakpoint
 CREATE INDEX `order_items_tenant_product` ON `order_items` (`app_id`,`business_id`,`product_id`);--> statement-breakpoint
-ALTER TABLE `inventory` ADD `remain` real;--> statement-breakpoint
-ALTER TABLE `inventory` ADD `remain_text` text;--> statement-breakpoint
-CREATE INDEX `inventory_tenant_depot` ON `inventory` (`app_id`,`business_id`,`depot_id`);--> statement-breakpoint
-ALTER TABLE `inventory` DROP COLUMN `quantity`;--> statement-breakpoint
-ALTER TABLE `inventory` DROP COLUMN `quantity_text`;--> statement-breakpoint
-ALTER TABLE `orders` ADD `type` text;--> statement-breakpoint
-ALTER TABLE `orders` ADD `sale_channel` text;--> statement-breakpoint
-ALTER TABLE `orders` ADD `depot_id` text;--> statement-breakpoint
-ALTER TABLE `orders` ADD `customer_id` text;--> statement-breakpoint
-ALTER TABLE `orders` ADD `total` real;--> statement-breakpoint
-ALTER TABLE `orders` ADD `total_text` text;--> statement-breakpoint
-ALTER TABLE `orders` ADD `created_at` text;--> statement-breakpoint
-ALTER TABLE `orders` ADD `created_at_ms` integer;--> statement-breakpoint
-CREATE INDEX `orders_tenant_status` ON `orders` (`app_id`,`business_id`,`status`);--> statement-breakpoint
-CREATE INDEX `orders_tenant_created` ON `orders` (`app_id`,`business_id`,`created_at_ms`);--> statement-breakpoint
-ALTER TABLE `orders` DROP COLUMN `lines`;--> statement-breakpoint
+DROP TABLE `inventory`;--> statement-breakpoint
+DROP TABLE `orders`;--> statement-breakpoint
 ALTER TABLE `products` ADD `category_id` text;--> statement-breakpoint
 ALTER TABLE `products` ADD `brand_id` text;
