@@ -19,6 +19,7 @@ import type * as Plan from "./internal/plan.ts"
 import * as Planner from "./internal/planner.ts"
 import * as Projector from "./internal/projector.ts"
 import * as Queries from "./internal/queries.ts"
+import * as Statements from "./internal/statements.ts"
 import { RebuildTargetExists, type ReadModelsError, type SqliteError, UnsupportedCheckpoint } from "./ReadModelsError.ts"
 import type * as V from "./Views.ts"
 
@@ -26,6 +27,9 @@ import type * as V from "./Views.ts"
 export const migrationsFolder = NodeUrl.fileURLToPath(new URL("../drizzle", import.meta.url))
 
 export const DEFAULT_CONSUMER = "read-models"
+
+/** The tables projected from the log, as `digest` covers them (sync state and bookkeeping are not). */
+export const projectedTables: ReadonlyArray<string> = Statements.projectedTables.map((t) => t.name)
 
 export interface Options {
   readonly filename: string
