@@ -1,6 +1,6 @@
 /**
- * ReadModels: products, inventory, orders, payments and documents projected from the event log
- * into one SQLite file (docs/architecture.md, section 5).
+ * ReadModels: products, stock, orders, bills, customers, depots, categories, brands, payments
+ * and documents projected from the event log into one SQLite file (docs/architecture.md §3).
  *
  * - `project(records)`: decodes a batch of log records (`DomainEvent.decode`) and writes the
  *   rows and the consumer's checkpoint in ONE transaction, so a crash just replays the batch.
@@ -19,6 +19,7 @@ import type * as Plan from "./internal/plan.ts"
 import * as Planner from "./internal/planner.ts"
 import * as Projector from "./internal/projector.ts"
 import * as Queries from "./internal/queries.ts"
+import * as Statements from "./internal/statements.ts"
 import { RebuildTargetExists, type ReadModelsError, type SqliteError, UnsupportedCheckpoint } from "./ReadModelsError.ts"
 import type * as V from "./Views.ts"
 
@@ -26,6 +27,9 @@ import type * as V from "./Views.ts"
 export const migrationsFolder = NodeUrl.fileURLToPath(new URL("../drizzle", import.meta.url))
 
 export const DEFAULT_CONSUMER = "read-models"
+
+/** The tables projected from the log, as `digest` covers them (sync state and bookkeeping are not). */
+export const projectedTables: ReadonlyArray<string> = Statements.projectedTables.map((t) => t.name)
 
 export interface Options {
   readonly filename: string
@@ -87,9 +91,19 @@ export interface ReadModelsService {
 
   readonly products: (tenant: V.Tenant, options?: V.ProductQuery) => Effect.Effect<V.Page<V.Product>, SqliteError>
   readonly product: (tenant: V.Tenant, id: string) => Effect.Effect<Option.Option<V.Product>, SqliteError>
-  readonly inventory: (tenant: V.Tenant, productId?: string) => Effect.Effect<ReadonlyArray<V.StockLevel>, SqliteError>
+  /** Stock levels per product and depot, ordered by product then depot. */
+  readonly inventory: (tenant: V.Tenant, options?: V.InventoryQuery) => Effect.Effect<ReadonlyArray<V.StockLevel>, SqliteError>
   readonly orders: (tenant: V.Tenant, options?: V.OrderQuery) => Effect.Effect<V.Page<V.Order>, SqliteError>
-  readonly order: (tenant: V.Tenant, id: string) => Effect.Effect<Option.Option<V.Order>, SqliteError>
+  /** The order (tombstones included) with its lines. */
+  readonly order: (tenant: V.Tenant, id: string) => Effect.Effect<Option.Option<V.OrderDetail>, SqliteError>
+  readonly bills: (tenant: V.Tenant, options?: V.BillQuery) => Effect.Effect<V.Page<V.Bill>, SqliteError>
+  /** The bill (tombstones included) with its lines. */
+  readonly bill: (tenant: V.Tenant, id: string) => Effect.Effect<Option.Option<V.BillDetail>, SqliteError>
+  readonly customers: (tenant: V.Tenant, options?: V.CustomerQuery) => Effect.Effect<V.Page<V.Customer>, SqliteError>
+  readonly customer: (tenant: V.Tenant, id: string) => Effect.Effect<Option.Option<V.Customer>, SqliteError>
+  readonly depots: (tenant: V.Tenant) => Effect.Effect<ReadonlyArray<V.Depot>, SqliteError>
+  readonly categories: (tenant: V.Tenant) => Effect.Effect<ReadonlyArray<V.Category>, SqliteError>
+  readonly brands: (tenant: V.Tenant) => Effect.Effect<ReadonlyArray<V.Brand>, SqliteError>
   readonly payments: (tenant: V.Tenant, options?: V.PaymentQuery) => Effect.Effect<V.Page<V.Payment>, SqliteError>
   readonly documents: (tenant: V.Tenant, kind: string, options?: V.PageOptions) => Effect.Effect<V.Page<V.Document>, SqliteError>
   readonly document: (tenant: V.Tenant, kind: string, id: string) => Effect.Effect<Option.Option<V.Document>, SqliteError>
@@ -315,9 +329,16 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
     rebuild,
     products: (tenant, o) => query("products", () => q.products(tenant, o)),
     product: (tenant, id) => query("product", () => Option.fromUndefinedOr(q.product(tenant, id))),
-    inventory: (tenant, productId) => query("inventory", () => q.inventory(tenant, productId)),
+    inventory: (tenant, o) => query("inventory", () => q.inventory(tenant, o)),
     orders: (tenant, o) => query("orders", () => q.orders(tenant, o)),
     order: (tenant, id) => query("order", () => Option.fromUndefinedOr(q.order(tenant, id))),
+    bills: (tenant, o) => query("bills", () => q.bills(tenant, o)),
+    bill: (tenant, id) => query("bill", () => Option.fromUndefinedOr(q.bill(tenant, id))),
+    customers: (tenant, o) => query("customers", () => q.customers(tenant, o)),
+    customer: (tenant, id) => query("customer", () => Option.fromUndefinedOr(q.customer(tenant, id))),
+    depots: (tenant) => query("depots", () => q.depots(tenant)),
+    categories: (tenant) => query("categories", () => q.categories(tenant)),
+    brands: (tenant) => query("brands", () => q.brands(tenant)),
     payments: (tenant, o) => query("payments", () => q.payments(tenant, o)),
     documents: (tenant, kind, o) => query("documents", () => q.documents(tenant, kind, o)),
     document: (tenant, kind, id) => query("document", () => Option.fromUndefinedOr(q.document(tenant, kind, id))),
