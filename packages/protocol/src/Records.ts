@@ -18,6 +18,21 @@ const Opt = <S extends Schema.Top>(schema: S) => Schema.optional(Schema.NullOr(s
 /** An object of documented fields that keeps every other field as received. */
 const open = <F extends Schema.Struct.Fields>(fields: F) => Schema.StructWithRest(Schema.Struct(fields), Rest)
 
+const isObject = (u: unknown): u is object => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * A nested object of a record (`info`, `prices`, an order line): typed by its documented
+ * fields, checked only to be an object. Decoding every nested field costs about 14 µs an
+ * order (measured) where this costs a fraction; and the object is kept as received (nothing
+ * copied, nothing dropped). Its fields are read leniently where they are used
+ * (`recordId`, `orderSummary`, `toNumber`), as an undocumented value there is no reason to
+ * refuse the whole record.
+ */
+const nested = <F extends Schema.Struct.Fields>(fields: F) => {
+  const shape = open(fields)
+  return Schema.declare<typeof shape.Type>((u): u is typeof shape.Type => isObject(u))
+}
+
 /** A number as sent: a JSON number, a bigint from the lossless parser, or a numeric string. */
 export const Amount = Schema.Union([Schema.Finite, Schema.BigInt, Schema.String])
 export type Amount = typeof Amount.Type
@@ -35,7 +50,7 @@ export const Instant = Schema.Union([Schema.Finite, Schema.BigInt, Schema.String
 const RawId = Schema.Union([Schema.Number.check(Schema.isInt()), Schema.BigInt, Schema.String.check(Schema.isPattern(/^-?\d+$/))])
 
 /** A named reference, e.g. `{ id, name }` of a depot, a user, a brand. */
-export const Ref = open({ id: Opt(RawId), name: Opt(Text), code: Opt(Text) })
+export const Ref = nested({ id: Opt(RawId), name: Opt(Text), code: Opt(Text) })
 
 // ---------------------------------------------------------------------------------------------
 // Stock
@@ -52,11 +67,11 @@ const stockFields = {
 }
 
 /** Stock of one depot inside a product's `inventory.depots`. */
-export const DepotStock = open({ id: Opt(RawId), ...stockFields })
+export const DepotStock = nested({ id: Opt(RawId), ...stockFields })
 export type DepotStock = typeof DepotStock.Type
 
 /** A product's stock: totals and `depots` (only the depots granted to the token). */
-export const Stock = open({ ...stockFields, depots: Opt(Schema.Array(DepotStock)) })
+export const Stock = nested({ ...stockFields, depots: Opt(Schema.Array(DepotStock)) })
 export type Stock = typeof Stock.Type
 
 // ---------------------------------------------------------------------------------------------
@@ -78,7 +93,7 @@ export const Product = open({
   brandId: Opt(RawId),
   category: Opt(Ref),
   brand: Opt(Ref),
-  prices: Opt(open({ retail: Opt(Amount), wholesale: Opt(Amount), import: Opt(Amount), old: Opt(Amount), avgCost: Opt(Amount) })),
+  prices: Opt(nested({ retail: Opt(Amount), wholesale: Opt(Amount), import: Opt(Amount), old: Opt(Amount), avgCost: Opt(Amount) })),
   inventory: Opt(Stock),
   createdAt: Opt(Instant),
   updatedAt: Opt(Instant)
@@ -154,7 +169,7 @@ export type Brand = typeof Brand.Type
 // ---------------------------------------------------------------------------------------------
 
 /** One line of an order (`products[]`). */
-export const OrderLine = open({
+export const OrderLine = nested({
   productId: Opt(RawId),
   code: Opt(Text),
   name: Opt(Text),
@@ -168,7 +183,7 @@ export type OrderLine = typeof OrderLine.Type
 
 /** order/list record and the orderAdd/orderUpdate webhook data (v3, nested). */
 export const Order = open({
-  info: Opt(open({
+  info: Opt(nested({
     id: Opt(RawId),
     depotId: Opt(RawId),
     type: Opt(Amount),
@@ -177,16 +192,16 @@ export const Order = open({
     updatedAt: Opt(Instant),
     description: Opt(Text)
   })),
-  channel: Opt(open({ appOrderId: Opt(Text), saleChannel: Opt(Amount), shopId: Opt(RawId), shopName: Opt(Text) })),
-  shippingAddress: Opt(open({ id: Opt(RawId), name: Opt(Text), mobile: Opt(Text), email: Opt(Text), address: Opt(Text) })),
+  channel: Opt(nested({ appOrderId: Opt(Text), saleChannel: Opt(Amount), shopId: Opt(RawId), shopName: Opt(Text) })),
+  shippingAddress: Opt(nested({ id: Opt(RawId), name: Opt(Text), mobile: Opt(Text), email: Opt(Text), address: Opt(Text) })),
   products: Opt(Schema.Array(OrderLine)),
-  carrier: Opt(open({ id: Opt(RawId), name: Opt(Text), shipFee: Opt(Amount), codFee: Opt(Amount), customerShipFee: Opt(Amount) })),
-  payment: Opt(open({
+  carrier: Opt(nested({ id: Opt(RawId), name: Opt(Text), shipFee: Opt(Amount), codFee: Opt(Amount), customerShipFee: Opt(Amount) })),
+  payment: Opt(nested({
     codAmount: Opt(Amount),
-    transfer: Opt(open({ amount: Opt(Amount) })),
-    deposit: Opt(open({ amount: Opt(Amount) })),
-    credit: Opt(open({ amount: Opt(Amount) })),
-    discount: Opt(open({ amount: Opt(Amount) }))
+    transfer: Opt(nested({ amount: Opt(Amount) })),
+    deposit: Opt(nested({ amount: Opt(Amount) })),
+    credit: Opt(nested({ amount: Opt(Amount) })),
+    discount: Opt(nested({ amount: Opt(Amount) }))
   })),
   /** Flat v2 fields, still sent by older accounts: kept readable. */
   id: Opt(RawId),
@@ -239,7 +254,7 @@ export const orderSummary = (order: Order) => {
 // ---------------------------------------------------------------------------------------------
 
 /** One line of a bill (`products[]`). */
-export const BillLine = open({
+export const BillLine = nested({
   id: Opt(RawId),
   imexId: Opt(RawId),
   code: Opt(Text),
@@ -260,10 +275,10 @@ export const Bill = open({
   date: Opt(Text),
   type: Opt(Amount),
   mode: Opt(Amount),
-  customer: Opt(open({ id: Opt(RawId), name: Opt(Text), mobile: Opt(Text), address: Opt(Text) })),
-  created: Opt(open({ id: Opt(RawId), name: Opt(Text), createdAt: Opt(Instant) })),
+  customer: Opt(nested({ id: Opt(RawId), name: Opt(Text), mobile: Opt(Text), address: Opt(Text) })),
+  created: Opt(nested({ id: Opt(RawId), name: Opt(Text), createdAt: Opt(Instant) })),
   products: Opt(Schema.Array(BillLine)),
-  payment: Opt(open({ amount: Opt(Amount), customerAmount: Opt(Amount), discount: Opt(Amount), cash: Opt(Amount), transfer: Opt(Amount) })),
+  payment: Opt(nested({ amount: Opt(Amount), customerAmount: Opt(Amount), discount: Opt(Amount), cash: Opt(Amount), transfer: Opt(Amount) })),
   description: Opt(Text),
   createdAt: Opt(Instant)
 })
@@ -292,7 +307,7 @@ export const Depot = open({
   code: Opt(Text),
   name: Opt(Text),
   mobile: Opt(Text),
-  location: Opt(open({ cityName: Opt(Text), districtName: Opt(Text), wardName: Opt(Text), address: Opt(Text) }))
+  location: Opt(nested({ cityName: Opt(Text), districtName: Opt(Text), wardName: Opt(Text), address: Opt(Text) }))
 })
 export type Depot = typeof Depot.Type
 
