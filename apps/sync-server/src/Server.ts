@@ -57,10 +57,9 @@ const transportEventsToLog = Layer.effect(
   Effect.map(EventLog.EventLog, (log) =>
     TransportEvents.TransportEvents.of({
       emit: (event) => {
-        const [appId, businessId] = "appId" in event ? [event.appId, event.businessId] : event.key.split(":")
         return log.append([{
-          appId: appId!,
-          businessId: businessId ?? null,
+          appId: event.appId,
+          businessId: event.businessId,
           source: "system",
           type: `transport.${event._tag}`,
           body: JSON.stringify(event, (_, v) => (typeof v === "bigint" ? v.toString() : v))
