@@ -103,6 +103,15 @@ export const Config = Schema.Struct({
     trustedProxies: Schema.optional(Schema.Array(Schema.String)),
     maxBodyBytes: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
     dedupeWindowSeconds: Schema.optional(PositiveNumber),
+    /**
+     * Deliveries from one source (appId + client address) that fail the verify-token check
+     * `limit` times within `windowSeconds` get 429 and are not read until the window ends.
+     * Default 20 in 60 s; `limit: 0` turns it off.
+     */
+    authFailures: Schema.optional(Schema.Struct({
+      limit: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+      windowSeconds: PositiveNumber
+    })),
     /** A tenant without a webhook for this long is flagged as silent. */
     silenceAlertSeconds: PositiveNumber
   }),

@@ -102,7 +102,7 @@ const webhookAppsFromStore = Layer.effect(
 /** Builds every service of the server from its configuration. */
 export const layer = (config: Config) => {
   const f = files(config.dataDir)
-  Fs.mkdirSync(config.dataDir, { recursive: true })
+  Fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 })
   const key = resolveKey(config.encryptionKey ?? process.env["OCS_ENCRYPTION_KEY"], config.dataDir)
   if (Result.isFailure(key)) throw key.failure
   const sealer = makeSealer(key.success.key)
@@ -136,7 +136,8 @@ export const layer = (config: Config) => {
   const ingestion = Ingestion.Ingestion.layer({
     maxBodyBytes: config.webhooks.maxBodyBytes,
     sourceAllowlist: config.webhooks.sourceAllowlist,
-    trustedProxies: config.webhooks.trustedProxies
+    trustedProxies: config.webhooks.trustedProxies,
+    authFailures: config.webhooks.authFailures
   }).pipe(Layer.provide(webhookAppsFromStore))
   const sync = Layer.unwrap(
     Effect.gen(function*() {
