@@ -42,7 +42,13 @@ export const Config = Schema.Struct({
     host: Schema.String,
     port: Port,
     /** Key for the admin API (header `x-admin-key` or `Authorization: Bearer <key>`). */
-    adminKey: Schema.optional(Schema.String.check(Schema.isMinLength(16)))
+    adminKey: Schema.optional(Schema.String.check(Schema.isMinLength(16))),
+    /** `/readyz` answers 503 while the read models are further behind the log than this. */
+    readiness: Schema.optional(Schema.Struct({
+      maxProjectionLagRecords: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
+      /** Age of the oldest record not projected yet. Default 300. */
+      maxProjectionLagSeconds: Schema.optional(PositiveNumber)
+    }))
   }),
   /** Folder of the SQLite files (event log, read models, tenants, rate limits). */
   dataDir: Schema.String,
@@ -103,6 +109,8 @@ export const Config = Schema.Struct({
     trustedProxies: Schema.optional(Schema.Array(Schema.String)),
     maxBodyBytes: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
     dedupeWindowSeconds: Schema.optional(PositiveNumber),
+    /** A delivery not stored within this is answered 503 (the sender delivers again). Default 10. */
+    storeTimeoutSeconds: Schema.optional(PositiveNumber),
     /** A tenant without a webhook for this long is flagged as silent. */
     silenceAlertSeconds: PositiveNumber
   }),
