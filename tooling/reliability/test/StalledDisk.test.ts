@@ -74,9 +74,9 @@ describe("a stalled event-log file", () => {
     // Probe /healthz every 20 ms for the whole stall.
     const probes: Array<number> = []
     let failedProbes = 0
-    let probing = true
+    const probing = { on: true }
     const prober = (async () => {
-      while (probing) {
+      while (probing.on) {
         const s = performance.now()
         const a = await request(`${url}/healthz`, { timeoutMs: 10_000 })
         if (a.status === 200) probes.push(performance.now() - s)
@@ -101,7 +101,7 @@ describe("a stalled event-log file", () => {
     assert.isBelow(performance.now() - lockedAt, LOCK_MILLIS, "the refusals came while the lock was held")
 
     await lock.released
-    probing = false
+    probing.on = false
     await prober
     const before = maxOffset(dataDir)
     const after = await Promise.all(Array.from({ length: 5 }, (_, k) => request(`${url}/webhooks/${t.appId}`, { body: product(200 + k) })))
