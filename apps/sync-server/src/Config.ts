@@ -43,6 +43,17 @@ export const Config = Schema.Struct({
     port: Port,
     /** Key for the admin API (header `x-admin-key` or `Authorization: Bearer <key>`). */
     adminKey: Schema.optional(Schema.String.check(Schema.isMinLength(16))),
+    /** Limits against slow or greedy clients (see ServerLimits.ts for the defaults). */
+    limits: Schema.optional(Schema.Struct({
+      headersTimeoutSeconds: Schema.optional(PositiveNumber),
+      requestTimeoutSeconds: Schema.optional(PositiveNumber),
+      keepAliveTimeoutSeconds: Schema.optional(PositiveNumber),
+      maxConnections: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
+      maxHeaderBytes: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1024))),
+      /** 0 turns the body rate check off. */
+      minBodyBytesPerSecond: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+      bodyGraceSeconds: Schema.optional(PositiveNumber)
+    })),
     /** `/readyz` answers 503 while the read models are further behind the log than this. */
     readiness: Schema.optional(Schema.Struct({
       maxProjectionLagRecords: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),

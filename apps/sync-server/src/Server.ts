@@ -30,6 +30,7 @@ import * as BackgroundLoops from "./BackgroundLoops.ts"
 import type { Config } from "./Config.ts"
 import { LoopHealth } from "./LoopHealth.ts"
 import * as ProjectionLag from "./ProjectionLag.ts"
+import * as ServerLimits from "./ServerLimits.ts"
 import { makeSealer, resolveKey } from "./Secrets.ts"
 import { Metrics, type ServerMetrics } from "./ServerMetrics.ts"
 import { resolveOperations, type RunReport, SyncEngine } from "./SyncEngine.ts"
@@ -259,7 +260,7 @@ export const start = (config: Config) =>
     })
     const adminListener = yield* NodeHttpServer.makeHandler(router.asHttpEffect(), { scope })
 
-    const server = Http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+    const server = Http.createServer(ServerLimits.serverOptions(config.server.limits), (req, res) => {
       const url = req.url ?? "/"
       if (ingestion.isWebhookPath(url)) return ingestion.nodeListener(req, res)
       // Exact paths only: the router would take `/healthz/` as `/healthz`. A trailing slash
@@ -271,6 +272,7 @@ export const start = (config: Config) =>
       }
       adminListener(req, res)
     })
+    ServerLimits.apply(server, config.server.limits)
     const port = yield* Effect.acquireRelease(
       Effect.callback<number, Error>((resume) => {
         server.once("error", (e) => resume(Effect.fail(e)))
