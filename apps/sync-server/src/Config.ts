@@ -54,6 +54,11 @@ export const Config = Schema.Struct({
       minBodyBytesPerSecond: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
       bodyGraceSeconds: Schema.optional(PositiveNumber)
     })),
+    /**
+     * Serve https from these PEM files (the service requires an https callback). Reloaded on
+     * SIGHUP, so a renewed certificate needs no restart.
+     */
+    tls: Schema.optional(Schema.Struct({ certFile: Schema.String, keyFile: Schema.String })),
     /** `/readyz` answers 503 while the read models are further behind the log than this. */
     readiness: Schema.optional(Schema.Struct({
       maxProjectionLagRecords: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),

@@ -17,6 +17,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer, Option, Redacted, Result, Scope } from "effect"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
+import * as Https from "node:https"
 import type * as Net from "node:net"
 import * as Path from "node:path"
 import { EventLog, KafkaEventLog, SqliteEventLog } from "@ocs/event-log"
@@ -31,6 +32,7 @@ import type { Config } from "./Config.ts"
 import { LoopHealth } from "./LoopHealth.ts"
 import * as ProjectionLag from "./ProjectionLag.ts"
 import * as ServerLimits from "./ServerLimits.ts"
+import * as ServerTls from "./ServerTls.ts"
 import { makeSealer, resolveKey } from "./Secrets.ts"
 import { Metrics, type ServerMetrics } from "./ServerMetrics.ts"
 import { resolveOperations, type RunReport, SyncEngine } from "./SyncEngine.ts"
@@ -260,7 +262,7 @@ export const start = (config: Config) =>
     })
     const adminListener = yield* NodeHttpServer.makeHandler(router.asHttpEffect(), { scope })
 
-    const server = Http.createServer(ServerLimits.serverOptions(config.server.limits), (req, res) => {
+    const listener = (req: Http.IncomingMessage, res: Http.ServerResponse) => {
       const url = req.url ?? "/"
       if (ingestion.isWebhookPath(url)) return ingestion.nodeListener(req, res)
       // Exact paths only: the router would take `/healthz/` as `/healthz`. A trailing slash
@@ -271,7 +273,13 @@ export const start = (config: Config) =>
         return
       }
       adminListener(req, res)
-    })
+    }
+    const tls = config.server.tls
+    const credentials = tls === undefined ? undefined : yield* ServerTls.read(tls)
+    const server = credentials === undefined
+      ? Http.createServer(ServerLimits.serverOptions(config.server.limits), listener)
+      : Https.createServer({ ...ServerLimits.serverOptions(config.server.limits), ...credentials }, listener)
+    if (tls !== undefined) yield* ServerTls.reloadOnHangup(server as Https.Server, tls)
     ServerLimits.apply(server, config.server.limits)
     const port = yield* Effect.acquireRelease(
       Effect.callback<number, Error>((resume) => {
@@ -290,7 +298,7 @@ export const start = (config: Config) =>
         })
     )
     ready = true
-    const url = `http://${config.server.host}:${port}`
+    const url = `${credentials === undefined ? "http" : "https"}://${config.server.host}:${port}`
     yield* Effect.logInfo(`ocs sync server listening on ${url}`)
     return { url, port, webhookUrl: (appId: string) => `${url}${ingestion.basePath}/${appId}` } satisfies RunningServer
   })
