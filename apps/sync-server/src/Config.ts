@@ -42,7 +42,29 @@ export const Config = Schema.Struct({
     host: Schema.String,
     port: Port,
     /** Key for the admin API (header `x-admin-key` or `Authorization: Bearer <key>`). */
-    adminKey: Schema.optional(Schema.String.check(Schema.isMinLength(16)))
+    adminKey: Schema.optional(Schema.String.check(Schema.isMinLength(16))),
+    /** Limits against slow or greedy clients (see ServerLimits.ts for the defaults). */
+    limits: Schema.optional(Schema.Struct({
+      headersTimeoutSeconds: Schema.optional(PositiveNumber),
+      requestTimeoutSeconds: Schema.optional(PositiveNumber),
+      keepAliveTimeoutSeconds: Schema.optional(PositiveNumber),
+      maxConnections: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
+      maxHeaderBytes: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1024))),
+      /** 0 turns the body rate check off. */
+      minBodyBytesPerSecond: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+      bodyGraceSeconds: Schema.optional(PositiveNumber)
+    })),
+    /**
+     * Serve https from these PEM files (the service requires an https callback). Reloaded on
+     * SIGHUP, so a renewed certificate needs no restart.
+     */
+    tls: Schema.optional(Schema.Struct({ certFile: Schema.String, keyFile: Schema.String })),
+    /** `/readyz` answers 503 while the read models are further behind the log than this. */
+    readiness: Schema.optional(Schema.Struct({
+      maxProjectionLagRecords: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
+      /** Age of the oldest record not projected yet. Default 300. */
+      maxProjectionLagSeconds: Schema.optional(PositiveNumber)
+    }))
   }),
   /** Folder of the SQLite files (event log, read models, tenants, rate limits). */
   dataDir: Schema.String,
@@ -112,6 +134,17 @@ export const Config = Schema.Struct({
     trustedProxies: Schema.optional(Schema.Array(Schema.String)),
     maxBodyBytes: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
     dedupeWindowSeconds: Schema.optional(PositiveNumber),
+    /**
+     * Deliveries from one source (appId + client address) that fail the verify-token check
+     * `limit` times within `windowSeconds` get 429 and are not read until the window ends.
+     * Default 20 in 60 s; `limit: 0` turns it off.
+     */
+    authFailures: Schema.optional(Schema.Struct({
+      limit: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+      windowSeconds: PositiveNumber
+    })),
+    /** A delivery not stored within this is answered 503 (the sender delivers again). Default 10. */
+    storeTimeoutSeconds: Schema.optional(PositiveNumber),
     /** A tenant without a webhook for this long is flagged as silent. */
     silenceAlertSeconds: PositiveNumber
   }),

@@ -14,9 +14,10 @@
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Effect, Fiber, Layer, Option, Redacted, Result, Schedule, Scope, Stream } from "effect"
+import { Effect, Layer, Option, Redacted, Result, Scope } from "effect"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
+import * as Https from "node:https"
 import type * as Net from "node:net"
 import * as Path from "node:path"
 import { EventLog, KafkaEventLog, SqliteEventLog } from "@ocs/event-log"
@@ -26,20 +27,25 @@ import { Ids } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
 import * as Admin from "./Admin.ts"
+import * as BackgroundLoops from "./BackgroundLoops.ts"
 import type { Config } from "./Config.ts"
+import { LoopHealth } from "./LoopHealth.ts"
+import * as ProjectionLag from "./ProjectionLag.ts"
+import * as ServerLimits from "./ServerLimits.ts"
+import * as ServerTls from "./ServerTls.ts"
 import { makeSealer, resolveKey } from "./Secrets.ts"
 import { Metrics, type ServerMetrics } from "./ServerMetrics.ts"
 import { resolveOperations, type RunReport, SyncEngine } from "./SyncEngine.ts"
 import { Ownership } from "./Ownership.ts"
 import { type App as TenantStoreApp, TenantStore } from "./TenantStore.ts"
 
+export { watchTenants } from "./BackgroundLoops.ts"
+
 export interface RunningServer {
   readonly url: string
   readonly port: number
   readonly webhookUrl: (appId: string) => string
 }
-
-const DAY = 24 * 3600 * 1000
 
 /** Files of the data folder. */
 export const files = (dataDir: string) => ({
@@ -57,10 +63,9 @@ const transportEventsToLog = Layer.effect(
   Effect.map(EventLog.EventLog, (log) =>
     TransportEvents.TransportEvents.of({
       emit: (event) => {
-        const [appId, businessId] = "appId" in event ? [event.appId, event.businessId] : event.key.split(":")
         return log.append([{
-          appId: appId!,
-          businessId: businessId ?? null,
+          appId: event.appId,
+          businessId: event.businessId,
           source: "system",
           type: `transport.${event._tag}`,
           body: JSON.stringify(event, (_, v) => (typeof v === "bigint" ? v.toString() : v))
@@ -103,7 +108,7 @@ const webhookAppsFromStore = Layer.effect(
 /** Builds every service of the server from its configuration. */
 export const layer = (config: Config) => {
   const f = files(config.dataDir)
-  Fs.mkdirSync(config.dataDir, { recursive: true })
+  Fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 })
   const key = resolveKey(config.encryptionKey ?? process.env["OCS_ENCRYPTION_KEY"], config.dataDir)
   if (Result.isFailure(key)) throw key.failure
   const sealer = makeSealer(key.success.key)
@@ -119,7 +124,9 @@ export const layer = (config: Config) => {
     })
     : SqliteEventLog.layer({ filename: f.events, dedupeWindowMillis: (config.webhooks.dedupeWindowSeconds ?? 24 * 3600) * 1000 })
   // A 16 MiB page cache: reads are per tenant and small; the file is the source of the rest.
-  const readModels = ReadModels.ReadModels.layer({ filename: f.readModels, cacheSizeKiB: 16 * 1024 })
+  // Only this process writes the file: a short busy timeout, so that a lock someone else takes
+  // on it fails the projection (restarted, shown down) instead of holding the main thread.
+  const readModels = ReadModels.ReadModels.layer({ filename: f.readModels, cacheSizeKiB: 16 * 1024, busyTimeoutMillis: 100 })
   const base = Layer.mergeAll(tenantStore, eventLog, readModels)
 
   const events = transportEventsToLog
@@ -136,14 +143,18 @@ export const layer = (config: Config) => {
   }).pipe(Layer.provideMerge(limiter), Layer.provide(events), Layer.provide(NodeHttpClient.layerUndici))
   const ingestion = Ingestion.Ingestion.layer({
     maxBodyBytes: config.webhooks.maxBodyBytes,
+    storeTimeoutMillis: config.webhooks.storeTimeoutSeconds === undefined ? undefined : config.webhooks.storeTimeoutSeconds * 1000,
     sourceAllowlist: config.webhooks.sourceAllowlist,
-    trustedProxies: config.webhooks.trustedProxies
+    trustedProxies: config.webhooks.trustedProxies,
+    authFailures: config.webhooks.authFailures
   }).pipe(Layer.provide(webhookAppsFromStore))
   const sync = Layer.unwrap(
     Effect.gen(function*() {
       const operations = yield* resolveOperations(config.sync.resources, config.operations ?? [])
       const metrics = yield* Metrics
+      const health = yield* LoopHealth
       return SyncEngine.layer({
+        runLoop: health.supervise,
         operations,
         intervalMs: config.sync.intervalSeconds * 1000,
         reconcileMs: config.sync.reconcileSeconds * 1000,
@@ -183,7 +194,7 @@ export const layer = (config: Config) => {
     })
   return Layer.mergeAll(client, ingestion, sync.pipe(Layer.provide(client), Layer.provideMerge(ownership)), plugins.pipe(Layer.provide(client))).pipe(
     Layer.provideMerge(base),
-    Layer.provideMerge(Metrics.layer)
+    Layer.provideMerge(Layer.merge(Metrics.layer, LoopHealth.layer()))
   )
 }
 
@@ -219,60 +230,6 @@ const seedTenants = (config: Config) =>
     }
   })
 
-/** Follows webhook records to know when each tenant last heard from the service. */
-const tenantActivity = Effect.gen(function*() {
-  const log = yield* EventLog.EventLog
-  const store = yield* TenantStore
-  return yield* log.subscribe("tenant-activity", { tenant: "all" }).pipe(
-    Stream.filter((d) => d.record.source === "webhook" && d.record.businessId !== null),
-    Stream.groupedWithin(500, "1 second"),
-    Stream.runForEach((batch) =>
-      Effect.gen(function*() {
-        // The latest webhook of each tenant in the batch, one store write per tenant.
-        const latest = new Map<string, { readonly appId: string; readonly businessId: string; at: number }>()
-        for (const { record } of batch) {
-          const k = `${record.appId}:${record.businessId}`
-          const seen = latest.get(k)
-          if (seen === undefined) latest.set(k, { appId: record.appId, businessId: record.businessId!, at: record.receivedAt })
-          else seen.at = Math.max(seen.at, record.receivedAt)
-        }
-        for (const t of latest.values()) yield* store.touchWebhook(t.appId, t.businessId, t.at)
-        yield* log.commit("tenant-activity", batch[batch.length - 1]!.checkpoint)
-      })
-    )
-  )
-})
-
-/** Token expiry warnings (30, 7 and 1 days before; spec: Authentication 6) and webhook silence. */
-export const watchTenants = (silenceAlertMs: number) =>
-  Effect.gen(function*() {
-    const store = yield* TenantStore
-    const now = Date.now()
-    for (const b of yield* store.businesses()) {
-      if (b.expiresAt !== null) {
-        const days = (b.expiresAt - now) / DAY
-        for (const threshold of [30, 7, 1]) {
-          if (days <= threshold && (yield* store.noticeOnce(b.appId, b.businessId, `expiry-${threshold}`))) {
-            const message = days <= 0
-              ? `access token of ${b.appId}:${b.businessId} has expired: the business must grant access again`
-              : `access token of ${b.appId}:${b.businessId} expires in ${Math.ceil(days)} day(s): ask the business to grant access again`
-            yield* Effect.logWarning(message)
-            yield* store.recordError({ appId: b.appId, businessId: b.businessId, resource: null, tag: `TokenExpiry${threshold}d`, message })
-          }
-        }
-      }
-      const silentSince = b.lastWebhookAt
-      if (silentSince !== null && now - silentSince > silenceAlertMs) {
-        const day = Math.floor(now / DAY)
-        if (yield* store.noticeOnce(b.appId, b.businessId, `silence-${day}`)) {
-          const message = `no webhook from ${b.appId}:${b.businessId} for ${Math.round((now - silentSince) / 60000)} minutes: webhooks may be off or failing`
-          yield* Effect.logWarning(message)
-          yield* store.recordError({ appId: b.appId, businessId: b.businessId, resource: null, tag: "WebhookSilence", message })
-        }
-      }
-    }
-  }).pipe(Effect.catch((e) => Effect.logError("tenant watch failed", e)))
-
 /**
  * Runs the server in the current scope: seeds tenants, starts projection, sync and watch
  * loops, and listens. Returns once listening.
@@ -283,19 +240,12 @@ export const start = (config: Config) =>
     let ready = false
     yield* seedTenants(config)
 
-    const readModels = yield* ReadModels.ReadModels
-    const projection = yield* readModels.run("read-models")
-    // Runs after the HTTP server has closed and the sync loops have stopped (finalizers run in
-    // reverse): project what the last requests and pages appended, so the files a stopped
-    // server leaves behind are up to date with its log.
-    yield* Effect.addFinalizer(() =>
-      Fiber.interrupt(projection).pipe(
-        Effect.andThen(readModels.catchUp("read-models")),
-        Effect.catch((e) => Effect.logWarning("final projection catch-up failed; it resumes at the next start", e))
-      )
-    )
-    yield* Effect.forkIn(tenantActivity.pipe(Effect.catch((e) => Effect.logError("tenant activity stopped", e))), scope)
-    yield* Effect.forkIn(Effect.repeat(watchTenants(config.webhooks.silenceAlertSeconds * 1000), Schedule.spaced("1 hour")), scope)
+    yield* BackgroundLoops.start({ silenceAlertMs: config.webhooks.silenceAlertSeconds * 1000, consumer: "read-models" })
+    const lag = yield* ProjectionLag.make({
+      logFilename: config.eventLog.mode === "kafka" ? files(config.dataDir).outbox : files(config.dataDir).events,
+      readModels: yield* ReadModels.ReadModels,
+      consumer: "read-models"
+    })
     const sync = yield* SyncEngine
     yield* sync.start
 
@@ -303,11 +253,17 @@ export const start = (config: Config) =>
     const router = yield* Admin.routes({
       adminKey: config.server.adminKey === undefined ? undefined : Redacted.make(config.server.adminKey),
       ready: () => ready,
+      readiness: {
+        loops: yield* LoopHealth,
+        lag,
+        maxLagRecords: config.server.readiness?.maxProjectionLagRecords,
+        maxLagSeconds: config.server.readiness?.maxProjectionLagSeconds ?? 300
+      },
       silenceAlertMs: config.webhooks.silenceAlertSeconds * 1000
     })
     const adminListener = yield* NodeHttpServer.makeHandler(router.asHttpEffect(), { scope })
 
-    const server = Http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+    const listener = (req: Http.IncomingMessage, res: Http.ServerResponse) => {
       const url = req.url ?? "/"
       if (ingestion.isWebhookPath(url)) return ingestion.nodeListener(req, res)
       // Exact paths only: the router would take `/healthz/` as `/healthz`. A trailing slash
@@ -318,7 +274,14 @@ export const start = (config: Config) =>
         return
       }
       adminListener(req, res)
-    })
+    }
+    const tls = config.server.tls
+    const credentials = tls === undefined ? undefined : yield* ServerTls.read(tls)
+    const server = credentials === undefined
+      ? Http.createServer(ServerLimits.serverOptions(config.server.limits), listener)
+      : Https.createServer({ ...ServerLimits.serverOptions(config.server.limits), ...credentials }, listener)
+    if (tls !== undefined) yield* ServerTls.reloadOnHangup(server as Https.Server, tls)
+    ServerLimits.apply(server, config.server.limits)
     const port = yield* Effect.acquireRelease(
       Effect.callback<number, Error>((resume) => {
         server.once("error", (e) => resume(Effect.fail(e)))
@@ -336,7 +299,7 @@ export const start = (config: Config) =>
         })
     )
     ready = true
-    const url = `http://${config.server.host}:${port}`
+    const url = `${credentials === undefined ? "http" : "https"}://${config.server.host}:${port}`
     yield* Effect.logInfo(`ocs sync server listening on ${url}`)
     return { url, port, webhookUrl: (appId: string) => `${url}${ingestion.basePath}/${appId}` } satisfies RunningServer
   })

@@ -31,6 +31,11 @@ export interface SyncOptions {
   readonly pageSize?: number | undefined
   /** How often the supervisor looks for added, removed or re-granted tenants. */
   readonly superviseEveryMs?: number | undefined
+  /**
+   * Runs the supervisor loop (the server restarts it after a failure and shows its health);
+   * default: as it is.
+   */
+  readonly runLoop?: ((name: string, loop: Effect.Effect<never>) => Effect.Effect<never>) | undefined
   /** Told of every pass that ran (for metrics). */
   readonly onRun?: ((report: RunReport, operation: string, errorTag: string | undefined) => void) | undefined
 }
@@ -271,7 +276,8 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
     })
     // Interrupted when the caller's scope closes, which also interrupts every tenant loop
     // (the FiberMap belongs to the same scope).
-    yield* Effect.forkScoped(supervise.pipe(Effect.repeat(Schedule.spaced(options.superviseEveryMs ?? 2000))))
+    const loop = supervise.pipe(Effect.repeat(Schedule.spaced(options.superviseEveryMs ?? 2000)), Effect.andThen(Effect.never))
+    yield* Effect.forkScoped(options.runLoop === undefined ? loop : options.runLoop("sync-supervisor", loop))
   })
 
   return SyncEngine.of({ runOnce, syncTenant, start, operations: options.operations })

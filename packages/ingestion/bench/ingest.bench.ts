@@ -33,7 +33,10 @@ const CONNECTIONS = 64
 /** Businesses of the multi-tenant diagnostic run. */
 const TENANTS = 100
 
-type Kind = "bare" | "receiver" | "receiver-tenants" | "receiver-normal"
+type Kind = "bare" | "receiver" | "receiver-tenants" | "receiver-normal" | "receiver-rejected"
+/** Connections and body size of the rejected-bodies run (unauthenticated 1 MiB deliveries). */
+const REJECTED_CONNECTIONS = 8
+const REJECTED_BYTES = 1024 * 1024
 
 export interface TargetResult {
   readonly name: Kind
@@ -66,6 +69,8 @@ export interface IngestBenchResult {
   readonly ratio: number
   /** receiverTenants / bare (diagnostic). */
   readonly tenantsRatio: number
+  /** 1 MiB bodies with a wrong verify token (throttling off): every one answered 401, none stored. */
+  readonly rejected: TargetResult
   readonly cpus: number
 }
 
@@ -136,7 +141,9 @@ const serveReceiver = (dir: string, kind: Exclude<Kind, "bare">) => {
   }).pipe(
     Effect.scoped,
     Effect.provide(
-      Ingestion.Ingestion.layer().pipe(
+      // The rejected-bodies run measures the token check itself: throttling would answer most
+      // of them 429 without reading the body.
+      Ingestion.Ingestion.layer(kind === "receiver-rejected" ? { authFailures: false } : {}).pipe(
         Layer.provide(WebhookApps.WebhookApps.layerMemory([{ appId: APP, verifyTokens: [TOKEN], enabled: true }])),
         Layer.provide(SqliteEventLog.layer({ filename, synchronous }))
       )
@@ -209,14 +216,36 @@ const load = (port: number, seconds: number, tenants: number) =>
     }]
   })
 
+/**
+ * One fixed 1 MiB orderAdd whose token is wrong; the token comes last, after the data, so the
+ * receiver cannot find it without walking the whole body (the worst case for the scan).
+ */
+const rejectedBody = (() => {
+  const head = `{"event":"orderAdd","businessId":42,"data":{"id":1,"products":[`
+  const item = `{"productId":100001,"quantity":2,"name":"Nguyễn Văn A \\"x\\""},`
+  const tail = `{"productId":1}]},"webhooksVerifyToken":"wrong-token"}`
+  const room = REJECTED_BYTES - Buffer.byteLength(head) - Buffer.byteLength(tail)
+  const items = item.repeat(Math.floor(room / Buffer.byteLength(item)))
+  return head + items + " ".repeat(room - Buffer.byteLength(items)) + tail
+})()
+
+const loadRejected = (port: number, seconds: number) =>
+  autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections: REJECTED_CONNECTIONS,
+    duration: seconds,
+    requests: [{ method: "POST", path: `/webhooks/${APP}`, headers: { "content-type": "application/json" }, body: rejectedBody }]
+  })
+
 const measure = async (kind: Kind, dir: string, seconds: number, warmup: number): Promise<TargetResult> => {
   const tenants = kind === "receiver-tenants" ? TENANTS : 1
   const child = await start(kind, dir)
+  const run_ = (s: number) => kind === "receiver-rejected" ? loadRejected(child.port, s) : load(child.port, s, tenants)
   try {
-    const warm = await load(child.port, warmup, tenants)
+    const warm = await run_(warmup)
     const before = await child.stats()
     const loadBefore = cpuMicros()
-    const run = await load(child.port, seconds, tenants)
+    const run = await run_(seconds)
     const loadCpu = cpuMicros() - loadBefore
     const stats = await child.stats()
     const perRequest = (micros: number) => Math.round((micros / Math.max(1, run["2xx"] + run.non2xx)) * 10) / 10
@@ -231,6 +260,10 @@ const measure = async (kind: Kind, dir: string, seconds: number, warmup: number)
       loadCpuMicrosPerRequest: perRequest(loadCpu)
     }
     if (kind === "bare") return result
+    if (kind === "receiver-rejected") {
+      if (stats.records !== 0 || run["2xx"] !== 0) throw new Error(`${kind}: a delivery with a wrong token was accepted`)
+      return { ...result, records: 0 }
+    }
     const answered = warm["2xx"] + run["2xx"]
     // Requests in flight when autocannon stops are stored but their answers are not counted.
     if (stats.records < answered || stats.records - answered > 2 * CONNECTIONS) {
@@ -253,6 +286,7 @@ export const runIngestBench = async (options: { readonly quick?: boolean } = {})
     const receiver = await measure("receiver", dir, seconds, warmup)
     const receiverTenants = await measure("receiver-tenants", dir, seconds, warmup)
     const receiverNormal = await measure("receiver-normal", dir, seconds, warmup)
+    const rejected = await measure("receiver-rejected", dir, seconds, warmup)
     return {
       bench: "ingestion",
       connections: CONNECTIONS,
@@ -264,6 +298,7 @@ export const runIngestBench = async (options: { readonly quick?: boolean } = {})
       receiverNormal,
       ratio: ratioOf(receiver, bare),
       tenantsRatio: ratioOf(receiverTenants, bare),
+      rejected,
       cpus: NodeOs.availableParallelism()
     }
   } finally {
@@ -283,9 +318,10 @@ if (serveIndex !== -1) {
     bare: "bare node:http",
     receiver: "receiver (FULL)",
     "receiver-tenants": `receiver (FULL, ${result.tenants} tenants, diagnostic)`,
-    "receiver-normal": "receiver (NORMAL, diagnostic)"
+    "receiver-normal": "receiver (NORMAL, diagnostic)",
+    "receiver-rejected": "rejected 1 MiB bodies (wrong token, no throttling)"
   }
-  const rows = [result.bare, result.receiver, result.receiverTenants, result.receiverNormal].map((r) => ({
+  const rows = [result.bare, result.receiver, result.receiverTenants, result.receiverNormal, result.rejected].map((r) => ({
     server: names[r.name],
     "accepted/s": r.acceptedPerSecond,
     "p50 ms": r.p50Millis,
@@ -299,5 +335,6 @@ if (serveIndex !== -1) {
   console.table(rows)
   console.log(`ratio receiver/bare: ${result.ratio} (target >= 0.6)`)
   console.log(`with ${result.tenants} tenants: ${result.tenantsRatio} (diagnostic)`)
+  console.log(`rejected 1 MiB bodies, CPU µs per request: ${result.rejected.serverCpuMicrosPerRequest} (${result.rejected.non2xx} answered, ${result.rejected.acceptedPerSecond} accepted/s)`)
   console.log(JSON.stringify(result))
 }

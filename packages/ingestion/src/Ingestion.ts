@@ -12,6 +12,7 @@ import type { DirectAppend } from "@ocs/event-log"
 import { Context, Effect, Layer, Schema } from "effect"
 import type * as Http from "node:http"
 import * as IngestionMetrics from "./IngestionMetrics.ts"
+import * as AuthFailures from "./internal/authFailures.ts"
 import { type Answer, type Head, make as makeReceiver, type Receiver } from "./internal/receiver.ts"
 import { readBody } from "./internal/nodeBody.ts"
 import * as SourceAddresses from "./SourceAddresses.ts"
@@ -34,6 +35,12 @@ export interface Options {
   readonly sourceAllowlist?: boolean | ReadonlyArray<string> | undefined
   /** Proxies whose `X-Forwarded-For` is believed (addresses or CIDR ranges). Default none. */
   readonly trustedProxies?: ReadonlyArray<string> | undefined
+  /**
+   * Sources (per appId and client address) whose deliveries failed the verify-token check
+   * `limit` times within `windowSeconds` are answered 429 with `Retry-After`, their bodies not
+   * read, until that window ends. Default 20 in 60 s; `false`: off.
+   */
+  readonly authFailures?: { readonly limit: number; readonly windowSeconds: number } | false | undefined
 }
 
 /** An address list entry is neither an IP address nor a CIDR range. */
@@ -86,7 +93,12 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
     storeTimeoutMillis: options.storeTimeoutMillis ?? 10_000,
     sourceAllowlist: yield* allowlist(options.sourceAllowlist),
-    trustedProxies: options.trustedProxies === undefined ? undefined : yield* list(options.trustedProxies)
+    trustedProxies: options.trustedProxies === undefined ? undefined : yield* list(options.trustedProxies),
+    authFailures: options.authFailures === false
+      ? { ...AuthFailures.defaults, limit: 0 }
+      : options.authFailures === undefined
+      ? AuthFailures.defaults
+      : { ...AuthFailures.defaults, limit: options.authFailures.limit, windowMillis: options.authFailures.windowSeconds * 1000 }
   })
   return Ingestion.of({
     basePath,

@@ -16,6 +16,8 @@ export const rejectReasons = [
   "bad_json",
   "bad_envelope",
   "unauthorized",
+  /** 429: the source's recent deliveries failed the token check too often (body not read). */
+  "throttled",
   "store_failed",
   "apps_unavailable"
 ] as const

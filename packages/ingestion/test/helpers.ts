@@ -162,5 +162,12 @@ export const decisionsOf = (appId: string) =>
 
 export const hook = (appId: string, path = `/webhooks/${appId}`) => Effect.map(TestReceiver, (r) => `${r.url}${path}`)
 
+/** A body as the receiver stores it: the top-level token's value replaced, every other byte kept. */
+export const redacted = (body: string, token = "secret-token"): string => {
+  const field = `"webhooksVerifyToken":${JSON.stringify(token)}`
+  if (!body.includes(field)) throw new Error("redacted: the body does not carry the token field in that spelling")
+  return body.replace(field, `"webhooksVerifyToken":"[redacted]"`)
+}
+
 export const envelope = (fields: Record<string, unknown>, token = "secret-token"): string =>
   JSON.stringify({ event: "orderAdd", businessId: 42, webhooksVerifyToken: token, data: { id: 1 }, ...fields })

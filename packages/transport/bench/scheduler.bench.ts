@@ -102,7 +102,7 @@ const effectCost = async (calls: number): Promise<number> => {
   return Effect.runPromise(
     Effect.gen(function*() {
       const limiter = yield* RateLimiter
-      const keys = Array.from({ length: 10_000 }, (_, i) => ({ tenant: Ids.makeTenant(1, i), operation: op }))
+      const keys = Array.from({ length: 10_000 }, (_, i) => ({ tenant: Ids.makeTenant(1, i + 1), operation: op }))
       for (let i = 0; i < 2_000; i++) yield* limiter.withPermit(keys[i % 10_000]!, "bulk", () => Effect.void)
       const start = process.hrtime.bigint()
       for (let i = 0; i < calls; i++) yield* limiter.withPermit(keys[i % 10_000]!, "bulk", () => Effect.void)

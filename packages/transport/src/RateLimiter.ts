@@ -19,6 +19,7 @@ import { Cause, Clock, Context, Deferred, Effect, Layer, Option, Schedule, Schem
 import type { Ids, Operation } from "@ocs/protocol"
 import * as Core from "./internal/schedulerCore.ts"
 import { RateLimitStore } from "./RateLimitStore.ts"
+import * as TransportEventsModule from "./TransportEvents.ts"
 import { TransportEvents } from "./TransportEvents.ts"
 
 export type Priority = "interactive" | "bulk"
@@ -31,6 +32,21 @@ export interface BudgetKey {
 
 export const keyString = (key: BudgetKey): string =>
   `${key.tenant.appId}:${key.tenant.businessId}:${key.operation.family}:${key.operation.path}`
+
+/**
+ * Where a key string points (its tenant and operation), for keys known only by their text:
+ * locks restored from the store after a restart, keys the sweep forgets. The inverse of
+ * `keyString`; undefined for text of another shape.
+ */
+export const whereOf = (key: string): TransportEventsModule.Where | undefined => {
+  const m = /^(\d+):(\d+):([a-z]+):(\/.*)$/.exec(key)
+  return m === null ? undefined : { appId: m[1]!, businessId: m[2]!, operation: `${m[3]}:${m[4]}`, key }
+}
+
+const released = (u: { readonly key: string; readonly at: number }): TransportEventsModule.TransportEvent | undefined => {
+  const where = whereOf(u.key)
+  return where === undefined ? undefined : { _tag: "LockReleased", ...where, at: u.at }
+}
 
 export interface RateLimiterOptions {
   /**
@@ -189,7 +205,10 @@ export const make = Effect.fnUntraced(function*(options: RateLimiterOptions) {
     core.dispatch(now)
     batch = undefined
     yield* flush
-    for (const u of unlocked.splice(0)) yield* events.emit({ _tag: "LockReleased", key: u.key, at: u.at })
+    for (const u of unlocked.splice(0)) {
+      const event = released(u)
+      if (event !== undefined) yield* events.emit(event)
+    }
     for (const w of granted) {
       w.ready = true
       w.resume?.(w.ticket!)
@@ -226,7 +245,10 @@ export const make = Effect.fnUntraced(function*(options: RateLimiterOptions) {
       swept.waitMs += s.waitMs
       swept.locks += s.locks
     }
-    for (const u of unlocked.splice(0)) yield* events.emit({ _tag: "LockReleased", key: u.key, at: u.at })
+    for (const u of unlocked.splice(0)) {
+      const event = released(u)
+      if (event !== undefined) yield* events.emit(event)
+    }
     yield* Effect.logDebug(`rate limiter: forgot ${removed} idle key(s)`)
   }).pipe(
     // A failed sweep is logged and the next one runs on time: the fiber never dies quietly.

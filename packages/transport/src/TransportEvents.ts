@@ -21,7 +21,7 @@ export type TransportEvent =
     readonly unlockedAt: number | undefined
     readonly receivedAt: number
   })
-  | { readonly _tag: "LockReleased"; readonly key: string; readonly at: number }
+  | (Where & { readonly _tag: "LockReleased"; readonly at: number })
   | (Where & { readonly _tag: "WarningReceived"; readonly warnings: ReadonlyArray<Warning.Warning> })
   | (Where & { readonly _tag: "RetryScheduled"; readonly attempt: number; readonly reason: string; readonly delayMs: number })
 

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Clock, Deferred, Effect, Fiber, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { Ids, Operation } from "@ocs/protocol"
-import { keyString, RateLimiter } from "../src/RateLimiter.ts"
+import { keyString, RateLimiter, whereOf } from "../src/RateLimiter.ts"
 import { makeMemory, RateLimitStore } from "../src/RateLimitStore.ts"
 import { TransportEvents, type TransportEvent } from "../src/TransportEvents.ts"
 
@@ -191,5 +191,14 @@ describe("RateLimiter", () => {
         assert.deepStrictEqual(yield* limiter.metrics, [])
       }).pipe(Effect.provide(limiterLayer(makeMemory(), events, 1_000)))
       assert.deepStrictEqual(events.filter((e) => e._tag === "LockReleased").map((e) => e._tag === "LockReleased" && e.key), [keyString(key)])
+      // A released lock names its tenant and operation, as a taken one does.
+      const released = events.find((e) => e._tag === "LockReleased")!
+      assert.deepStrictEqual([released.appId, released.businessId, released.operation], ["1", "2", Operation.key(op)])
     }))
+
+  it("a key's text reads back to its tenant and operation, big ids included", () => {
+    const big = { tenant: Ids.makeTenant(1001, 9007199254740993n), operation: op }
+    assert.deepStrictEqual(whereOf(keyString(big)), { appId: "1001", businessId: "9007199254740993", operation: Operation.key(op), key: keyString(big) })
+    assert.strictEqual(whereOf("not-a-key"), undefined)
+  })
 })

@@ -4,8 +4,10 @@
  * files, body size limits, and no redirects.
  */
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
 import { ADMIN_KEY, addTenant, admin, allFiles, envelope, eventually, files, readOnly, request, type ServerHandle, type Tenant } from "./support/harness.ts"
 import { reliabilitySuite } from "./support/suite.ts"
 
@@ -14,7 +16,7 @@ let A: Tenant
 let B: Tenant
 let C: Tenant // token without order/payment permission: ERR_403
 let D: Tenant // expired token: ERR_INVALID_ACCESS_TOKEN
-const E = { token: "" } // added through the admin API
+const E = { token: "", verifyToken: "" } // added through the admin API
 /** Every text the admin API answered, for the token scan. */
 const answers: Array<string> = []
 
@@ -47,6 +49,7 @@ const suite = reliabilitySuite({
     // One more tenant through the admin API (the token travels in a request body).
     const x = await run.tenant({ products: 3, orders: 0, payments: 0 })
     E.token = x.accessToken
+    E.verifyToken = x.verifyToken
     const added = await addTenant(server.url, x)
     answers.push(JSON.stringify(added.tenant.body))
     assert.strictEqual(added.app.status, 201)
@@ -150,7 +153,7 @@ describe("security", () => {
   // A plugin's context being scoped to its tenant is tested in packages/plugin-sdk (the server has
   // no route that drives a plugin's context from outside).
 
-  it("keeps access tokens out of logs, answers, error messages and the data files", async () => {
+  it("keeps access tokens and verify tokens out of logs, answers, error messages, exports and the data files", async () => {
     // The failing calls happened (403, expired token): their errors were recorded and logged.
     const errors = (await get("/admin/errors?limit=500")).body.errors as Array<any>
     assert.isTrue(errors.some((e) => e.appId === C.appId), "the 403 was recorded")
@@ -162,9 +165,22 @@ describe("security", () => {
     await get("/admin/budgets")
     const metrics = await request(`${server.url}/metrics`)
     answers.push(metrics.text)
-    const tokens = [A.accessToken, B.accessToken, C.accessToken, D.accessToken, E.token]
+    // Webhooks carrying each verify token were stored (the tests above and these): their
+    // bodies must not keep it. One more in the header, one with a BOM.
+    for (const t of [A, B, C, D]) assert.strictEqual((await request(`${server.url}/webhooks/${t.appId}`, { body: envelope(t, "productUpdate", { id: 70, name: "scan" }) })).status, 200)
+    assert.strictEqual((await request(`${server.url}/webhooks/${A.appId}`, { body: `{"event":"productUpdate","businessId":${A.businessId},"data":{"id":71}}`, headers: { authorization: `Bearer ${A.verifyToken}` } })).status, 200)
+    assert.strictEqual((await request(`${server.url}/webhooks/${B.appId}`, { body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(envelope(B, "productUpdate", { id: 72 }))]) })).status, 200)
+    const verifyTokens = [A.verifyToken, B.verifyToken, C.verifyToken, D.verifyToken, E.verifyToken]
+    const tokens = [A.accessToken, B.accessToken, C.accessToken, D.accessToken, E.token, ...verifyTokens]
     // Stop the server so that its last log lines are flushed and the WAL files are as it left them.
     assert.strictEqual(await server.stop(), 0)
+    // What an operator exports from the log (every record, NDJSON and CSV).
+    const replayBin = fileURLToPath(import.meta.resolve("@ocs/replay/bin"))
+    for (const format of ["ndjson", "csv"]) {
+      const exported = ChildProcess.execFileSync(process.execPath, [replayBin, "export", "--log", files(server.dataDir).events, "--format", format], { encoding: "utf8", maxBuffer: 256 << 20 })
+      assert.include(exported, "[redacted]", `the ${format} export has the stored webhooks`)
+      answers.push(exported)
+    }
     const output = server.output()
     const inOutput = tokens.filter((tok) => output.includes(tok))
     const inAnswers = tokens.filter((tok) => answers.some((a) => a.includes(tok)))
@@ -180,9 +196,9 @@ describe("security", () => {
     // The failing calls were logged (so the scan covered them).
     assert.include(output, `${D.appId}:${D.businessId} needs attention`)
     assert.include(output, `${C.appId}:${C.businessId} resource`)
-    assert.deepStrictEqual(inOutput.length, 0, "access tokens in the server's stdout/stderr")
-    assert.deepStrictEqual(inAnswers.length, 0, "access tokens in admin answers")
-    assert.deepStrictEqual(inFiles, [], "access tokens in plain text in the data files")
+    assert.deepStrictEqual(inOutput.length, 0, "tokens in the server's stdout/stderr")
+    assert.deepStrictEqual(inAnswers.length, 0, "tokens in admin answers, /metrics or exports")
+    assert.deepStrictEqual(inFiles, [], "tokens in plain text in the data files")
   })
 })
 

@@ -25,7 +25,7 @@ export interface Listening {
 
 export const simulatorBin = fileURLToPath(import.meta.resolve("@ocs/simulator/bin"))
 
-const LISTENING = /listening on (http:\/\/[\d.:]+)/
+const LISTENING = /listening on (https?:\/\/[\d.:]+)/
 
 /** Spawns `node <args>` and resolves once a line of its output matches `ready`. */
 export const spawnNode = (args: ReadonlyArray<string>, ready: RegExp, env: Record<string, string> = {}, timeoutMs = 30_000) =>

@@ -8,6 +8,8 @@
 import { Clock, Effect, Option, Redacted, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Ids, Json } from "@ocs/protocol"
+import type { LoopHealthService } from "../LoopHealth.ts"
+import type { ProjectionLagService } from "../ProjectionLag.ts"
 import { safeEqual } from "../Secrets.ts"
 import type { Business, TenantStore } from "../TenantStore.ts"
 
@@ -19,6 +21,15 @@ export interface AdminOptions {
   /** Admin request bodies larger than this are answered 413 (default 64 KiB). */
   readonly maxBodyBytes?: number | undefined
   readonly ready: () => boolean
+  /** What else `/readyz` checks: loops down, projection lag past its bounds. */
+  readonly readiness?: Readiness | undefined
+}
+
+export interface Readiness {
+  readonly loops: LoopHealthService
+  readonly lag: ProjectionLagService
+  readonly maxLagRecords?: number | undefined
+  readonly maxLagSeconds?: number | undefined
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024

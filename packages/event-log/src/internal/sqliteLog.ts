@@ -4,7 +4,7 @@
  * reuses it as its outbox (the outbox is an event-log file plus a relay cursor).
  */
 import { max } from "drizzle-orm"
-import { Clock, Deferred, Effect, Option, type Scope, Stream } from "effect"
+import { Clock, Deferred, Effect, Option, Schedule, type Scope, Stream } from "effect"
 import * as NodeUrl from "node:url"
 import * as Checkpoints from "../Checkpoints.ts"
 import type { DirectAppendService } from "../DirectAppend.ts"
@@ -39,6 +39,14 @@ export const migrationsFolder = NodeUrl.fileURLToPath(new URL("../../drizzle", i
 
 const DAY = 24 * 60 * 60 * 1000
 
+/**
+ * The busy timeout of the main-thread connection. SQLite waits for a lock by blocking its
+ * thread: on the main thread, a file locked by another process would freeze every request for
+ * the whole timeout. Reads (WAL) never wait for writers; the consumer checkpoint writes that do
+ * wait give up after this and are retried after a non-blocking pause (see `commit`).
+ */
+const MAIN_THREAD_BUSY_TIMEOUT_MILLIS = 20
+
 export interface Core {
   readonly service: EventLogService
   /** Appends from plain callbacks, without a fiber (the webhook receiver's path). */
@@ -58,8 +66,15 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
     filename: options.filename,
     migrationsFolder,
     synchronous: options.synchronous,
-    busyTimeoutMillis: options.busyTimeoutMillis
+    busyTimeoutMillis: MAIN_THREAD_BUSY_TIMEOUT_MILLIS
   })
+  const busyTimeoutMillis = Math.max(0, Math.trunc(options.busyTimeoutMillis ?? 5000))
+  // A locked file: retry every 50 ms (the fiber sleeps, the thread serves) for as long as the
+  // configured busy timeout, then fail as a blocking wait would have.
+  const whileBusy = Schedule.spaced(50).pipe(
+    Schedule.setInputType<SqliteError>(),
+    Schedule.while(({ input, elapsed }) => isBusy(input) && elapsed < busyTimeoutMillis)
+  )
   const pollIntervalMillis = options.pollIntervalMillis ?? 1000
 
   // Appends are written by a worker thread with its own connection (./writer.worker.ts): the
@@ -67,7 +82,7 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
   const writer = yield* startWriter({
     filename: options.filename,
     synchronous: options.synchronous ?? "FULL",
-    busyTimeoutMillis: Math.max(0, Math.trunc(options.busyTimeoutMillis ?? 5000)),
+    busyTimeoutMillis,
     dedupeWindowMillis: options.dedupeWindowMillis ?? DAY
   })
   const clock = yield* Clock.Clock
@@ -111,7 +126,7 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
 
   const commit = Effect.fn("EventLog.commit")(function*(consumer: string, checkpoint: Checkpoint) {
     const now = yield* Clock.currentTimeMillis
-    yield* db.transaction("commit", (orm) => Checkpoints.save(orm, consumer, checkpoint, now))
+    yield* db.transaction("commit", (orm) => Checkpoints.save(orm, consumer, checkpoint, now)).pipe(Effect.retry(whileBusy))
   })
 
   const checkpoint = Effect.fn("EventLog.checkpoint")(function*(consumer: string) {
@@ -154,3 +169,8 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
   const service: EventLogService = { append, read, subscribe, commit, checkpoint }
   return { service, direct, db, nextCommit, pollIntervalMillis, page, killWriter: writer.kill }
 })
+
+const isBusy = (e: SqliteError) => {
+  const code = (e.cause as { code?: unknown } | undefined)?.code
+  return code === "SQLITE_BUSY" || code === "SQLITE_LOCKED" || (typeof code === "string" && code.startsWith("SQLITE_BUSY_"))
+}

@@ -11,6 +11,8 @@ import type { RejectReason } from "../IngestionMetrics.ts"
 import * as IngestionMetrics from "../IngestionMetrics.ts"
 import * as SourceAddresses from "../SourceAddresses.ts"
 import { type WebhookApp, WebhookApps } from "../WebhookApps.ts"
+import * as AuthFailures from "./authFailures.ts"
+import * as TokenField from "./tokenField.ts"
 
 export interface Config {
   readonly basePath: string
@@ -18,6 +20,7 @@ export interface Config {
   readonly storeTimeoutMillis: number
   readonly sourceAllowlist: SourceAddresses.AddressList | undefined
   readonly trustedProxies: SourceAddresses.AddressList | undefined
+  readonly authFailures: AuthFailures.Settings
 }
 
 export type Outcome = "accepted" | "duplicate" | RejectReason
@@ -75,6 +78,7 @@ export interface Receiver {
   readonly config: () => Config
   readonly update: (change: Partial<Pick<Config, "sourceAllowlist" | "trustedProxies">>) => void
   readonly metrics: IngestionMetrics.Recorder
+  readonly authFailures: AuthFailures.AuthFailures
   /** Path, method, source address and declared length: everything decidable before the body. */
   readonly preflight: (head: Head) => Preflight
   readonly tooLarge: () => Answer
@@ -116,20 +120,19 @@ const tokenValid = (app: WebhookApp, presented: string): boolean => {
   return ok
 }
 
-type Presented =
-  | { readonly _tag: "Token"; readonly token: string; readonly source: "body" | "header" }
-  | { readonly _tag: "Missing" }
-  | { readonly _tag: "NotAString" }
-
-/** spec: Authentication 8: the body field; when absent there, the Authorization header. */
-const presentedToken = (value: Json.JsonValue, authorization: string | undefined): Presented => {
-  if (Predicate.isObject(value) && Object.hasOwn(value, "webhooksVerifyToken")) {
-    const token = (value as Record<string, unknown>)["webhooksVerifyToken"]
-    return typeof token === "string" ? { _tag: "Token", token, source: "body" } : { _tag: "NotAString" }
-  }
-  if (authorization === undefined) return { _tag: "Missing" }
+/** `Authorization: <token>` or `Authorization: Bearer <token>`. */
+const headerToken = (authorization: string): string => {
   const raw = authorization.trim()
-  return { _tag: "Token", token: BEARER.test(raw) ? raw.replace(BEARER, "") : raw, source: "header" }
+  return BEARER.test(raw) ? raw.replace(BEARER, "") : raw
+}
+
+/** Nothing but whitespace (or nothing at all), a byte order mark aside. */
+const blank = (bytes: Uint8Array): boolean => {
+  for (let i = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0; i < bytes.length; i++) {
+    const b = bytes[i]
+    if (b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09) return false
+  }
+  return true
 }
 
 const short = (message: string): string => (message.length > 300 ? `${message.slice(0, 300)}...` : message)
@@ -162,6 +165,7 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
   const runFork = Effect.runForkWith(context)
   const metrics = IngestionMetrics.makeRecorder()
   let config = initial
+  const failures = AuthFailures.make(initial.authFailures)
   const prefix = `${initial.basePath}/`
 
   const preflight = (head: Head): Preflight => {
@@ -181,6 +185,15 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
     }
     if (head.contentLength !== undefined && Number(head.contentLength) > config.maxBodyBytes) {
       return { _tag: "Reject", answer: tooLarge() }
+    }
+    // A source that keeps presenting wrong tokens is answered before its body is read, and the
+    // connection is closed so that the rest of a large body is not read either.
+    const wait = failures.blockedFor(appId, source.client, clock.currentTimeMillisUnsafe())
+    if (wait > 0) {
+      return {
+        _tag: "Reject",
+        answer: reject(429, "throttled", "too many deliveries with a wrong verify token; wait", { "retry-after": String(wait), connection: "close" }, true)
+      }
     }
     return { _tag: "Continue", appId, source }
   }
@@ -218,26 +231,64 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
 
   const APPS_UNAVAILABLE = reject(503, "apps_unavailable", "application lookup failed; deliver again", { "retry-after": "1" })
 
-  /** Everything after the application is known: parse, authenticate, validate, store. */
+  const unauthorized = (d: Delivery, message: string): Answer => {
+    failures.failed(d.appId, d.source.client, clock.currentTimeMillisUnsafe())
+    return reject(401, "unauthorized", message)
+  }
+
+  /**
+   * spec: Authentication 8: the token is in the body field `webhooksVerifyToken`, or in the
+   * `Authorization` header. Every token a delivery presents must verify: the header first (no
+   * look at the body at all), then the body field, found by a byte scan (./tokenField.ts)
+   * before anything is decoded or parsed. Only an authenticated body is parsed.
+   * Returns the answer of a refused delivery, or where the token is.
+   */
+  const authenticate = (d: Delivery, app: WebhookApp): Answer | { readonly tokenSource: "body" | "header"; readonly field: TokenField.Scan } => {
+    const header = d.authorization === undefined ? undefined : headerToken(d.authorization)
+    if (header !== undefined && !tokenValid(app, header)) return unauthorized(d, "wrong verify token in Authorization")
+    const field = TokenField.scan(d.bytes)
+    switch (field._tag) {
+      case "Malformed":
+        return reject(400, "bad_json", blank(d.bytes) ? "empty body: expected a JSON document" : "invalid JSON")
+      case "Absent":
+      case "NotObject":
+        return header === undefined ? unauthorized(d, "missing webhooksVerifyToken") : { tokenSource: "header", field }
+      case "Found": {
+        if (field.token === undefined) return unauthorized(d, "webhooksVerifyToken must be a string")
+        if (!tokenValid(app, field.token)) return unauthorized(d, "wrong webhooksVerifyToken")
+        // JSON.parse keeps the last of duplicate keys: refusing them leaves no doubt about
+        // which token was checked, and leaves one value to redact.
+        const again = TokenField.scan(d.bytes, field.next)
+        if (again._tag === "Found") return reject(400, "bad_envelope", "webhooksVerifyToken appears more than once")
+        if (again._tag === "Malformed") return reject(400, "bad_json", "invalid JSON")
+        return { tokenSource: header === undefined ? "body" : "header", field }
+      }
+    }
+  }
+
+  /** Everything after the application is known: authenticate, parse, validate, store. */
   const decide = (d: Delivery, found: Option.Option<WebhookApp>, done: (answer: Answer) => void): void => {
     const app = Option.getOrUndefined(found)
     // 404 rather than 401: the path names no application here (docs/architecture.md, section 6).
     if (app === undefined || !app.enabled) return done(reject(404, "unknown_app", "unknown application"))
-    const text = Json.decodeUtf8(d.bytes)
+    const auth = authenticate(d, app)
+    if ("status" in auth) return done(auth)
+    // The stored body is the received one with the token's value replaced: a verify token at
+    // rest (event log, unknown events, exports) would let anyone who reads them forge deliveries.
+    const stored = auth.field._tag === "Found" ? TokenField.redact(d.bytes, auth.field.valueStart, auth.field.valueEnd) : d.bytes
+    const text = Json.decodeUtf8(stored)
     if (Result.isFailure(text)) return done(reject(400, "bad_json", text.failure.message))
     // Validation and the top-level fields only: integers beyond 2^53 are read from their
-    // text (businessIdOf); the body is stored as received, never re-serialised.
+    // text (businessIdOf); the body is stored as received, never re-serialised. Parsing the
+    // redacted text also keeps the token out of any parser message.
     const parsed = Json.parseLossy(text.success)
     if (Result.isFailure(parsed)) return done(reject(400, "bad_json", parsed.failure.message))
     const value = parsed.success
-    const presented = presentedToken(value, d.authorization)
-    if (presented._tag !== "Token") {
-      return done(reject(401, "unauthorized", presented._tag === "Missing" ? "missing webhooksVerifyToken" : "webhooksVerifyToken must be a string"))
-    }
-    if (!tokenValid(app, presented.token)) return done(reject(401, "unauthorized", "wrong webhooksVerifyToken"))
     if (!Predicate.isObject(value) || Array.isArray(value)) return done(reject(400, "bad_envelope", "body must be a JSON object"))
     const fields = value as Record<string, unknown>
-    const businessId = businessIdOf(text.success, fields)
+    // A leading byte order mark is kept in the stored text (byte-exact) but is no JSON.
+    const json = text.success.charCodeAt(0) === 0xfeff ? text.success.slice(1) : text.success
+    const businessId = businessIdOf(json, fields)
     if (Result.isFailure(businessId)) return done(reject(400, "bad_envelope", businessId.failure))
     // spec: Events, Envelope: `event` names the event; every other field is kept as is.
     const event = fields["event"]
@@ -252,8 +303,10 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
       receivedAt: clock.currentTimeMillisUnsafe(),
       body: text.success,
       // spec: Delivery rules 2: redeliveries carry the same body, so its bytes are the key.
+      // The original bytes, token included: the recipe predates redaction, and redeliveries
+      // made before and after it must keep the same key.
       dedupeKey: `sha256:${Crypto.hash("sha256", Buffer.concat([Buffer.from(`${d.appId}\n`), d.bytes]), "hex")}`,
-      meta: meta(d, presented.source)
+      meta: meta(d, auth.tokenSource)
     }, done)
   }
 
@@ -277,6 +330,7 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
       config = { ...config, ...change }
     },
     metrics,
+    authFailures: failures,
     preflight,
     tooLarge,
     ingest
@@ -291,8 +345,7 @@ const meta = (d: Delivery, tokenSource: "body" | "header"): Record<string, unkno
   if (d.userAgent !== undefined) m["userAgent"] = d.userAgent
   m["contentLength"] = d.bytes.length
   m["tokenSource"] = tokenSource
-  // The strict UTF-8 decoder drops a leading byte order mark; say so, since the text is then
-  // three bytes shorter than what was received.
+  // The stored text keeps a leading byte order mark (which many readers trip on): say so.
   if (d.bytes[0] === 0xef && d.bytes[1] === 0xbb && d.bytes[2] === 0xbf) m["utf8Bom"] = true
   return m
 }

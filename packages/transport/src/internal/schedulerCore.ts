@@ -21,6 +21,8 @@
  * global in-flight cap is the shared resource they are fair about. Keys that must wait for
  * time (a window slot or a lock end) sit in a timer heap.
  */
+import { Fifo } from "./fifo.ts"
+import { TimerHeap } from "./timerHeap.ts"
 
 export const PRIORITY_INTERACTIVE = 0
 export const PRIORITY_BULK = 1
@@ -39,36 +41,6 @@ export interface Ticket {
   readonly key: KeyState
   readonly grantedAt: number
   released: boolean
-}
-
-/** A FIFO with O(1) push and shift; compacts itself when half empty. */
-class Fifo<A> {
-  private items: Array<A> = []
-  private head = 0
-  get size(): number {
-    return this.items.length - this.head
-  }
-  push(a: A): void {
-    this.items.push(a)
-  }
-  peek(): A | undefined {
-    return this.items[this.head]
-  }
-  shift(): A | undefined {
-    if (this.head >= this.items.length) return undefined
-    const a = this.items[this.head]
-    this.items[this.head] = undefined as never
-    this.head++
-    if (this.head === this.items.length) {
-      // Drained: drop the backing array so idle keys stay small.
-      this.items = []
-      this.head = 0
-    } else if (this.head > 32 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head)
-      this.head = 0
-    }
-    return a
-  }
 }
 
 export class KeyState {
@@ -114,52 +86,6 @@ const MAX_TICK = 0xffff
 /** Ms per tick: a window must fit in well under MAX_TICK ticks. */
 const tickFor = (windowMs: number): number => Math.max(1, Math.ceil((windowMs + 2) / 40_000))
 
-interface TimerEntry {
-  readonly at: number
-  readonly key: KeyState
-}
-
-/** Min-heap of timer entries by `at`. */
-class TimerHeap {
-  private heap: Array<TimerEntry> = []
-  get size(): number {
-    return this.heap.length
-  }
-  peek(): TimerEntry | undefined {
-    return this.heap[0]
-  }
-  push(entry: TimerEntry): void {
-    const h = this.heap
-    h.push(entry)
-    let i = h.length - 1
-    while (i > 0) {
-      const p = (i - 1) >> 1
-      if (h[p]!.at <= entry.at) break
-      h[i] = h[p]!
-      i = p
-    }
-    h[i] = entry
-  }
-  pop(): TimerEntry | undefined {
-    const h = this.heap
-    const top = h[0]
-    const last = h.pop()
-    if (top === undefined || last === undefined || h.length === 0) return top
-    let i = 0
-    for (;;) {
-      const l = 2 * i + 1
-      if (l >= h.length) break
-      const r = l + 1
-      const c = r < h.length && h[r]!.at < h[l]!.at ? r : l
-      if (h[c]!.at >= last.at) break
-      h[i] = h[c]!
-      i = c
-    }
-    h[i] = last
-    return top
-  }
-}
-
 export interface CoreOptions {
   /** The shared cap on calls in flight across all keys. */
   readonly maxInFlight: number
@@ -172,7 +98,7 @@ export interface CoreOptions {
 export class SchedulerCore {
   readonly keys = new Map<string, KeyState>()
   private readonly ready: [Fifo<KeyState>, Fifo<KeyState>] = [new Fifo(), new Fifo()]
-  private readonly timers = new TimerHeap()
+  private readonly timers = new TimerHeap<KeyState>()
   private inFlight = 0
   readonly options: CoreOptions
 

@@ -1,0 +1,98 @@
+/**
+ * The loops the server runs beside its HTTP side, each supervised by `LoopHealth` (a failure
+ * is logged, the loop restarted after a backoff, its state shown by /metrics and /readyz):
+ *
+ * - `projection`: the read models follow the log (docs/architecture.md, section 5);
+ * - `tenant-activity`: the last webhook of each tenant, for the silence alert;
+ * - `tenant-watch`: token expiry warnings and webhook silence, hourly.
+ *
+ * The sync supervisor is started by the sync engine under the same supervision.
+ */
+import { Effect, Fiber, Schedule, Scope, Stream } from "effect"
+import { EventLog } from "@ocs/event-log"
+import { ReadModels } from "@ocs/read-models"
+import { LoopHealth } from "./LoopHealth.ts"
+import { TenantStore } from "./TenantStore.ts"
+
+const DAY = 24 * 3600 * 1000
+
+/** Follows webhook records to know when each tenant last heard from the service. */
+const tenantActivity = Effect.gen(function*() {
+  const log = yield* EventLog.EventLog
+  const store = yield* TenantStore
+  return yield* log.subscribe("tenant-activity", { tenant: "all" }).pipe(
+    Stream.filter((d) => d.record.source === "webhook" && d.record.businessId !== null),
+    Stream.groupedWithin(500, "1 second"),
+    Stream.runForEach((batch) =>
+      Effect.gen(function*() {
+        // The latest webhook of each tenant in the batch, one store write per tenant.
+        const latest = new Map<string, { readonly appId: string; readonly businessId: string; at: number }>()
+        for (const { record } of batch) {
+          const k = `${record.appId}:${record.businessId}`
+          const seen = latest.get(k)
+          if (seen === undefined) latest.set(k, { appId: record.appId, businessId: record.businessId!, at: record.receivedAt })
+          else seen.at = Math.max(seen.at, record.receivedAt)
+        }
+        for (const t of latest.values()) yield* store.touchWebhook(t.appId, t.businessId, t.at)
+        yield* log.commit("tenant-activity", batch[batch.length - 1]!.checkpoint)
+      })
+    )
+  )
+})
+
+/** Token expiry warnings (30, 7 and 1 days before; spec: Authentication 6) and webhook silence. */
+export const watchTenants = (silenceAlertMs: number) =>
+  Effect.gen(function*() {
+    const store = yield* TenantStore
+    const now = Date.now()
+    for (const b of yield* store.businesses()) {
+      if (b.expiresAt !== null) {
+        const days = (b.expiresAt - now) / DAY
+        for (const threshold of [30, 7, 1]) {
+          if (days <= threshold && (yield* store.noticeOnce(b.appId, b.businessId, `expiry-${threshold}`))) {
+            const message = days <= 0
+              ? `access token of ${b.appId}:${b.businessId} has expired: the business must grant access again`
+              : `access token of ${b.appId}:${b.businessId} expires in ${Math.ceil(days)} day(s): ask the business to grant access again`
+            yield* Effect.logWarning(message)
+            yield* store.recordError({ appId: b.appId, businessId: b.businessId, resource: null, tag: `TokenExpiry${threshold}d`, message })
+          }
+        }
+      }
+      const silentSince = b.lastWebhookAt
+      if (silentSince !== null && now - silentSince > silenceAlertMs) {
+        const day = Math.floor(now / DAY)
+        if (yield* store.noticeOnce(b.appId, b.businessId, `silence-${day}`)) {
+          const message = `no webhook from ${b.appId}:${b.businessId} for ${Math.round((now - silentSince) / 60000)} minutes: webhooks may be off or failing`
+          yield* Effect.logWarning(message)
+          yield* store.recordError({ appId: b.appId, businessId: b.businessId, resource: null, tag: "WebhookSilence", message })
+        }
+      }
+    }
+  }).pipe(Effect.catch((e) => Effect.logError("tenant watch failed", e)))
+
+/**
+ * Starts the loops in the current scope. On close, the projection is stopped and then caught
+ * up once more (finalizers run in reverse, so after the HTTP server and the sync loops have
+ * stopped): the files a stopped server leaves behind are up to date with its log.
+ */
+export const start = (options: { readonly silenceAlertMs: number; readonly consumer: string }) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.Scope
+    const health = yield* LoopHealth
+    const readModels = yield* ReadModels.ReadModels
+    const projection = yield* Effect.forkIn(
+      health.supervise("projection", Effect.scoped(Effect.flatMap(readModels.run(options.consumer), Fiber.join))),
+      scope
+    )
+    yield* Effect.addFinalizer(() =>
+      Fiber.interrupt(projection).pipe(
+        Effect.andThen(readModels.catchUp(options.consumer)),
+        Effect.catch((e) => Effect.logWarning("final projection catch-up failed; it resumes at the next start", e))
+      )
+    )
+    yield* Effect.forkIn(health.supervise("tenant-activity", tenantActivity), scope)
+    yield* Effect.forkIn(
+      health.supervise("tenant-watch", Effect.repeat(watchTenants(options.silenceAlertMs), Schedule.spaced("1 hour"))),
+      scope
+    )
+  })

@@ -1,0 +1,131 @@
+/**
+ * The background loops of the server (projection, tenant activity, tenant watch, sync
+ * supervisor) and their health. A loop that fails is never left dead in silence: the failure is
+ * logged with the loop's name and cause, the loop is restarted after a capped, jittered
+ * exponential backoff, and its state (up or down, restarts, last error, since when) is what
+ * `/metrics` and `/readyz` show.
+ *
+ * A restarted loop counts as up only once it has run `settleMillis` without failing again:
+ * a loop that fails at once on every restart (a full disk) stays down instead of flapping.
+ */
+import { Cause, Clock, Context, Effect, Layer, Schedule, Schema } from "effect"
+
+export class LoopFailed extends Schema.TaggedError<LoopFailed>()("LoopFailed", {
+  loop: Schema.String,
+  message: Schema.String
+}) {}
+
+export interface LoopStatus {
+  readonly name: string
+  readonly up: boolean
+  readonly restarts: number
+  readonly lastError: string | null
+  /** Since when (ms epoch) the loop has been in its current state. */
+  readonly since: number
+}
+
+export interface LoopHealthOptions {
+  /** First restart delay. Default 200 ms. */
+  readonly baseDelayMillis?: number | undefined
+  /** Restart delays grow up to this (before jitter). Default 10 s. */
+  readonly maxDelayMillis?: number | undefined
+  /** A restarted loop is up once it ran this long. Default 2 s. */
+  readonly settleMillis?: number | undefined
+}
+
+interface State {
+  readonly name: string
+  running: boolean
+  startedAt: number
+  restarts: number
+  lastError: string | null
+  downSince: number
+}
+
+export interface LoopHealthService {
+  /** Runs `loop` for ever (until interrupted), restarting it after each failure or end. */
+  readonly supervise: <R>(name: string, loop: Effect.Effect<unknown, unknown, R>) => Effect.Effect<never, never, R>
+  readonly snapshot: Effect.Effect<ReadonlyArray<LoopStatus>>
+  /** Prometheus lines: `ocs_loop_up` and `ocs_loop_restarts_total` by loop. */
+  readonly prometheus: Effect.Effect<string>
+}
+
+/** One line of a cause, for the status (the log gets the whole cause). */
+const summary = (cause: Cause.Cause<unknown>) => {
+  const e = Cause.squash(cause)
+  const text = e instanceof Error ? `${e.name}: ${e.message}` : String(e)
+  return text.length > 300 ? `${text.slice(0, 300)}...` : text
+}
+
+export const make = (options: LoopHealthOptions = {}): LoopHealthService => {
+  const settle = options.settleMillis ?? 2000
+  const states = new Map<string, State>()
+  const backoff = Schedule.min([
+    Schedule.exponential(options.baseDelayMillis ?? 200),
+    Schedule.spaced(options.maxDelayMillis ?? 10_000)
+  ]).pipe(Schedule.jittered)
+
+  const isUp = (s: State, now: number) => s.running && (s.restarts === 0 || now - s.startedAt >= settle)
+
+  const supervise = <R>(name: string, loop: Effect.Effect<unknown, unknown, R>): Effect.Effect<never, never, R> => {
+    const state: State = { name, running: false, startedAt: 0, restarts: 0, lastError: null, downSince: 0 }
+    states.set(name, state)
+    const attempt = Effect.gen(function*() {
+      state.running = true
+      state.startedAt = yield* Clock.currentTimeMillis
+      yield* loop
+      // A loop is meant to run until interrupted: ending is as wrong as failing.
+      return yield* new LoopFailed({ loop: name, message: "the loop ended" })
+    }).pipe(
+      Effect.catchCause((cause) =>
+        Cause.hasInterruptsOnly(cause)
+          ? Effect.failCause(cause as Cause.Cause<never>)
+          : Effect.gen(function*() {
+            const now = yield* Clock.currentTimeMillis
+            if (isUp(state, now) || state.restarts === 0) state.downSince = now
+            state.running = false
+            state.restarts++
+            state.lastError = summary(cause)
+            yield* Effect.logError(`loop ${name} failed; restarting it after a backoff`, cause).pipe(
+              Effect.annotateLogs({ loop: name, restarts: state.restarts })
+            )
+            return yield* new LoopFailed({ loop: name, message: state.lastError })
+          })
+      )
+    )
+    return attempt.pipe(
+      Effect.retry(backoff),
+      // Unreachable (the schedule never ends); typed as never for the caller.
+      Effect.andThen(Effect.never),
+      Effect.catch(() => Effect.never)
+    )
+  }
+
+  const snapshot = Effect.map(Clock.currentTimeMillis, (now) =>
+    [...states.values()].map((s): LoopStatus => {
+      const up = isUp(s, now)
+      return {
+        name: s.name,
+        up,
+        restarts: s.restarts,
+        lastError: s.lastError,
+        since: up ? (s.restarts === 0 ? s.startedAt : s.startedAt + settle) : s.downSince
+      }
+    }))
+
+  const prometheus = Effect.map(snapshot, (loops) =>
+    [
+      "# HELP ocs_loop_up Background loop running (1) or down, waiting to restart (0).",
+      "# TYPE ocs_loop_up gauge",
+      ...loops.map((l) => `ocs_loop_up{loop="${l.name}"} ${l.up ? 1 : 0}`),
+      "# HELP ocs_loop_restarts_total Restarts of a background loop after a failure.",
+      "# TYPE ocs_loop_restarts_total counter",
+      ...loops.map((l) => `ocs_loop_restarts_total{loop="${l.name}"} ${l.restarts}`)
+    ].join("\n"))
+
+  return { supervise, snapshot, prometheus }
+}
+
+export class LoopHealth extends Context.Service<LoopHealth, LoopHealthService>()("@ocs/sync-server/LoopHealth") {
+  static readonly layer = (options?: LoopHealthOptions): Layer.Layer<LoopHealth> => Layer.sync(LoopHealth, () => make(options))
+}

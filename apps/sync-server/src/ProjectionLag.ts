@@ -1,0 +1,64 @@
+/**
+ * How far the read models are behind the log: in records (the log's last offset minus the
+ * projection's checkpoint) and in seconds (the age of the oldest record not projected yet).
+ * `/metrics` shows both; `/readyz` turns 503 past the configured bounds.
+ *
+ * The log file is read on a read-only connection of its own: WAL readers never wait on the
+ * writer, so a stalled append cannot stall this. Over Kafka the projection's checkpoint is a
+ * topic position, not a file offset: the lag is then unknown (absent from /metrics).
+ */
+import { Clock, Effect, Option } from "effect"
+import { Checkpoints } from "@ocs/event-log"
+import type { ReadModels } from "@ocs/read-models"
+import { SqliteDatabase } from "@ocs/sqlite"
+
+export interface Lag {
+  readonly records: number
+  readonly seconds: number
+}
+
+export interface ProjectionLagService {
+  /** None when it cannot be known (Kafka checkpoints, a file that cannot be read). */
+  readonly lag: Effect.Effect<Option.Option<Lag>>
+}
+
+export const make = Effect.fnUntraced(function*(options: {
+  readonly logFilename: string
+  readonly readModels: ReadModels.ReadModelsService
+  readonly consumer: string
+}) {
+  const file = yield* SqliteDatabase.make({ filename: options.logFilename, readonly: true, busyTimeoutMillis: 0 }).pipe(Effect.option)
+  const lag: Effect.Effect<Option.Option<Lag>> = Effect.gen(function*() {
+    if (Option.isNone(file)) return Option.none()
+    const stored = yield* options.readModels.checkpoint(options.consumer)
+    const projected = Option.isSome(stored) ? Checkpoints.parseSqlite(stored.value) : 0
+    if (projected === undefined) return Option.none()
+    const row = yield* file.value.use("lag", (_, db) => {
+      const head = (db.prepare(`SELECT coalesce(max("offset"), 0) AS head FROM records`).get() as { head: number }).head
+      const oldest = db.prepare(`SELECT received_at AS at FROM records WHERE "offset" > ? ORDER BY "offset" LIMIT 1`).get(projected) as
+        | { at: number }
+        | undefined
+      return { head, oldest: oldest?.at }
+    })
+    const now = yield* Clock.currentTimeMillis
+    return Option.some({
+      records: Math.max(0, row.head - projected),
+      seconds: row.oldest === undefined ? 0 : Math.max(0, (now - row.oldest) / 1000)
+    })
+  }).pipe(Effect.orElseSucceed(() => Option.none()))
+  return { lag } satisfies ProjectionLagService
+})
+
+export const prometheus = (lag: Option.Option<Lag>): string =>
+  Option.match(lag, {
+    onNone: () => "",
+    onSome: (l) =>
+      [
+        "# HELP ocs_projection_lag_records Log records not projected into the read models yet.",
+        "# TYPE ocs_projection_lag_records gauge",
+        `ocs_projection_lag_records ${l.records}`,
+        "# HELP ocs_projection_lag_seconds Age of the oldest log record not projected yet.",
+        "# TYPE ocs_projection_lag_seconds gauge",
+        `ocs_projection_lag_seconds ${l.seconds.toFixed(3)}`
+      ].join("\n")
+  })

@@ -1,0 +1,137 @@
+/**
+ * The verify token is checked before the body is parsed, never stored, and sources that keep
+ * failing it are answered 429 before their body is read.
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import { Ingestion } from "@ocs/ingestion"
+import { Effect } from "effect"
+import * as Net from "node:net"
+import { addApp, decisionsOf, envelope, hook, post, recordsOf, receiverLayer, redacted } from "./helpers.ts"
+
+const TOKEN = "secret-token"
+const LIMIT = 3
+
+/** Writes a request head and only part of a large body; resolves with the answer once the server closes. */
+const partialPost = (url: string, declared: number, sent: string) =>
+  Effect.promise(() =>
+    new Promise<{ status: number; retryAfter: string | undefined; connection: string | undefined }>((resolve, reject) => {
+      const target = new URL(url)
+      const socket = Net.connect(Number(target.port), target.hostname, () => {
+        socket.write(`POST ${target.pathname} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n${sent}`)
+      })
+      let text = ""
+      socket.on("data", (d) => (text += d.toString()))
+      socket.on("error", reject)
+      socket.on("close", () =>
+        resolve({
+          status: Number(text.split(" ")[1]),
+          retryAfter: /\r\nretry-after: (\S+)/i.exec(text)?.[1],
+          connection: /\r\nconnection: (\S+)/i.exec(text)?.[1]
+        }))
+    })
+  )
+
+layer(receiverLayer({ authFailures: { limit: LIMIT, windowSeconds: 1 } }), { excludeTestServices: true })("verify token", (it) => {
+  describe("checked before the body is parsed", () => {
+    it.effect("a wrong token before invalid JSON is 401, not 400: the rest was never parsed", () =>
+      Effect.gen(function*() {
+        const appId = yield* addApp()
+        const url = yield* hook(appId)
+        const broken = `{"event":"orderAdd","webhooksVerifyToken":"wrong","data":{"id":1,,,]]] not json`
+        const reply = yield* post(url, broken)
+        assert.strictEqual(reply.status, 401, reply.body)
+        // The same bytes with the right token are parsed, and refused as the JSON they are.
+        const right = yield* post(url, broken.replace(`"wrong"`, `"${TOKEN}"`))
+        assert.strictEqual(right.status, 400)
+        assert.strictEqual(JSON.parse(right.body).error, "bad_json")
+        // A wrong Authorization header is refused without even the scan: the body is garbage.
+        assert.strictEqual((yield* post(url, "\u0000garbage", { headers: { authorization: "Bearer wrong" } })).status, 401)
+        for (const answer of [reply.body, right.body]) assert.notInclude(answer, TOKEN)
+        assert.strictEqual((yield* recordsOf(appId)).length, 0)
+      }))
+
+    it.effect("the token appearing twice at the top level is refused; nested ones are data", () =>
+      Effect.gen(function*() {
+        const appId = yield* addApp()
+        const url = yield* hook(appId)
+        const twice = `{"event":"orderAdd","businessId":1,"webhooksVerifyToken":"${TOKEN}","webhooksVerifyToken":"${TOKEN}"}`
+        const reply = yield* post(url, twice)
+        assert.strictEqual(reply.status, 400)
+        assert.strictEqual(JSON.parse(reply.body).error, "bad_envelope")
+        const nested = envelope({ data: { webhooksVerifyToken: "kept-as-data" } })
+        assert.strictEqual((yield* post(url, nested)).status, 200)
+        const [record] = yield* recordsOf(appId)
+        assert.strictEqual(record!.body, redacted(nested))
+        assert.include(record!.body, `"data":{"webhooksVerifyToken":"kept-as-data"}`)
+      }))
+  })
+
+  describe("stored without the token", () => {
+    it.effect("a leading byte order mark and a numeric businessId: stored with the BOM, the token's value replaced", () =>
+      Effect.gen(function*() {
+        const appId = yield* addApp()
+        const text = ` { "event":"productAdd", "businessId" : 42 , "webhooksVerifyToken" : "${TOKEN}", "data":{"id":1,"name":"Phở"}}`
+        const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)])
+        const reply = yield* post(yield* hook(appId), bytes)
+        assert.strictEqual(reply.status, 200, reply.body)
+        const [record] = yield* recordsOf(appId)
+        assert.strictEqual(record!.businessId, "42")
+        assert.strictEqual(record!.meta["utf8Bom"], true)
+        const expected = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text.replace(`"${TOKEN}"`, `"[redacted]"`))])
+        assert.isTrue(Buffer.from(record!.body, "utf8").equals(expected), "every other byte as received")
+      }))
+
+    it.effect("a redelivery of the same bytes is still a duplicate, and a different token is a different delivery", () =>
+      Effect.gen(function*() {
+        const appId = yield* addApp([TOKEN, "rotated-token"])
+        const url = yield* hook(appId)
+        const body = envelope({ data: { id: 9 } })
+        assert.strictEqual((yield* post(url, body)).body, `{"ok":true}`)
+        assert.strictEqual((yield* post(url, body)).body, `{"ok":true,"duplicate":true}`)
+        // Same content under the other valid token: other bytes, so another key (as before redaction).
+        assert.strictEqual((yield* post(url, envelope({ data: { id: 9 } }, "rotated-token"))).body, `{"ok":true}`)
+        const records = yield* recordsOf(appId)
+        assert.strictEqual(records.length, 2)
+        assert.strictEqual(records[0]!.body, records[1]!.body, "both stored as the same redacted text")
+        assert.notStrictEqual(records[0]!.dedupeKey, records[1]!.dedupeKey)
+        assert.strictEqual((yield* decisionsOf(appId)).length, 1)
+      }))
+  })
+
+  describe("throttled sources", () => {
+    it.effect(`after ${LIMIT} failures: 429 with retry-after before the body is read, nothing stored, counted; other apps unaffected; over after the window`, () =>
+      Effect.gen(function*() {
+        const appId = yield* addApp()
+        const other = yield* addApp()
+        const url = yield* hook(appId)
+        const ingestion = yield* Ingestion.Ingestion
+        const before = yield* ingestion.metrics
+        for (let i = 0; i < LIMIT; i++) assert.strictEqual((yield* post(url, envelope({ data: { i } }, "wrong"))).status, 401)
+        const throttled = yield* post(url, envelope({ data: { id: 1 } }))
+        assert.strictEqual(throttled.status, 429, "even a valid delivery: its body is not read")
+        assert.strictEqual(throttled.headers["retry-after"], "1")
+        assert.strictEqual(throttled.headers["connection"], "close")
+        // A 1 MiB body is answered after its first bytes, and the connection closed.
+        const large = yield* partialPost(url, 1024 * 1024, `{"event":"orderAdd","pad":"xxxx`)
+        assert.deepStrictEqual(large, { status: 429, retryAfter: "1", connection: "close" })
+        assert.strictEqual((yield* post(yield* hook(other), envelope({}))).status, 200, "another application from the same source")
+        const after = yield* ingestion.metrics
+        assert.strictEqual(after.rejected.throttled - before.rejected.throttled, 2)
+        assert.strictEqual(after.rejected.unauthorized - before.rejected.unauthorized, LIMIT)
+        assert.include(yield* ingestion.prometheus, `ocs_ingestion_rejected_total{reason="throttled"}`)
+        assert.strictEqual((yield* recordsOf(appId)).length, 0)
+        yield* Effect.promise(() => new Promise((r) => setTimeout(r, 1100)))
+        assert.strictEqual((yield* post(url, envelope({ data: { id: 2 } }))).status, 200, "the window is over")
+        assert.strictEqual((yield* recordsOf(appId)).length, 1)
+      }))
+
+    it.effect("a declared 1 MiB body with a wrong token still gets its 401 (no throttling yet) and nothing is stored", () =>
+      Effect.gen(function*() {
+        const appId = yield* addApp()
+        const head = envelope({ pad: "" }, "wrong")
+        const body = head.replace(`"pad":""`, `"pad":"${"x".repeat(1024 * 1024 - Buffer.byteLength(head))}"`)
+        assert.strictEqual((yield* post(yield* hook(appId), body)).status, 401)
+        assert.strictEqual((yield* recordsOf(appId)).length, 0)
+      }))
+  })
+})
