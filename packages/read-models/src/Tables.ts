@@ -321,3 +321,15 @@ export const syncState = sqliteTable("sync_state", {
   attentionReason: text("attention_reason"),
   updatedAt: integer("updated_at").notNull()
 }, (t) => [primaryKey({ columns: [t.appId, t.businessId, t.resource] })])
+
+/**
+ * Bookkeeping: records of businesses the projection was told not to accept yet (not registered
+ * when they were read). The checkpoint moves past them; `release` projects them from the log by
+ * offset once the business is accepted, then deletes them here. Not tenant data.
+ */
+export const quarantinedRecords = sqliteTable("quarantined_records", {
+  offset: integer("offset").primaryKey(),
+  ...tenant,
+  type: text("type").notNull(),
+  receivedAt: integer("received_at").notNull()
+}, (t) => [index("quarantined_records_tenant").on(t.appId, t.businessId, t.offset)])

@@ -129,3 +129,36 @@ export interface Counts {
   readonly documents: number
   readonly unknownEvents: number
 }
+
+/** A record held back by the projection's tenant predicate (see `ReadModels.FollowOptions`). */
+export interface QuarantinedRecord {
+  readonly appId: string
+  readonly businessId: string
+  readonly offset: number
+  readonly type: string
+  readonly receivedAt: number
+}
+
+/** Quarantined records of one business. */
+export interface QuarantinedTenant {
+  readonly appId: string
+  readonly businessId: string
+  readonly records: number
+  readonly firstOffset: number
+  readonly lastOffset: number
+  readonly lastReceivedAt: number
+}
+
+export interface QuarantineQuery {
+  /** Only this application's businesses. */
+  readonly appId?: string | undefined
+  /** Latest records returned (the counts cover all). Default 100, at most 1000. */
+  readonly limit?: number | undefined
+}
+
+export interface Quarantine {
+  /** Every business with quarantined records, by appId then businessId. */
+  readonly tenants: ReadonlyArray<QuarantinedTenant>
+  /** The latest quarantined records (highest offsets first). */
+  readonly latest: ReadonlyArray<QuarantinedRecord>
+}
