@@ -59,6 +59,19 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
       details: r
     }]
   }],
+  ["flood", async (quick) => {
+    const { runFloodBench } = await import("../../apps/sync-server/bench/flood.bench.ts")
+    const r = await runFloodBench({ quick })
+    return [{
+      scenario: "sync server under an unauthenticated 1 MiB flood: /healthz p50/p99 ms (answers)",
+      ours: `${fmt(r.floodP50Millis, 1)}/${fmt(r.floodP99Millis, 1)} (${fmt(r.unauthorized)} x 401, ${fmt(r.throttled)} x 429; ${fmt(r.serverCpuMicrosPerRequest)} us CPU each)`,
+      baseline: `${fmt(r.idleP50Millis, 1)}/${fmt(r.idleP99Millis, 1)} idle`,
+      ratio: null,
+      target: "report",
+      met: null,
+      details: r
+    }]
+  }],
   ["projection", async (quick) => {
     const { runProjectionBench } = await import("../../packages/read-models/bench/projection.bench.ts")
     const r = await runProjectionBench({ quick })
@@ -182,6 +195,7 @@ const exists = (relative: string) => Fs.existsSync(Path.join(root, relative))
 const available: Record<string, string> = {
   ingestion: "packages/ingestion/bench/ingest.bench.ts",
   "server webhooks": "apps/sync-server/bench/webhooks.bench.ts",
+  flood: "apps/sync-server/bench/flood.bench.ts",
   projection: "packages/read-models/bench/projection.bench.ts",
   "sync utilisation": "packages/transport/bench/utilization.bench.ts",
   scheduler: "packages/transport/bench/scheduler.bench.ts",

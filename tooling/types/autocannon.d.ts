@@ -35,6 +35,8 @@ declare module "autocannon" {
     readonly errors: number
     readonly timeouts: number
     readonly non2xx: number
+    /** Answers per HTTP status code, e.g. `{ "401": { count: 3 } }`. */
+    readonly statusCodeStats: Readonly<Record<string, { readonly count: number }>>
     readonly "2xx": number
     readonly duration: number
   }

@@ -5,32 +5,12 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Ingestion } from "@ocs/ingestion"
 import { Effect } from "effect"
-import * as Net from "node:net"
-import { addApp, decisionsOf, envelope, hook, post, recordsOf, receiverLayer, redacted } from "./helpers.ts"
+import { addApp, decisionsOf, envelope, hook, partialPost, post, recordsOf, receiverLayer, redacted } from "./helpers.ts"
 
 const TOKEN = "secret-token"
 const LIMIT = 3
 
 /** Writes a request head and only part of a large body; resolves with the answer once the server closes. */
-const partialPost = (url: string, declared: number, sent: string) =>
-  Effect.promise(() =>
-    new Promise<{ status: number; retryAfter: string | undefined; connection: string | undefined }>((resolve, reject) => {
-      const target = new URL(url)
-      const socket = Net.connect(Number(target.port), target.hostname, () => {
-        socket.write(`POST ${target.pathname} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n${sent}`)
-      })
-      let text = ""
-      socket.on("data", (d) => (text += d.toString()))
-      socket.on("error", reject)
-      socket.on("close", () =>
-        resolve({
-          status: Number(text.split(" ")[1]),
-          retryAfter: /\r\nretry-after: (\S+)/i.exec(text)?.[1],
-          connection: /\r\nconnection: (\S+)/i.exec(text)?.[1]
-        }))
-    })
-  )
-
 layer(receiverLayer({ authFailures: { limit: LIMIT, windowSeconds: 1 } }), { excludeTestServices: true })("verify token", (it) => {
   describe("checked before the body is parsed", () => {
     it.effect("a wrong token before invalid JSON is 401, not 400: the rest was never parsed", () =>

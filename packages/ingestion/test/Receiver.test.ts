@@ -4,8 +4,7 @@ import { Webhook } from "@ocs/protocol"
 import { Effect, Result } from "effect"
 import * as NodeCrypto from "node:crypto"
 import * as Http from "node:http"
-import * as Net from "node:net"
-import { addApp, decisionsOf, envelope, hook, post, recordsOf, receiverLayer, redacted, request, TestReceiver } from "./helpers.ts"
+import { addApp, decisionsOf, envelope, hook, partialPost, post, recordsOf, receiverLayer, redacted, request, TestReceiver } from "./helpers.ts"
 
 const TOKEN = "secret-token"
 
@@ -208,26 +207,8 @@ layer(receiverLayer(), { excludeTestServices: true })("Ingestion receiver", (it)
         const appId = yield* addApp()
         const url = new URL(yield* hook(appId))
         // Send only the head and a little of the body: the answer must not wait for the rest.
-        const answer = yield* Effect.promise(() =>
-          new Promise<{ status: number; closed: boolean; connection: string | undefined }>((resolve, reject) => {
-            const socket = Net.connect(Number(url.port), url.hostname, () => {
-              socket.write(
-                `POST ${url.pathname} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
-                  `Content-Length: ${1024 * 1024 + 1}\r\n\r\n{"event":"orderAdd"`
-              )
-            })
-            let text = ""
-            socket.on("data", (d) => (text += d.toString()))
-            socket.on("error", reject)
-            socket.on("close", () =>
-              resolve({
-                status: Number(text.split(" ")[1]),
-                closed: true,
-                connection: /\r\nconnection: (\S+)/i.exec(text)?.[1]
-              }))
-          })
-        )
-        assert.deepStrictEqual(answer, { status: 413, closed: true, connection: "close" })
+        const answer = yield* partialPost(url.href, 1024 * 1024 + 1, `{"event":"orderAdd"`)
+        assert.deepStrictEqual([answer.status, answer.connection], [413, "close"])
         assert.strictEqual((yield* recordsOf(appId)).length, 0)
       }))
 

@@ -5,7 +5,7 @@ import { Context, Effect, Layer, type Scope, Stream } from "effect"
 import * as NodeFs from "node:fs"
 import * as Http from "node:http"
 import * as Https from "node:https"
-import type * as Net from "node:net"
+import * as Net from "node:net"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 
@@ -171,3 +171,26 @@ export const redacted = (body: string, token = "secret-token"): string => {
 
 export const envelope = (fields: Record<string, unknown>, token = "secret-token"): string =>
   JSON.stringify({ event: "orderAdd", businessId: 42, webhooksVerifyToken: token, data: { id: 1 }, ...fields })
+
+/**
+ * Sends a request head declaring `declared` body bytes and only `sent` of them, then waits
+ * for the answer and the close: what a receiver answers before reading the rest.
+ */
+export const partialPost = (url: string, declared: number, sent: string) =>
+  Effect.promise(() =>
+    new Promise<{ status: number; retryAfter: string | undefined; connection: string | undefined }>((resolve, reject) => {
+      const target = new URL(url)
+      const socket = Net.connect(Number(target.port), target.hostname, () => {
+        socket.write(`POST ${target.pathname} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n${sent}`)
+      })
+      let text = ""
+      socket.on("data", (d) => (text += d.toString()))
+      socket.on("error", reject)
+      socket.on("close", () =>
+        resolve({
+          status: Number(text.split(" ")[1]),
+          retryAfter: /\r\nretry-after: (\S+)/i.exec(text)?.[1],
+          connection: /\r\nconnection: (\S+)/i.exec(text)?.[1]
+        }))
+    })
+  )
