@@ -6,8 +6,8 @@
  * gets; the values carry no meaning beyond their kinds.
  *
  * Filters: `ids`/`id` select by the entry's id field; a filter named like a top-level field
- * selects records with that value (a substring for `name`); other filters are accepted and
- * do not narrow.
+ * selects records with that value (a substring for `name`); required filters and the others
+ * are accepted and do not narrow.
  */
 import * as Json from "@ocs/protocol/Json"
 import type { CatalogueEntry, FieldTree, FieldType } from "@ocs/protocol/Catalogue"
@@ -93,7 +93,8 @@ const matches = (entry: CatalogueEntry, f: Obj) => {
   const tests: Array<(r: Rec) => boolean> = []
   const idField = entry.idField
   for (const [name, wanted] of Object.entries(f)) {
-    if (wanted === null || wanted === undefined) continue
+    // A required filter names what to read (a batch, an order): a parameter, not a selection.
+    if (wanted === null || wanted === undefined || (entry.requiredFilters ?? []).includes(name)) continue
     if (idField !== undefined && (name === "ids" || name === "id")) {
       const set = new Set((Array.isArray(wanted) ? wanted : [wanted]).map((v) => String(v)))
       tests.push((r) => set.has(String(getAt(r, idField))))
