@@ -25,7 +25,7 @@ interface Generic {
 }
 
 const isTime = (name: string) => /At$|^createdTime$|^expiredAt$|^expriredAt$|^updateAt$/.test(name)
-const isDate = (name: string) => /[dD]ate/.test(name) && !/^update/.test(name)
+const isDate = (name: string) => /[dD]ate/.test(name) && !name.startsWith("update")
 
 /** A value of `type` for the field `name` of record `pos`. */
 const value = (type: FieldType, name: string, pos: number, seed: number, epochMs: number, depth: number): unknown => {
