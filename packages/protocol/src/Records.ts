@@ -95,6 +95,8 @@ export const InventoryItem = open({
   name: Opt(Text),
   ...stockFields,
   depots: Opt(Schema.Array(DepotStock)),
+  /** product/inventory nests the stock (totals and depots) here; inventoryChange items do not. */
+  inventory: Opt(Stock),
   updatedAt: Opt(Instant)
 })
 export type InventoryItem = typeof InventoryItem.Type

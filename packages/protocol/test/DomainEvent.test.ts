@@ -99,6 +99,10 @@ describe("DomainEvent decoder v1", () => {
     if (stock[0]!._tag === "InventoryObserved") {
       assert.deepStrictEqual(stock[0]!.items.map((l) => [l.productId, l.depotId, l.remain, l.available]), [["5", "1", 4, 3], ["5", "2", 5, 4]])
     }
+    // product/inventory as documented: the stock nested in `inventory`
+    const nested = page("inventory", "productId", '[{"productId":6,"name":"x","inventory":{"remain":9,"available":7,"depots":[{"id":1,"remain":4,"available":3},{"id":3,"remain":5,"available":4}]}}]')
+    if (nested[0]!._tag !== "InventoryObserved") assert.fail(nested[0]!._tag)
+    assert.deepStrictEqual(nested[0]!.items.map((l) => [l.productId, l.depotId, l.remain, l.available]), [["6", "1", 4, 3], ["6", "3", 5, 4]])
   })
 
   it("v3 webhooks: deletions list ids, stock changes list items per depot", () => {
