@@ -20,8 +20,8 @@ const suite = reliabilitySuite({
   simFlags: ["--rate-window", "3", "--products", "10"],
   setup: async (s) => {
     // `t` takes the hostile webhooks; `other` is the one whose syncs meet malformed responses.
-    t = await s.tenant({ products: 5, orders: 0, payments: 0 })
-    other = await s.tenant({ products: 250, orders: 0, payments: 0 })
+    t = await s.tenant({ products: 5, orders: 0 })
+    other = await s.tenant({ products: 250, orders: 0 })
     server = s.server("ocs-rel-hostile-", { tenants: [t, other] })
     await server.start()
   }

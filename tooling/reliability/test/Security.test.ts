@@ -28,7 +28,7 @@ const suite = reliabilitySuite({
   simFlags: ["--rate-window", "3", "--products", "10"],
   setup: async (run) => {
     const make = (permissions?: ReadonlyArray<string>) =>
-      run.tenant({ products: 20, orders: 3, payments: 2, ...(permissions === undefined ? {} : { permissions }) })
+      run.tenant({ products: 20, orders: 3, ...(permissions === undefined ? {} : { permissions }) })
     A = await make()
     B = await make()
     C = await make(["product"])
@@ -45,7 +45,7 @@ const suite = reliabilitySuite({
       return complete(A) && complete(B) && paused && attention ? true : undefined
     }, 60_000, 300)
     // One more tenant through the admin API (the token travels in a request body).
-    const x = await run.tenant({ products: 3, orders: 0, payments: 0 })
+    const x = await run.tenant({ products: 3, orders: 0 })
     E.token = x.accessToken
     const added = await addTenant(server.url, x)
     answers.push(JSON.stringify(added.tenant.body))
