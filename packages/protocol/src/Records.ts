@@ -265,7 +265,14 @@ export const Bill = open({
   customer: Opt(open({ id: Opt(RawId), name: Opt(Text), mobile: Opt(Text), address: Opt(Text) })),
   created: Opt(open({ id: Opt(RawId), name: Opt(Text), createdAt: Opt(Instant) })),
   products: Opt(Schema.Array(BillLine)),
-  payment: Opt(open({ amount: Opt(Amount), customerAmount: Opt(Amount), discount: Opt(Amount), cash: Opt(Amount), transfer: Opt(Amount) })),
+  // docs/api-catalogue.md §5.1: `transfer{accountId, name, amount}`, `cash{…}` are objects.
+  payment: Opt(open({
+    amount: Opt(Amount),
+    customerAmount: Opt(Amount),
+    discount: Opt(Amount),
+    cash: Opt(open({ amount: Opt(Amount) })),
+    transfer: Opt(open({ accountId: Opt(RawId), name: Opt(Text), amount: Opt(Amount) }))
+  })),
   description: Opt(Text),
   createdAt: Opt(Instant)
 })
