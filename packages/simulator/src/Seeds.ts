@@ -107,7 +107,8 @@ export const seedTables = (options: CatalogOptions): Tables => {
   const productLine = (pos: number, k: number, salt: number): OrderLine | undefined => {
     if (options.products === 0) return undefined
     const productPos = hash3(seed, pos, salt + k) % options.products
-    const product = products.at(productPos)
+    // Orders and bills are history: they quote the product as it was, not as it is now.
+    const product = products.seededAt(productPos)
     const n = productPos + 1
     const price = product?.price ?? 1000 * (10 + (hash3(seed, productPos, 3) % 990))
     return {
@@ -122,7 +123,7 @@ export const seedTables = (options: CatalogOptions): Tables => {
   const customerOf = (pos: number, salt: number) => {
     if (options.customers === 0) return { id: bases.customer, name: "Walk-in customer", mobile: "0900000000" }
     const cPos = hash3(seed, pos, salt) % options.customers
-    const c = customers.at(cPos)!
+    const c = customers.seededAt(cPos)!
     return { id: c.id, name: c.name, mobile: c.mobile }
   }
   const orders = new Table<Order>(bases.order, options.orders, (pos) => {
@@ -160,7 +161,7 @@ export const seedTables = (options: CatalogOptions): Tables => {
     // Half the bills are the delivery bills of orders: same depot, customer and lines.
     if (kind < 2 && options.orders > 0) {
       const orderPos = hash3(seed, pos, 32) % options.orders
-      const order = orders.at(orderPos)!
+      const order = orders.seededAt(orderPos)!
       return {
         id: bases.bill + BigInt(pos),
         orderId: order.id,

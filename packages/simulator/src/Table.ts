@@ -35,6 +35,11 @@ export class Table<R> {
     return pos < this.seeded ? this.generate(pos) : undefined
   }
 
+  /** The record as seeded, whatever changed since (historic documents quote it). */
+  seededAt(pos: number): R | undefined {
+    return pos < this.seeded ? this.generate(pos) : undefined
+  }
+
   idAt(pos: number): bigint {
     return this.base + BigInt(pos)
   }
