@@ -145,45 +145,46 @@ describe("sync server end to end (simulator and server as processes)", () => {
       const expectedStock = await listAll(t, "product/inventory")
       // Order lines are compared for every fifth tenant (one admin call per order).
       const withItems = i % 5 === 0
+      let why = ""
       await eventually(`read models of ${t.appId}:${t.businessId}`, async () => {
         const products = (await admin(`${tenant}/products?limit=1000`)).body.items
         const mine = new Map(products.map((p: any) => [String(p.id), p]))
-        if (mine.size !== expected.length) return undefined
+        if (mine.size !== expected.length) { why = "product count"; return undefined }
         for (const e of expected) {
           const p: any = mine.get(String(e.id))
-          if (p === undefined || p.name !== e.name || Number(p.price) !== Number(e.prices.retail)) return undefined
+          if (p === undefined || p.name !== e.name || Number(p.price) !== Number(e.prices.retail)) { why = "product fields"; return undefined }
         }
         const orders = new Map((await admin(`${tenant}/orders?limit=1000`)).body.items.map((o: any) => [String(o.id), o]))
-        if (orders.size !== expectedOrders.size) return undefined
+        if (orders.size !== expectedOrders.size) { why = "order count"; return undefined }
         for (const [id, e] of expectedOrders) {
           const o: any = orders.get(id)
-          if (o === undefined || o.status !== String(e.info.status) || o.customerName !== e.shippingAddress.name || o.lineCount !== e.products.length) return undefined
+          if (o === undefined || o.status !== String(e.info.status) || o.customerName !== e.shippingAddress.name || o.lineCount !== e.products.length) { why = "order fields"; return undefined }
           if (withItems) {
             const detail = (await admin(`${tenant}/orders/${id}`)).body
             const lines = detail.items.map((l: any) => `${l.productId}x${Number(l.quantity)}`).join(",")
-            if (lines !== e.products.map((l: any) => `${l.productId}x${l.quantity}`).join(",")) return undefined
+            if (lines !== e.products.map((l: any) => `${l.productId}x${l.quantity}`).join(",")) { why = `order ${id} lines`; return undefined }
           }
         }
         const bills = new Map((await admin(`${tenant}/bills?limit=1000`)).body.items.map((b: any) => [String(b.id), b]))
-        if (bills.size !== expectedBills.size) return undefined
+        if (bills.size !== expectedBills.size) { why = "bill count"; return undefined }
         for (const [id, e] of expectedBills) {
           const b: any = bills.get(id)
-          if (b === undefined || b.date !== e.date || Number(b.amount) !== Number(e.payment.amount) || b.mode !== String(e.mode)) return undefined
+          if (b === undefined || b.date !== e.date || Number(b.amount) !== Number(e.payment.amount) || b.mode !== String(e.mode)) { why = `bill ${id}`; return undefined }
         }
         const customers = (await admin(`${tenant}/customers?limit=1000`)).body.items
         const sameIds = (rows: Array<any>, records: Array<any>) =>
           JSON.stringify(rows.map((r) => `${r.id}:${r.name ?? ""}`).sort()) === JSON.stringify(records.map((r) => `${r.id}:${r.name ?? ""}`).sort())
-        if (!sameIds(customers, expectedCustomers)) return undefined
-        if (!sameIds((await admin(`${tenant}/depots`)).body.items, expectedDepots)) return undefined
-        if (!sameIds((await admin(`${tenant}/categories`)).body.items, expectedCategories)) return undefined
-        if (!sameIds((await admin(`${tenant}/brands`)).body.items, expectedBrands)) return undefined
+        if (!sameIds(customers, expectedCustomers)) { why = "customers"; return undefined }
+        if (!sameIds((await admin(`${tenant}/depots`)).body.items, expectedDepots)) { why = "depots"; return undefined }
+        if (!sameIds((await admin(`${tenant}/categories`)).body.items, expectedCategories)) { why = "categories"; return undefined }
+        if (!sameIds((await admin(`${tenant}/brands`)).body.items, expectedBrands)) { why = "brands"; return undefined }
         // Stock per product and depot.
         const levels = new Map((await admin(`${tenant}/inventory`)).body.items.map((l: any) => [`${l.productId}@${l.depotId}`, Number(l.remain)]))
         for (const item of expectedStock) {
-          for (const d of item.inventory.depots) if (levels.get(`${item.productId}@${d.id}`) !== d.remain) return undefined
+          for (const d of item.inventory.depots) if (levels.get(`${item.productId}@${d.id}`) !== d.remain) { why = `stock of ${item.productId} in depot ${d.id}`; return undefined }
         }
         return true
-      }, 20_000, 300)
+      }, 20_000, 300).catch((e) => { throw new Error(`${String(e)}: ${why}`) })
       compared++
     }
     assert.strictEqual(compared, TENANTS)
