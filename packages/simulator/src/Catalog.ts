@@ -197,7 +197,7 @@ export class BusinessData {
   }
 
   updateProduct(id: bigint, changes: Partial<Pick<Product, "name" | "price" | "code" | "barcode">>, now: number): Product | undefined {
-    return update(this.products, id, (p) => ({ ...p, ...changes, updatedAtMs: Math.max(now, p.updatedAtMs + 1) }))
+    return update(this.products, id, (p) => ({ ...p, ...changes, updatedAtMs: nextVersion(now, p.updatedAtMs) }))
   }
 
   deleteProduct(id: bigint): Product | undefined {
@@ -219,7 +219,7 @@ export class BusinessData {
   }
 
   updateOrder(id: bigint, changes: Partial<Pick<Order, "status" | "customerName" | "customerMobile">>, now: number): Order | undefined {
-    return update(this.orders, id, (o) => ({ ...o, ...changes, updatedAtMs: Math.max(now, o.updatedAtMs + 1) }))
+    return update(this.orders, id, (o) => ({ ...o, ...changes, updatedAtMs: nextVersion(now, o.updatedAtMs) }))
   }
 
   deleteOrder(id: bigint): Order | undefined {
@@ -230,6 +230,13 @@ export class BusinessData {
 /** Seeded stock of a product in a depot (0..499). */
 export const seededRemain = (seed: number, productPos: number, depotId: number): number =>
   hash3(seed, productPos, 100 + depotId) % 500
+
+/**
+ * The updatedAt of a change: now, but at least the next whole second after the previous
+ * change. `updatedAt` travels as unix seconds, and it is all a client has to order two
+ * versions of a record that arrive out of order; two changes in one second would tie.
+ */
+const nextVersion = (now: number, previousMs: number): number => Math.max(now, Math.floor(previousMs / 1000) * 1000 + 1000)
 
 const update = <R>(table: Table<R>, id: bigint, change: (current: R) => R): R | undefined => {
   const pos = table.posOf(id)
