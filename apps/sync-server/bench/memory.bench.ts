@@ -33,7 +33,7 @@ export const runMemoryBench = async (options: { readonly quick?: boolean } = {})
   try {
     const apps = []
     for (let i = 0; i < tenants; i++) {
-      const t = await control.createTenant({ products: 20, orders: 2, payments: 1 })
+      const t = await control.createTenant({ products: 20, orders: 2 })
       apps.push({ appId: t.app.appId, verifyTokens: [t.app.verifyToken], businesses: [{ businessId: t.business.businessId, accessToken: t.token.accessToken }] })
     }
     const started = Date.now()

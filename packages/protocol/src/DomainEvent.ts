@@ -286,7 +286,8 @@ const observed = (record: RawRecord, entity: SyncMeta["entity"], businessId: Ids
       if (Result.isFailure(r)) return bad(r.failure.message)
       const productId = Records.recordId(r.success, entity.idField) ?? Records.recordId(r.success, "id")
       if (productId === undefined) return bad("stock item without product id")
-      return { ...b, _tag: "InventoryObserved", items: Records.stockLevels(productId, r.success, r.success.updatedAt ?? undefined) }
+      // product/inventory nests the stock in `inventory` (docs/api-catalogue.md §2.2).
+      return { ...b, _tag: "InventoryObserved", items: Records.stockLevels(productId, r.success.inventory ?? r.success, r.success.updatedAt ?? undefined) }
     }
     case "bill": {
       const r = decodeBill(item)

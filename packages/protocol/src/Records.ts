@@ -45,9 +45,16 @@ export const Instant = Schema.Union([Schema.Finite, Schema.BigInt, Schema.String
 
 /**
  * An id value as sent: an integer (number, bigint from the lossless parser, or a string of
- * digits). Kept raw; `recordId` gives its canonical string.
+ * digits) of at most 64 bits. Kept raw; `recordId` gives its canonical string. Ids may exceed
+ * 2^53, never 64 bits: a 400-digit "id" is hostile input, and the record is kept as an
+ * unknown event instead of becoming a row.
  */
-const RawId = Schema.Union([Schema.Number.check(Schema.isInt()), Schema.BigInt, Schema.String.check(Schema.isPattern(/^-?\d+$/))])
+const LIMIT_64 = 2n ** 64n
+const RawId = Schema.Union([
+  Schema.Number.check(Schema.isInt()),
+  Schema.BigInt.check(Schema.makeFilter((n: bigint) => (n < LIMIT_64 && n > -LIMIT_64) || "an id of at most 64 bits")),
+  Schema.String.check(Schema.isPattern(/^-?\d{1,20}$/))
+])
 
 /** A named reference, e.g. `{ id, name }` of a depot, a user, a brand. */
 export const Ref = nested({ id: Opt(RawId), name: Opt(Text), code: Opt(Text) })
@@ -110,6 +117,8 @@ export const InventoryItem = open({
   name: Opt(Text),
   ...stockFields,
   depots: Opt(Schema.Array(DepotStock)),
+  /** product/inventory nests the stock (totals and depots) here; inventoryChange items do not. */
+  inventory: Opt(Stock),
   updatedAt: Opt(Instant)
 })
 export type InventoryItem = typeof InventoryItem.Type
@@ -278,7 +287,14 @@ export const Bill = open({
   customer: Opt(nested({ id: Opt(RawId), name: Opt(Text), mobile: Opt(Text), address: Opt(Text) })),
   created: Opt(nested({ id: Opt(RawId), name: Opt(Text), createdAt: Opt(Instant) })),
   products: Opt(Schema.Array(BillLine)),
-  payment: Opt(nested({ amount: Opt(Amount), customerAmount: Opt(Amount), discount: Opt(Amount), cash: Opt(Amount), transfer: Opt(Amount) })),
+  // docs/api-catalogue.md §5.1: `transfer{accountId, name, amount}`, `cash{…}` are objects.
+  payment: Opt(nested({
+    amount: Opt(Amount),
+    customerAmount: Opt(Amount),
+    discount: Opt(Amount),
+    cash: Opt(nested({ amount: Opt(Amount) })),
+    transfer: Opt(nested({ accountId: Opt(RawId), name: Opt(Text), amount: Opt(Amount) }))
+  })),
   description: Opt(Text),
   createdAt: Opt(Instant)
 })

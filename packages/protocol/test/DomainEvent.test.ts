@@ -99,6 +99,20 @@ describe("DomainEvent decoder v1", () => {
     if (stock[0]!._tag === "InventoryObserved") {
       assert.deepStrictEqual(stock[0]!.items.map((l) => [l.productId, l.depotId, l.remain, l.available]), [["5", "1", 4, 3], ["5", "2", 5, 4]])
     }
+    // bill/list as documented: payment.cash and payment.transfer are objects
+    const bill = page("bill", "id", '[{"id":8,"date":"2025-01-02","payment":{"amount":5,"cash":{"amount":5},"transfer":{"accountId":1,"name":"VCB","amount":0}}}]')
+    assert.strictEqual(bill[0]!._tag, "BillObserved")
+    // product/inventory as documented: the stock nested in `inventory`
+    const nested = page("inventory", "productId", '[{"productId":6,"name":"x","inventory":{"remain":9,"available":7,"depots":[{"id":1,"remain":4,"available":3},{"id":3,"remain":5,"available":4}]}}]')
+    if (nested[0]!._tag !== "InventoryObserved") assert.fail(nested[0]!._tag)
+    assert.deepStrictEqual(nested[0]!.items.map((l) => [l.productId, l.depotId, l.remain, l.available]), [["6", "1", 4, 3], ["6", "3", 5, 4]])
+  })
+
+  it("an id beyond 64 bits is hostile: the record stays an unknown event, never a row", () => {
+    const page = (data: string) =>
+      DomainEvent.decode(record({ source: "sync", type: "pos:/v3.0/product/list", body: `{"code":1,"data":${data}}`, meta: DomainEvent.syncMeta({ kind: "product", idField: "id" }) }))
+    assert.strictEqual(page(`[{"id":1${"0".repeat(400)},"price":1e999}]`)[0]!._tag, "UnknownEvent")
+    assert.strictEqual(page(`[{"id":18446744073709551615}]`)[0]!._tag, "ProductObserved")
   })
 
   it("v3 webhooks: deletions list ids, stock changes list items per depot", () => {

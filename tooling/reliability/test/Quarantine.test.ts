@@ -13,10 +13,10 @@ let stranger: Tenant
 const suite = reliabilitySuite({
   simFlags: ["--rate-window", "3", "--products", "10"],
   setup: async (s) => {
-    t = await s.tenant({ products: 3, orders: 0, payments: 0 })
+    t = await s.tenant({ products: 3, orders: 0 })
     // A second business of the same application, granted in the simulator but not registered
     // with the server yet.
-    const business = await s.control.createBusiness({ products: 2, orders: 0, payments: 0 })
+    const business = await s.control.createBusiness({ products: 2, orders: 0 })
     const token = await s.control.createToken({ appId: t.appId, businessId: business.businessId })
     stranger = { appId: t.appId, businessId: business.businessId, accessToken: token.accessToken, verifyToken: t.verifyToken }
   }

@@ -20,7 +20,7 @@ describe.skipIf(kafkaUnavailable())("sync server in Kafka mode", () => {
   beforeAll(async () => {
     sim = await startSimulatorProcess(["--products", "20"])
     control = new SimulatorControl(sim.url)
-    const t = await control.createTenant({ products: 300, orders: 10, payments: 3 })
+    const t = await control.createTenant({ products: 300, orders: 10 })
     tenant = { appId: t.app.appId, businessId: t.business.businessId, verifyToken: t.app.verifyToken }
     server = await startServerProcess({
       server: { host: "127.0.0.1", port: 0, adminKey: ADMIN_KEY },
