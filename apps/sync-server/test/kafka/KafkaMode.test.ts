@@ -27,7 +27,7 @@ describe.skipIf(kafkaUnavailable())("sync server in Kafka mode", () => {
       dataDir: "data",
       eventLog: { mode: "kafka", kafka: { brokers: kafkaBrokers(), topic: TOPIC, partitions: 3 } },
       api: { posBaseUrl: `${sim.url}/pos`, vpageBaseUrl: `${sim.url}/vpage` },
-      sync: { resources: ["product", "order", "payment"], intervalSeconds: 2, reconcileSeconds: 3600, overlapSeconds: 5 },
+      sync: { resources: ["product", "order", "bill"], intervalSeconds: 2, reconcileSeconds: 3600, overlapSeconds: 5 },
       webhooks: { silenceAlertSeconds: 3600 },
       tenants: [{ appId: tenant.appId, verifyTokens: [tenant.verifyToken], businesses: [{ businessId: tenant.businessId, accessToken: t.token.accessToken }] }]
     }, { OCS_ENCRYPTION_KEY: "55".repeat(32) })
