@@ -7,7 +7,7 @@
  * (inventoryChange, inventory pages) count as touching their product, one facet per depot.
  */
 import type { LogRecord } from "@ocs/event-log"
-import { DomainEvent, Ids } from "@ocs/protocol"
+import { DomainEvent, Ids, Records } from "@ocs/protocol"
 import { Option } from "effect"
 
 /** One event of a record about the entity: its facet (product, order, stock@depot, ...) and the state it carries. */
@@ -26,9 +26,6 @@ export const canonical = (id: string): string => Ids.normalize(id) ?? id
 const field = (value: unknown, key: string): unknown =>
   typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>)[key] : undefined
 
-const stockProduct = (item: { readonly productId?: string | null | undefined; readonly id?: string | null | undefined }) =>
-  item.productId ?? item.id ?? undefined
-
 export const observations = (record: LogRecord.LogRecord, id: string): ReadonlyArray<Observation> => {
   if (record.source === "system") return []
   const out: Array<Observation> = []
@@ -36,10 +33,10 @@ export const observations = (record: LogRecord.LogRecord, id: string): ReadonlyA
   for (let i = 0; i < events.length; i++) {
     const event = events[i]!
     if (event._tag === "InventoryChanged" || event._tag === "InventoryObserved") {
-      const items = event._tag === "InventoryChanged" ? event.items : [event.item]
-      for (const item of items) {
-        if (stockProduct(item) === id) {
-          out.push({ facet: `stock@${item.depotId ?? "-"}`, tag: event._tag, index: i, state: item, updatedAt: item["updatedAt"] })
+      // One level per product and depot; a level without a depot is the product's totals ("-").
+      for (const level of event.items) {
+        if (level.productId === id) {
+          out.push({ facet: `stock@${level.depotId === "" ? "-" : level.depotId}`, tag: event._tag, index: i, state: level.raw, updatedAt: level.updatedAt })
         }
       }
       continue
@@ -58,7 +55,7 @@ export const observations = (record: LogRecord.LogRecord, id: string): ReadonlyA
       case "OrderAdded":
       case "OrderUpdated":
       case "OrderObserved":
-        out.push({ facet: "order", tag: event._tag, index: i, state: event.order, updatedAt: event.order.updatedAt })
+        out.push({ facet: "order", tag: event._tag, index: i, state: event.order, updatedAt: Records.orderSummary(event.order).updatedAt })
         break
       case "OrderDeleted":
         out.push({ facet: "order", tag: event._tag, index: i, state: { ...(event.data as object), deleted: true }, updatedAt: field(event.data, "updatedAt") })
@@ -66,6 +63,21 @@ export const observations = (record: LogRecord.LogRecord, id: string): ReadonlyA
       case "PaymentReceived":
       case "PaymentObserved":
         out.push({ facet: "payment", tag: event._tag, index: i, state: event.payment, updatedAt: event.payment.updatedAt })
+        break
+      case "BillObserved":
+        out.push({ facet: "bill", tag: event._tag, index: i, state: event.bill, updatedAt: undefined })
+        break
+      case "CustomerObserved":
+        out.push({ facet: "customer", tag: event._tag, index: i, state: event.customer, updatedAt: event.customer.updatedAt })
+        break
+      case "DepotObserved":
+        out.push({ facet: "depot", tag: event._tag, index: i, state: event.depot, updatedAt: undefined })
+        break
+      case "CategoryObserved":
+        out.push({ facet: "category", tag: event._tag, index: i, state: event.category, updatedAt: undefined })
+        break
+      case "BrandObserved":
+        out.push({ facet: "brand", tag: event._tag, index: i, state: event.brand, updatedAt: undefined })
         break
       case "DocumentObserved":
         out.push({ facet: `document:${event.kind}`, tag: event._tag, index: i, state: event.document, updatedAt: event.updatedAt })

@@ -3,12 +3,13 @@
  * opened read-only, and the shape of their tables as the comparison needs it.
  */
 import { SqliteDatabase } from "@ocs/sqlite"
+import { ReadModels } from "@ocs/read-models"
 import { Effect, type Scope } from "effect"
 import * as NodeFs from "node:fs"
 import { InputFileError } from "./ReplayError.ts"
 
 /** The projected tables, as `ReadModels.digest` covers them (sync_state, checkpoints and bookkeeping are not projected). */
-export const PROJECTED_TABLES = ["products", "inventory", "orders", "payments", "documents", "webhooks_enabled", "unknown_events"] as const
+export const PROJECTED_TABLES: ReadonlyArray<string> = ReadModels.projectedTables
 
 /** Columns that say which observation a row holds, not what it holds (left out of comparisons, as in the digest). */
 const bookkeeping = (table: string, column: string) =>

@@ -64,7 +64,10 @@ describe("replay", () => {
     const summary = JSON.parse(r.stdout) as { records: number; events: number; lastOffset: number; seconds: number; tables: Record<string, number> }
     assert.strictEqual(summary.records, records().length)
     assert.strictEqual(summary.events, 9) // 7 webhooks + a page of 2 products; the system record has none
-    assert.deepStrictEqual(summary.tables, { products: 3, inventory: 1, orders: 2, payments: 0, documents: 0, webhooks_enabled: 0, unknown_events: 0 })
+    assert.deepStrictEqual(summary.tables, {
+      products: 3, inventory: 1, orders: 2, order_items: 1, bills: 0, bill_items: 0, customers: 0, depots: 0, categories: 0, brands: 0,
+      payments: 0, documents: 0, webhooks_enabled: 0, unknown_events: 0
+    })
     // Not a terminal: plain progress lines, the last one says done.
     assert.match(r.stderr, /replay .*9\/9 records .*records\/s.*done/)
     assert.deepStrictEqual(await digest(out("all.sqlite")), await digest(f.live))
@@ -155,7 +158,7 @@ describe("audit", () => {
     assert.match(r.stdout, /#1 .*productAdd\s+ProductAdded\s+product[\s\S]*\+ name: "Cà phê"[\s\S]*\+ price: 10.5/)
     assert.match(r.stdout, /#5 .*sync\s+product\/list.page\s+ProductObserved\s+product[\s\S]*~ price: 10.5 -> 11/)
     assert.match(r.stdout, /#6 .*productUpdate\s+ProductUpdated\s+product[\s\S]*~ name: "Cà phê" -> "Cà phê sữa"[\s\S]*~ price: 11 -> 12/)
-    assert.match(r.stdout, /#3 .*InventoryChanged\s+stock@1[\s\S]*\+ quantity: 5/)
+    assert.match(r.stdout, /#3 .*InventoryChanged\s+stock@1[\s\S]*\+ remain: 5/)
 
     const json = await cli(["audit", "history", P1, "--log", f.log, "--tenant", TENANT, "--format", "json"])
     const entries = JSON.parse(json.stdout) as Array<{ offset: number; facet: string; first: boolean; changes: Array<{ path: string; op: string; from?: string; to?: string }> }>
@@ -183,6 +186,22 @@ describe("export", () => {
     assert.strictEqual(rows.length, 3)
     const body = rows[0]!.indexOf("body")
     assert.strictEqual(rows[2]![body], records()[1]!.body) // quotes and commas survive
+  })
+
+  it("exports the new tables: orders with their columns, order lines with their record as JSON", async () => {
+    const orders = ndjson((await cli(["export", "--table", "orders", "--db", f.live, "--tenant", TENANT])).stdout)
+    assert.deepStrictEqual(orders.map((o) => [o["id"], o["status"], o["sale_channel"], o["customer_mobile"], o["total"], o["line_count"]]), [[ORDER, "54", "2", "0900000001", 21, 1]])
+    const items = await cli(["export", "--table", "order_items", "--db", f.live, "--tenant", TENANT])
+    assert.strictEqual(items.code, 0, items.stderr)
+    const [line] = ndjson(items.stdout)
+    assert.deepStrictEqual([line!["order_id"], line!["line"], line!["product_id"], line!["quantity"]], [ORDER, 0, P1, 2])
+    assert.deepStrictEqual(line!["record"], { productId: Number(P1), quantity: 2, price: 10.5 })
+    // Every projected table is exportable, empty ones included.
+    for (const table of ["bills", "bill_items", "customers", "depots", "categories", "brands"]) {
+      const r = await cli(["export", "--table", table, "--db", f.live, "--format", "csv"])
+      assert.strictEqual(r.code, 0, r.stderr)
+      assert.include(lines(r.stdout)[0]!, "app_id,business_id")
+    }
   })
 
   it("exports a read-model table, with quotes, commas and line breaks in fields", async () => {

@@ -47,10 +47,14 @@ const product = (id: string, name: string, price: number, updatedAt: number) =>
 export const records = (): Array<LogRecord.NewRecord> => [
   webhook(BIZ, "productAdd", product(P1, "Cà phê", 10.5, T0), T0, "productAdd:p1"),
   webhook(BIZ, "productAdd", product(P2, P2_NAME, 20, T0), T0 + 1000, "productAdd:p2"),
-  webhook(BIZ, "inventoryChange", { products: [{ productId: BigInt(P1), depotId: 1, quantity: 5, available: 4 }] }, T0 + 2000),
+  // v3: an array of products (named `id`), each with its depots.
+  webhook(BIZ, "inventoryChange", [{ id: BigInt(P1), remain: 5, available: 4, depots: [{ id: 1, remain: 5, available: 4 }] }], T0 + 2000),
+  // v3: the order nested as order/list nests it.
   webhook(BIZ, "orderAdd", {
-    id: BigInt(ORDER), appOrderId: "web-1", customerName: "Trần Thị B", customerMobile: "0900000001", status: "new",
-    updatedAt: new Date(T0 + 3000).toISOString(), products: [{ id: BigInt(P1), quantity: 2, price: 10.5 }]
+    info: { id: BigInt(ORDER), type: 1, status: 54, depotId: 1, createdAt: (T0 + 3000) / 1000, updatedAt: (T0 + 3000) / 1000 },
+    channel: { appOrderId: "web-1", saleChannel: 2 },
+    shippingAddress: { name: "Trần Thị B", mobile: "0900000001" },
+    products: [{ productId: BigInt(P1), quantity: 2, price: 10.5 }]
   }, T0 + 3000),
   {
     appId: APP, businessId: BIZ, source: "sync", type: "product/list.page", receivedAt: T0 + HOUR,
@@ -63,7 +67,7 @@ export const records = (): Array<LogRecord.NewRecord> => [
     body: JSON.stringify({ appId: APP, businessId: BIZ, operation: "product/list", key: `${APP}:${BIZ}:pos:product/list`, _tag: "LockTaken", until: T0 + 2 * HOUR + 90_000, lockedSeconds: 30, receivedAt: T0 + 2 * HOUR + 60_000 })
   },
   webhook(OTHER, "productAdd", product("5", "Bánh mì", 3, T0 + 24 * HOUR), T0 + 24 * HOUR, "productAdd:5"),
-  webhook(OTHER, "orderAdd", { id: 8, appOrderId: "web-2", customerName: "Lê C", status: "paid", updatedAt: new Date(T0 + 25 * HOUR).toISOString() }, T0 + 25 * HOUR)
+  webhook(OTHER, "orderAdd", { info: { id: 8, status: 60, updatedAt: (T0 + 25 * HOUR) / 1000 }, channel: { appOrderId: "web-2" }, shippingAddress: { name: "Lê C" } }, T0 + 25 * HOUR)
 ]
 
 export interface Fixture {

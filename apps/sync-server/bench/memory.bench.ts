@@ -33,7 +33,7 @@ export const runMemoryBench = async (options: { readonly quick?: boolean } = {})
   try {
     const apps = []
     for (let i = 0; i < tenants; i++) {
-      const t = await control.createTenant({ products: 20, orders: 2, payments: 1 })
+      const t = await control.createTenant({ products: 20, orders: 2 })
       apps.push({ appId: t.app.appId, verifyTokens: [t.app.verifyToken], businesses: [{ businessId: t.business.businessId, accessToken: t.token.accessToken }] })
     }
     const started = Date.now()
@@ -41,7 +41,7 @@ export const runMemoryBench = async (options: { readonly quick?: boolean } = {})
       server: { host: "127.0.0.1", port: 0, adminKey },
       dataDir: "data",
       api: { posBaseUrl: `${sim.url}/pos`, vpageBaseUrl: `${sim.url}/vpage` },
-      sync: { resources: ["product", "order", "payment"], intervalSeconds: 3600, reconcileSeconds: 86_400, overlapSeconds: 60 },
+      sync: { resources: ["product", "order", "bill"], intervalSeconds: 3600, reconcileSeconds: 86_400, overlapSeconds: 60 },
       webhooks: { silenceAlertSeconds: 86_400 },
       tenants: apps
     }, { OCS_ENCRYPTION_KEY: "22".repeat(32) })

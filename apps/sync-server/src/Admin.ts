@@ -14,6 +14,7 @@ import { HttpRouter } from "effect/http"
 import type { AdminOptions } from "./admin/AdminHttp.ts"
 import * as HealthRoutes from "./admin/HealthRoutes.ts"
 import * as OperationRoutes from "./admin/OperationRoutes.ts"
+import * as QuarantineRoutes from "./admin/QuarantineRoutes.ts"
 import * as ReadModelRoutes from "./admin/ReadModelRoutes.ts"
 import * as TenantRoutes from "./admin/TenantRoutes.ts"
 
@@ -27,5 +28,6 @@ export const routes = (options: AdminOptions) =>
     yield* TenantRoutes.add(router, options)
     yield* OperationRoutes.add(router, options)
     yield* ReadModelRoutes.add(router, options)
+    yield* QuarantineRoutes.add(router, options)
     return router
   })

@@ -2,7 +2,8 @@
  * The loops the server runs beside its HTTP side, each supervised by `LoopHealth` (a failure
  * is logged, the loop restarted after a backoff, its state shown by /metrics and /readyz):
  *
- * - `projection`: the read models follow the log (docs/architecture.md, section 5);
+ * - `projection`: the read models follow the log (docs/architecture.md, section 5), applying the
+ *   records of registered businesses only (the others are quarantined, see ./Quarantine.ts);
  * - `tenant-activity`: the last webhook of each tenant, for the silence alert;
  * - `tenant-watch`: token expiry warnings and webhook silence, hourly.
  *
@@ -12,6 +13,7 @@ import { Effect, Fiber, Schedule, Scope, Stream } from "effect"
 import { EventLog } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
 import { LoopHealth } from "./LoopHealth.ts"
+import * as Quarantine from "./Quarantine.ts"
 import { TenantStore } from "./TenantStore.ts"
 
 const DAY = 24 * 3600 * 1000
@@ -80,13 +82,17 @@ export const start = (options: { readonly silenceAlertMs: number; readonly consu
     const scope = yield* Scope.Scope
     const health = yield* LoopHealth
     const readModels = yield* ReadModels.ReadModels
+    const store = yield* TenantStore
+    const follow = { accepts: store.isRegistered }
+    // Businesses registered while the server was down (or seeded from the configuration).
+    yield* Quarantine.releaseRegistered
     const projection = yield* Effect.forkIn(
-      health.supervise("projection", Effect.scoped(Effect.flatMap(readModels.run(options.consumer), Fiber.join))),
+      health.supervise("projection", Effect.scoped(Effect.flatMap(readModels.run(options.consumer, follow), Fiber.join))),
       scope
     )
     yield* Effect.addFinalizer(() =>
       Fiber.interrupt(projection).pipe(
-        Effect.andThen(readModels.catchUp(options.consumer)),
+        Effect.andThen(readModels.catchUp(options.consumer, follow)),
         Effect.catch((e) => Effect.logWarning("final projection catch-up failed; it resumes at the next start", e))
       )
     )

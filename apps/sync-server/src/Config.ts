@@ -105,7 +105,11 @@ export const Config = Schema.Struct({
     })
   ),
   sync: Schema.Struct({
-    /** Operations to sync, by key ("pos:/v3.0/product/list") or resource ("product"). */
+    /**
+     * Operations to sync: by key ("pos:/v3.0/bill/list"), by path ("bill/list"), or by the kind
+     * of record they fill ("bill"). Any read of the catalogue (docs/api-catalogue.md) that needs
+     * no filter can be named; those without a typed read model land in the documents table.
+     */
     resources: Schema.Array(Schema.String),
     /** Incremental sync period (operations with updatedAt filters). */
     intervalSeconds: PositiveNumber,
@@ -113,6 +117,11 @@ export const Config = Schema.Struct({
     reconcileSeconds: PositiveNumber,
     /** Incremental windows start this long before the last bound, to cover clock skew. */
     overlapSeconds: Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0)),
+    /**
+     * How far back a full read of an operation confined to 31-day windows (orders, bills)
+     * goes. Default 365.
+     */
+    horizonDays: Schema.optional(PositiveNumber),
     pageSize: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 }))),
     /** Tenants syncing at once (each still inside its own budget). */
     concurrency: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0)))
@@ -159,7 +168,12 @@ export const defaults = {
   dataDir: ".ocs-data",
   eventLog: { mode: "sqlite" },
   api: { posBaseUrl: "http://127.0.0.1:8788/pos", vpageBaseUrl: "http://127.0.0.1:8788/vpage" },
-  sync: { resources: ["product", "order", "payment"], intervalSeconds: 60, reconcileSeconds: 6 * 3600, overlapSeconds: 300 },
+  sync: {
+    resources: ["product/list", "order/list", "bill/list", "customer/list", "business/depot", "product/inventory", "product/category", "product/brand"],
+    intervalSeconds: 60,
+    reconcileSeconds: 6 * 3600,
+    overlapSeconds: 300
+  },
   webhooks: { silenceAlertSeconds: 24 * 3600 }
 } as const
 

@@ -101,7 +101,7 @@ demo tenant       appId ${demo.appId}, businessId ${demo.businessId}
       const states = yield* store.states(demo.appId, demo.businessId)
       const pages = states.reduce((n, s) => n + s.pages, 0)
       console.log(
-        `[${new Date().toISOString().slice(11, 19)}] products ${counts.products}, stock rows ${counts.inventory}, orders ${counts.orders}, payments ${counts.payments}` +
+        `[${new Date().toISOString().slice(11, 19)}] products ${counts.products}, stock rows ${counts.inventory}, orders ${counts.orders}, bills ${counts.bills}, customers ${counts.customers}` +
           ` | pages pulled ${pages}, calls ${keys.reduce((n, k) => n + k.calls, 0)}, locks ${keys.reduce((n, k) => n + k.locks, 0)}` +
           ` | webhooks accepted ${hooks.accepted}, duplicates ${hooks.duplicates}`
       )

@@ -29,6 +29,7 @@ import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@o
 import * as Admin from "./Admin.ts"
 import * as BackgroundLoops from "./BackgroundLoops.ts"
 import type { Config } from "./Config.ts"
+import * as LoopHealthModule from "./LoopHealth.ts"
 import { LoopHealth } from "./LoopHealth.ts"
 import * as ProjectionLag from "./ProjectionLag.ts"
 import * as ServerLimits from "./ServerLimits.ts"
@@ -114,13 +115,17 @@ export const layer = (config: Config) => {
   const sealer = makeSealer(key.success.key)
 
   const tenantStore = TenantStore.layer({ filename: f.tenants, sealer })
+  // One supervisor for every loop of the server, the Kafka relay and the plugins' subscriptions
+  // included, so that /metrics and /readyz show all of them.
+  const health = LoopHealthModule.make()
   const eventLog = config.eventLog.mode === "kafka"
     ? KafkaEventLog.layer({
       brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
       topic: config.eventLog.kafka?.topic ?? "ocs-events",
       partitions: config.eventLog.kafka?.partitions,
       outboxFilename: f.outbox,
-      clientId: "ocs-sync-server"
+      clientId: "ocs-sync-server",
+      supervise: health.supervise
     })
     : SqliteEventLog.layer({ filename: f.events, dedupeWindowMillis: (config.webhooks.dedupeWindowSeconds ?? 24 * 3600) * 1000 })
   // A 16 MiB page cache: reads are per tenant and small; the file is the source of the rest.
@@ -159,6 +164,7 @@ export const layer = (config: Config) => {
         intervalMs: config.sync.intervalSeconds * 1000,
         reconcileMs: config.sync.reconcileSeconds * 1000,
         overlapMs: config.sync.overlapSeconds * 1000,
+        horizonMs: (config.sync.horizonDays ?? 365) * 24 * 3600 * 1000,
         pageSize: config.sync.pageSize,
         onRun: (report: RunReport, _operation: string, errorTag: string | undefined) => countRun(metrics, report, errorTag)
       })
@@ -175,6 +181,7 @@ export const layer = (config: Config) => {
         searchDirs: [Path.resolve(import.meta.dirname, "..")],
         plugins: config.plugins ?? [],
         eventLogFilename: config.eventLog.mode === "kafka" ? f.outbox : f.events,
+        supervise: health.supervise,
         tenantAccess: (t) =>
           Effect.map(
             store.business(t.appId, t.businessId),
@@ -193,7 +200,7 @@ export const layer = (config: Config) => {
     })
   return Layer.mergeAll(client, ingestion, sync.pipe(Layer.provide(client), Layer.provideMerge(ownership)), plugins.pipe(Layer.provide(client))).pipe(
     Layer.provideMerge(base),
-    Layer.provideMerge(Layer.merge(Metrics.layer, LoopHealth.layer()))
+    Layer.provideMerge(Layer.merge(Metrics.layer, Layer.succeed(LoopHealth, health)))
   )
 }
 

@@ -11,10 +11,11 @@
  */
 import { Clock, Context, Duration, Effect, FiberMap, Layer, Option, Random, Schedule, Schema, Stream } from "effect"
 import * as Crypto from "node:crypto"
-import { DomainEvent, Operation, Paginator } from "@ocs/protocol"
+import { Catalogue, DomainEvent, Operation, Paginator } from "@ocs/protocol"
 import { EventLog } from "@ocs/event-log"
 import { CommerceClient } from "@ocs/transport"
 import { Ownership } from "./Ownership.ts"
+import * as SyncWindows from "./SyncWindows.ts"
 import { type Business, TenantStore } from "./TenantStore.ts"
 
 export interface SyncOptions {
@@ -22,6 +23,11 @@ export interface SyncOptions {
   readonly intervalMs: number
   readonly reconcileMs: number
   readonly overlapMs: number
+  /**
+   * How far back a full read of a windowed operation goes (order/list, bill/list answer 31
+   * days per query, so older records are reached window by window). Default 365 days.
+   */
+  readonly horizonMs: number
   readonly pageSize?: number | undefined
   /** How often the supervisor looks for added, removed or re-granted tenants. */
   readonly superviseEveryMs?: number | undefined
@@ -59,8 +65,6 @@ export class SyncEngine extends Context.Service<SyncEngine, {
     Layer.effect(SyncEngine, make(options))
 }
 
-const formatBound = (ms: number, format: "iso" | "unix") => (format === "iso" ? new Date(ms).toISOString() : Math.floor(ms / 1000))
-
 const sha = (text: string) => Crypto.createHash("sha256").update(text).digest("hex")
 
 const errorTag = (e: { readonly _tag: string }) => e._tag
@@ -79,7 +83,12 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
   })
 
   /** Appends one page as received; its cursor is saved only after this resolves. */
-  const appendPage = (b: Business, op: Operation.Operation<unknown>, page: CommerceClient.RawPage, mode: string) =>
+  /**
+   * `range`: the window filters of a windowed full read. Two windows' first pages share a
+   * cursor (none) and may share a text (an empty page), yet are different facts: the range is
+   * part of their dedupe key and kept in meta.
+   */
+  const appendPage = (b: Business, op: Operation.Operation<unknown>, page: CommerceClient.RawPage, mode: string, range: Readonly<Record<string, unknown>> | undefined) =>
     log.append([{
       appId: b.appId,
       businessId: b.businessId,
@@ -87,10 +96,11 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
       type: Operation.key(op),
       body: page.text,
       // The same page (same cursor in, same content) is the same fact.
-      dedupeKey: `sync:${b.appId}:${b.businessId}:${Operation.resourceKey(op)}:${sha(Option.match(page.cursor, { onNone: () => "", onSome: (c) => c.text }))}:${sha(page.text)}`,
+      dedupeKey: `sync:${b.appId}:${b.businessId}:${Operation.resourceKey(op)}:${range === undefined ? "" : `${sha(JSON.stringify(range))}:`}${sha(Option.match(page.cursor, { onNone: () => "", onSome: (c) => c.text }))}:${sha(page.text)}`,
       meta: {
         ...DomainEvent.syncMeta(op.entity ?? { kind: op.resource, idField: "id" }),
         mode,
+        ...(range === undefined ? {} : { range }),
         cursor: Option.match(page.cursor, { onNone: () => null, onSome: (c) => c.text }),
         next: Option.match(page.next, { onNone: () => null, onSome: (c) => c.text }),
         records: page.records.length,
@@ -139,52 +149,67 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
 
       // A forced full sync starts from the first page, whatever cursor is stored.
       const forced = runOptions?.forceFull === true
-      const resuming = state.cursor !== null && !forced
+      const resuming = (state.cursor !== null || state.windowEnd !== null) && !forced
       const fullDue = forced || resuming || state.fullCompletedAt === null || now - state.fullCompletedAt >= options.reconcileMs
-      const incrementalDue = !fullDue && op.incremental !== undefined &&
+      // Operations confined to windows without an updated-time filter (bill/list) keep a
+      // rolling window instead: the range since the last pass, re-read with overlap.
+      const incrementalDue = !fullDue && (op.incremental !== undefined || op.window !== undefined) &&
         (state.lastRunAt === null || now - state.lastRunAt >= options.intervalMs)
       if (!fullDue && !incrementalDue) return { mode: "skipped", pages: 0, records: 0, outcome: "done" } satisfies RunReport
 
       let pages = 0
       let records = 0
       const mode: RunReport["mode"] = fullDue ? (resuming ? "resume" : "full") : "incremental"
+      /** Reads every page of one query; with `saveCursor`, each page's cursor is kept after it is durable. */
+      const readAll = (range: Readonly<Record<string, unknown>> | undefined, cursor: Paginator.Cursor | undefined, saveCursor: boolean, keyedByRange: boolean) =>
+        client.pages(access(b), op, { size: options.pageSize, cursor, filters: range === undefined ? op.filters : { ...op.filters, ...range } }).pipe(
+          Stream.runForEach((page) =>
+            Effect.gen(function*() {
+              yield* appendPage(b, op, page, mode, keyedByRange ? range : undefined)
+              pages++
+              records += page.records.length
+              // Saved after the page is durable: a crash resumes right here.
+              yield* store.updateState(b.appId, b.businessId, key, {
+                ...(saveCursor ? { cursor: Option.match(page.next, { onNone: () => null, onSome: (c) => c.text }) } : {}),
+                addPages: 1,
+                addRecords: page.records.length
+              })
+            })
+          )
+        )
+
       const run = Effect.gen(function*() {
         if (fullDue) {
           const startedAt = resuming && state.fullStartedAt !== null ? state.fullStartedAt : now
-          if (!resuming) yield* store.updateState(b.appId, b.businessId, key, { fullStartedAt: startedAt })
+          if (!resuming) yield* store.updateState(b.appId, b.businessId, key, { fullStartedAt: startedAt, windowEnd: null, cursor: null })
           const stored = !resuming || state.cursor === null ? undefined : Paginator.cursorFromText(state.cursor)
-          const cursor = stored !== undefined && stored._tag === "Success" ? stored.success : undefined
-          yield* client.pages(access(b), op, { size: options.pageSize, cursor, filters: op.filters }).pipe(
-            Stream.runForEach((page) =>
-              Effect.gen(function*() {
-                yield* appendPage(b, op, page, mode)
-                pages++
-                records += page.records.length
-                // Saved after the page is durable: a crash resumes right here.
-                yield* store.updateState(b.appId, b.businessId, key, {
-                  cursor: Option.match(page.next, { onNone: () => null, onSome: (c) => c.text }),
-                  addPages: 1,
-                  addRecords: page.records.length
-                })
-              })
-            )
-          )
+          let cursor = stored !== undefined && stored._tag === "Success" ? stored.success : undefined
+          const window = op.window
+          if (window === undefined) {
+            yield* readAll(undefined, cursor, true, false)
+          } else {
+            // Newest window first, back to the horizon; the window and the cursor in it are
+            // saved, so a crash resumes inside the window it was reading.
+            const horizon = startedAt - options.horizonMs
+            let end = resuming && state.windowEnd !== null ? state.windowEnd : startedAt
+            for (let range = SyncWindows.fullWindow(window, end, horizon); range !== undefined; range = SyncWindows.fullWindow(window, end, horizon)) {
+              if (end !== state.windowEnd) yield* store.updateState(b.appId, b.businessId, key, { windowEnd: end })
+              yield* readAll(SyncWindows.rangeFilters(window, range), cursor, true, true)
+              cursor = undefined
+              end = SyncWindows.nextWindowEnd(range)
+              yield* store.updateState(b.appId, b.businessId, key, { windowEnd: end, cursor: null })
+            }
+          }
           // Changes made while the full sync ran are caught by the next incremental window.
-          yield* store.updateState(b.appId, b.businessId, key, { cursor: null, fullCompletedAt: yield* Clock.currentTimeMillis, incrementalBound: startedAt, lastRunAt: yield* Clock.currentTimeMillis, lastError: null })
+          const done = yield* Clock.currentTimeMillis
+          yield* store.updateState(b.appId, b.businessId, key, { cursor: null, windowEnd: null, fullCompletedAt: done, incrementalBound: startedAt, lastRunAt: done, lastError: null })
         } else {
-          const inc = op.incremental!
           const from = (state.incrementalBound ?? state.fullStartedAt ?? now) - options.overlapMs
-          const filters = { ...op.filters, [inc.from]: formatBound(from, inc.format), [inc.to]: formatBound(now, inc.format) }
-          yield* client.pages(access(b), op, { size: options.pageSize, filters }).pipe(
-            Stream.runForEach((page) =>
-              Effect.gen(function*() {
-                yield* appendPage(b, op, page, mode)
-                pages++
-                records += page.records.length
-                yield* store.updateState(b.appId, b.businessId, key, { addPages: 1, addRecords: page.records.length })
-              })
-            )
-          )
+          const bounds = op.incremental ?? op.window!
+          const maxDays = op.incremental !== undefined ? op.incremental.maxDays : op.window!.maxDays
+          for (const range of SyncWindows.pieces(from, now, maxDays, bounds.format)) {
+            yield* readAll(SyncWindows.rangeFilters(bounds, range), undefined, false, false)
+          }
           yield* store.updateState(b.appId, b.businessId, key, { incrementalBound: now, lastRunAt: now, lastError: null })
         }
       })
@@ -259,21 +284,27 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
 })
 
 /**
- * The operations to sync: the configured names (builtin list operations, by resource
- * "product" or key "pos:/v3.0/product/list"), then every declared list operation (each
- * declaration, fixed filters included, is its own resource).
+ * The operations to sync: the configured names (a typed read by key
+ * "pos:/v3.0/bill/list", path "bill/list" or record kind "bill"; any other catalogued read
+ * that needs no filter, by key or path, into the documents table), then every declared list
+ * operation (each declaration, fixed filters included, is its own resource).
  */
 export const resolveOperations = (
   names: ReadonlyArray<string>,
   declared: ReadonlyArray<Operation.OperationSpec>
 ): Effect.Effect<ReadonlyArray<Operation.Operation<unknown>>, UnknownResource> => {
-  const builtin = Operation.builtin.filter((op) => op.kind === "list") as ReadonlyArray<Operation.Operation<unknown>>
+  const typed = Operation.defaultReads as ReadonlyArray<Operation.Operation<unknown>>
   const extra = declared.map((d) => Operation.make(d)).filter((op) => op.kind === "list") as ReadonlyArray<Operation.Operation<unknown>>
+  const path = (o: { readonly resource: string; readonly operation: string }) => `${o.resource}/${o.operation}`
+  const catalogued = (name: string) =>
+    Catalogue.entries.find((e) => e.shape === "list" && (e.requiredFilters ?? []).length === 0 && (Catalogue.keyOf(e) === name || path(e) === name))
   return Effect.forEach(names, (name) => {
-    const op = builtin.find((o) => Operation.key(o) === name || o.resource === name || `${o.resource}/${o.operation}` === name)
-    return op === undefined
-      ? Effect.fail(new UnknownResource({ name, message: `no list operation named ${JSON.stringify(name)}; known: ${builtin.map(Operation.key).join(", ")} (declare others under "operations")` }))
-      : Effect.succeed(op)
+    const op = typed.find((o) => Operation.key(o) === name || path(o) === name || o.entity?.kind === name)
+    if (op !== undefined) return Effect.succeed(op)
+    const entry = catalogued(name)
+    return entry !== undefined
+      ? Effect.succeed(Operation.fromCatalogue(entry) as Operation.Operation<unknown>)
+      : Effect.fail(new UnknownResource({ name, message: `no list operation named ${JSON.stringify(name)}; typed: ${typed.map(path).join(", ")}; any read of docs/api-catalogue.md that needs no filter can be named by path; declare others under "operations"` }))
   }).pipe(Effect.map((ops) => [...ops, ...extra]))
 }
 

@@ -38,6 +38,11 @@ export interface ResourceState {
   readonly cursor: string | null
   readonly fullStartedAt: number | null
   readonly fullCompletedAt: number | null
+  /**
+   * For operations confined to windows (order/list, bill/list): the end (ms) of the window the
+   * running full read is in; `cursor` is a cursor within that window. Null otherwise.
+   */
+  readonly windowEnd: number | null
   /** Upper bound (ms) of the last incremental window that completed. */
   readonly incrementalBound: number | null
   readonly lastRunAt: number | null
@@ -101,6 +106,7 @@ export interface StateRow {
   cursor: string | null
   full_started_at: number | null
   full_completed_at: number | null
+  window_end: number | null
   incremental_bound: number | null
   last_run_at: number | null
   pages: number
@@ -155,6 +161,7 @@ export const toState = (r: StateRow): ResourceState => ({
   cursor: r.cursor,
   fullStartedAt: r.full_started_at,
   fullCompletedAt: r.full_completed_at,
+  windowEnd: r.window_end ?? null,
   incrementalBound: r.incremental_bound,
   lastRunAt: r.last_run_at,
   pages: r.pages,

@@ -122,6 +122,7 @@ const makeApi = (handle: SqliteDatabase.Handle, sealer: Sealer) => {
     cursor: "cursor",
     fullStartedAt: "full_started_at",
     fullCompletedAt: "full_completed_at",
+    windowEnd: "window_end",
     incrementalBound: "incremental_bound",
     lastRunAt: "last_run_at",
     lastError: "last_error"
@@ -168,7 +169,30 @@ const makeApi = (handle: SqliteDatabase.Handle, sealer: Sealer) => {
     }
   }
 
+  // The projection asks, per record, whether its business is registered (records of others are
+  // quarantined): an in-memory set, so the answer costs no query. It is kept in step with this
+  // connection's own writes, and reloaded when another connection commits to the file (the same
+  // `data_version` signal as the application cache).
+  const listKeys = db.prepare<[], { app_id: string; business_id: string }>("SELECT app_id, business_id FROM businesses")
+  const registered = new Set<string>()
+  let registeredVersion = -1
+  const keyOf = (appId: string, businessId: string) => `${appId}:${businessId}`
+  const isRegistered = (appId: string, businessId: string): boolean => {
+    const version = dataVersion.get()!
+    if (version !== registeredVersion) {
+      registered.clear()
+      for (const r of listKeys.all()) registered.add(keyOf(r.app_id, r.business_id))
+      registeredVersion = version
+    }
+    return registered.has(keyOf(appId, businessId))
+  }
+
   return {
+    /**
+     * Whether the business is registered, from memory (synchronous: the projection asks it per
+     * record). Throws if the file cannot be read, which fails the projection's batch (retried).
+     */
+    isRegistered,
     upsertApp: (appId: string, verifyTokens: ReadonlyArray<string>, enabled = true) =>
       tryDbAt("upsert app", (now) => {
         appCache.delete(appId)
@@ -182,6 +206,8 @@ const makeApi = (handle: SqliteDatabase.Handle, sealer: Sealer) => {
     removeApp: (appId: string) =>
       tryDb("remove app", () => {
         appCache.delete(appId)
+        // Its businesses go with it (ON DELETE CASCADE): the set reloads at the next question.
+        registeredVersion = -1
         return s.removeApp.run(appId).changes > 0
       }),
 
@@ -200,6 +226,7 @@ const makeApi = (handle: SqliteDatabase.Handle, sealer: Sealer) => {
         )
         // A new grant (new token, permissions or depots) lifts resource pauses.
         s.liftPauses.run(input.appId, input.businessId)
+        registered.add(keyOf(input.appId, input.businessId))
       }),
     business: (appId: string, businessId: string) =>
       tryDb("read business", () => Option.map(Option.fromUndefinedOr(s.business.get(appId, businessId)), read.business)),
@@ -211,6 +238,7 @@ const makeApi = (handle: SqliteDatabase.Handle, sealer: Sealer) => {
     removeBusiness: (appId: string, businessId: string) =>
       tryDb("remove business", () => {
         s.removeStates.run(appId, businessId)
+        registered.delete(keyOf(appId, businessId))
         return s.removeBusiness.run(appId, businessId).changes > 0
       }),
     touchWebhook: (appId: string, businessId: string, at: number) =>

@@ -44,6 +44,8 @@ export const resourceState = sqliteTable("resource_state", {
   cursor: text("cursor"),
   fullStartedAt: integer("full_started_at"),
   fullCompletedAt: integer("full_completed_at"),
+  /** For windowed operations: the end (ms) of the window a full read is in. */
+  windowEnd: integer("window_end"),
   incrementalBound: integer("incremental_bound"),
   lastRunAt: integer("last_run_at"),
   pages: integer("pages").notNull().default(0),

@@ -2,10 +2,13 @@ import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import * as Crypto from "node:crypto"
 import * as Http from "node:http"
 import type * as Net from "node:net"
+import { Operation } from "@ocs/protocol"
 import { SimulatorControl } from "@ocs/simulator"
 import { eventually, parseLoose, type Proc, startServerProcess, startSimulatorProcess } from "./processes.ts"
 
 const TENANTS = 50
+/** The reads the server syncs by default (docs/api-catalogue.md), each compared below. */
+const READS = ["product/list", "order/list", "bill/list", "customer/list", "business/depot", "product/inventory", "product/category", "product/brand"]
 const ADMIN_KEY = "e2e-admin-key-0123456789"
 
 let sim: { proc: Proc; url: string }
@@ -22,12 +25,12 @@ const admin = async (path: string, init: RequestInit = {}) => {
   return { status: r.status, body: parseLoose(await r.text()) }
 }
 
-/** Everything a list operation returns for a tenant, straight from the simulator. */
-const listAll = async (t: (typeof tenants)[number], op: string) => {
+/** Everything a list operation returns for a tenant (one query), straight from the simulator. */
+const listAll = async (t: (typeof tenants)[number], op: string, filters: object = {}) => {
   const out: Array<any> = []
   let next: string | undefined
   for (;;) {
-    const text = `{"paginator":{"size":100${next === undefined ? "" : `,"next":${next}`}}}`
+    const text = `{"filters":${JSON.stringify(filters)},"paginator":{"size":100${next === undefined ? "" : `,"next":${next}`}}}`
     const r = await fetch(`${sim.url}/pos/v3.0/${op}?appId=${t.appId}&businessId=${t.businessId}`, {
       method: "POST",
       headers: { authorization: t.accessToken, "content-type": "application/json" },
@@ -44,6 +47,19 @@ const listAll = async (t: (typeof tenants)[number], op: string) => {
   }
 }
 
+const DAY_MS = 24 * 3600 * 1000
+/** Every order (31-day createdAt windows) or bill (31-day date windows) over the simulator's history. */
+const windowed = async (t: (typeof tenants)[number], op: "order/list" | "bill/list") => {
+  const out = new Map<string, any>()
+  for (let end = Date.now(); end > Date.now() - 150 * DAY_MS; end -= 31 * DAY_MS) {
+    const filters = op === "order/list"
+      ? { createdAtFrom: Math.floor((end - 31 * DAY_MS) / 1000) + 1, createdAtTo: Math.floor(end / 1000) }
+      : { fromDate: Operation.formatBound(end - 30 * DAY_MS, "date"), toDate: Operation.formatBound(end, "date") }
+    for (const r of await listAll(t, op, filters)) out.set(String(r.info?.id ?? r.id), r)
+  }
+  return out
+}
+
 beforeAll(async () => {
   receiver = Http.createServer((req, res) => {
     const chunks: Array<Buffer> = []
@@ -57,15 +73,15 @@ beforeAll(async () => {
   sim = await startSimulatorProcess(["--rate-window", "3", "--products", "50"])
   control = new SimulatorControl(sim.url)
   for (let i = 0; i < TENANTS; i++) {
-    const t = await control.createTenant({ products: 120 + i, orders: 15, payments: 5, bigIds: i % 5 === 0 })
+    const t = await control.createTenant({ products: 120 + i, orders: 15, bills: 10, customers: 8, bigIds: i % 5 === 0 })
     tenants.push({ appId: t.app.appId, businessId: t.business.businessId, accessToken: t.token.accessToken, verifyToken: t.app.verifyToken })
   }
   server = await startServerProcess({
     server: { host: "127.0.0.1", port: 0, adminKey: ADMIN_KEY },
     dataDir: "data",
     api: { posBaseUrl: `${sim.url}/pos`, vpageBaseUrl: `${sim.url}/vpage` },
-    rateLimits: { overrides: { "/v3.0/product/list": { requests: 150, windowSeconds: 3 }, "/v3.0/order/list": { requests: 150, windowSeconds: 3 }, "/v3.0/payment/list": { requests: 150, windowSeconds: 3 } } },
-    sync: { resources: ["product", "order", "payment"], intervalSeconds: 2, reconcileSeconds: 3600, overlapSeconds: 5 },
+    rateLimits: { overrides: Object.fromEntries(READS.map((r) => [`/v3.0/${r}`, { requests: 150, windowSeconds: 3 }])) },
+    sync: { intervalSeconds: 2, reconcileSeconds: 3600, overlapSeconds: 5, horizonDays: 200 },
     webhooks: { silenceAlertSeconds: 3600 },
     plugins: [{ use: "@ocs/plugin-order-forwarder", config: { url: `http://127.0.0.1:${(receiver.address() as Net.AddressInfo).port}/orders`, secret: SECRET } }],
     tenants: tenants.map((t) => ({ appId: t.appId, verifyTokens: [t.verifyToken], businesses: [{ businessId: t.businessId, accessToken: t.accessToken }] }))
@@ -85,7 +101,7 @@ describe("sync server end to end (simulator and server as processes)", () => {
     await eventually("the full sync of every tenant", async () => {
       const { body } = await admin("/admin/sync")
       const done = body.sync.filter((s: any) => s.fullCompletedAt !== null).length
-      return done === TENANTS * 3 ? done : undefined
+      return done === TENANTS * READS.length ? done : undefined
     }, 90_000, 500)
 
     // 2. Webhooks: enable them for every app, then change data in the simulator.
@@ -107,7 +123,7 @@ describe("sync server end to end (simulator and server as processes)", () => {
     const quiet = tenants[1]!
     await control.disableWebhooks(quiet.appId)
     const pulledOnly = await control.addOrder(quiet.businessId, { customerName: "pulled only", products: [] })
-    const pulledId = String((pulledOnly as any).order.id)
+    const pulledId = String((pulledOnly as any).order.info.id)
 
     await eventually("the pulled-only order in the read model", async () => {
       const { status } = await admin(`/admin/tenants/${quiet.appId}/${quiet.businessId}/orders/${pulledId}`)
@@ -117,27 +133,63 @@ describe("sync server end to end (simulator and server as processes)", () => {
     // 4. Every tenant's read models equal the simulator's data.
     await control.setRateLimits({ enabled: false })
     let compared = 0
-    for (const t of tenants) {
+    for (const [i, t] of tenants.entries()) {
+      const tenant = `/admin/tenants/${t.appId}/${t.businessId}`
       const expected = await listAll(t, "product/list")
-      const expectedOrders = await listAll(t, "order/list")
-      const expectedPayments = await listAll(t, "payment/list")
+      const expectedOrders = await windowed(t, "order/list")
+      const expectedBills = await windowed(t, "bill/list")
+      const expectedCustomers = await listAll(t, "customer/list")
+      const expectedDepots = await listAll(t, "business/depot")
+      const expectedCategories = await listAll(t, "product/category")
+      const expectedBrands = await listAll(t, "product/brand")
+      const expectedStock = await listAll(t, "product/inventory")
+      // Order lines are compared for every fifth tenant (one admin call per order).
+      const withItems = i % 5 === 0
+      let why = ""
       await eventually(`read models of ${t.appId}:${t.businessId}`, async () => {
-        const products = (await admin(`/admin/tenants/${t.appId}/${t.businessId}/products?limit=1000`)).body.items
-        const orders = (await admin(`/admin/tenants/${t.appId}/${t.businessId}/orders?limit=1000`)).body.items
-        const payments = (await admin(`/admin/tenants/${t.appId}/${t.businessId}/payments?limit=1000`)).body.items
+        const products = (await admin(`${tenant}/products?limit=1000`)).body.items
         const mine = new Map(products.map((p: any) => [String(p.id), p]))
-        if (mine.size !== expected.length || orders.length !== expectedOrders.length || payments.length !== expectedPayments.length) return undefined
+        if (mine.size !== expected.length) { why = "product count"; return undefined }
         for (const e of expected) {
           const p: any = mine.get(String(e.id))
-          if (p === undefined || p.name !== e.name || Number(p.price) !== Number(e.price)) return undefined
+          if (p === undefined || p.name !== e.name || Number(p.price) !== Number(e.prices.retail)) { why = "product fields"; return undefined }
+        }
+        const orders = new Map((await admin(`${tenant}/orders?limit=1000`)).body.items.map((o: any) => [String(o.id), o]))
+        if (orders.size !== expectedOrders.size) { why = "order count"; return undefined }
+        for (const [id, e] of expectedOrders) {
+          const o: any = orders.get(id)
+          if (o === undefined || o.status !== String(e.info.status) || o.customerName !== e.shippingAddress.name || o.lineCount !== e.products.length) { why = "order fields"; return undefined }
+          if (withItems) {
+            const detail = (await admin(`${tenant}/orders/${id}`)).body
+            const lines = detail.items.map((l: any) => `${l.productId}x${Number(l.quantity)}`).join(",")
+            if (lines !== e.products.map((l: any) => `${l.productId}x${l.quantity}`).join(",")) { why = `order ${id} lines`; return undefined }
+          }
+        }
+        const bills = new Map((await admin(`${tenant}/bills?limit=1000`)).body.items.map((b: any) => [String(b.id), b]))
+        if (bills.size !== expectedBills.size) { why = "bill count"; return undefined }
+        for (const [id, e] of expectedBills) {
+          const b: any = bills.get(id)
+          if (b === undefined || b.date !== e.date || Number(b.amount) !== Number(e.payment.amount) || b.mode !== String(e.mode)) { why = `bill ${id}`; return undefined }
+        }
+        const customers = (await admin(`${tenant}/customers?limit=1000`)).body.items
+        const sameIds = (rows: Array<any>, records: Array<any>) =>
+          JSON.stringify(rows.map((r) => `${r.id}:${r.name ?? ""}`).sort()) === JSON.stringify(records.map((r) => `${r.id}:${r.name ?? ""}`).sort())
+        if (!sameIds(customers, expectedCustomers)) { why = "customers"; return undefined }
+        if (!sameIds((await admin(`${tenant}/depots`)).body.items, expectedDepots)) { why = "depots"; return undefined }
+        if (!sameIds((await admin(`${tenant}/categories`)).body.items, expectedCategories)) { why = "categories"; return undefined }
+        if (!sameIds((await admin(`${tenant}/brands`)).body.items, expectedBrands)) { why = "brands"; return undefined }
+        // Stock per product and depot.
+        const levels = new Map((await admin(`${tenant}/inventory`)).body.items.map((l: any) => [`${l.productId}@${l.depotId}`, Number(l.remain)]))
+        for (const item of expectedStock) {
+          for (const d of item.inventory.depots) if (levels.get(`${item.productId}@${d.id}`) !== d.remain) { why = `stock of ${item.productId} in depot ${d.id}`; return undefined }
         }
         return true
-      }, 20_000, 300)
+      }, 20_000, 300).catch((e) => { throw new Error(`${String(e)}: ${why}`) })
       compared++
     }
     assert.strictEqual(compared, TENANTS)
     const stock = (await admin(`/admin/tenants/${tenants[3]!.appId}/${tenants[3]!.businessId}/inventory`)).body.items
-    assert.isTrue(stock.some((s: any) => Number(s.quantity) === 10), "inventoryChange reached the read model")
+    assert.isTrue(stock.some((s: any) => String(s.depotId) === "1" && Number(s.remain) === 10), "inventoryChange reached the read model")
 
     // The plugin forwarded each order added by webhook, signed with the shared secret.
     await eventually("orders forwarded by the plugin", async () => (forwarded.filter((f) => f.body.includes("E2E ")).length >= TENANTS ? true : undefined), 30_000)

@@ -21,10 +21,7 @@ afterAll(async () => {
   await sim.close()
 })
 
-const inventoryDepot = (depotId: number) =>
-  Operation.make({ family: "pos", resource: "inventory", operation: "list", kind: "list", entity: { kind: "inventory", idField: "productId" }, filters: { depotId } })
-
-const operations = [Operation.productList, Operation.orderList, Operation.paymentList, inventoryDepot(1), inventoryDepot(3)] as ReadonlyArray<Operation.Operation<unknown>>
+const operations = [Operation.productList, Operation.orderList, Operation.customerList, Operation.productInventory([1]), Operation.productInventory([3])] as ReadonlyArray<Operation.Operation<unknown>>
 
 const testLayer = () => {
   const dir = tempDir("ocs-attention-")
@@ -37,7 +34,7 @@ const testLayer = () => {
     Layer.provide(TransportEvents.TransportEvents.layerLog),
     Layer.provide(NodeHttpClient.layerUndici)
   )
-  return SyncEngine.layer({ operations, intervalMs: 60_000, reconcileMs: 3_600_000, overlapMs: 0 }).pipe(
+  return SyncEngine.layer({ operations, intervalMs: 60_000, reconcileMs: 3_600_000, overlapMs: 0, horizonMs: 62 * 24 * 3600 * 1000 }).pipe(
     Layer.provide(client),
     Layer.provide(Ownership.layerAll),
     Layer.provideMerge(base)
@@ -115,12 +112,13 @@ describe("needs-attention states, from the simulator's error modes", () => {
       const store = yield* TenantStore
       const sync = yield* SyncEngine
       const t = yield* register(yield* Effect.promise(() => sim.control.createTenant({ products: 30, orders: 5, permissions: ["product", "inventory"], depots: [1] })))
+      const inventory = (depot: number) => Operation.resourceKey(Operation.productInventory([depot]))
       const reports = yield* sync.syncTenant(t.appId, t.businessId)
       const states = new Map((yield* store.states(t.appId, t.businessId)).map((s) => [s.resource, s]))
       assert.strictEqual(states.get("pos:/v3.0/order/list")?.paused?.code, "ERR_403")
-      assert.strictEqual(states.get("pos:/v3.0/payment/list")?.paused?.code, "ERR_403")
-      assert.strictEqual(states.get('pos:/v3.0/inventory/list?{"depotId":3}')?.paused?.code, "ERR_INVALID_DEPOT_ID")
-      assert.isNull(states.get('pos:/v3.0/inventory/list?{"depotId":1}')?.paused)
+      assert.strictEqual(states.get("pos:/v3.0/customer/list")?.paused?.code, "ERR_403")
+      assert.strictEqual(states.get(inventory(3))?.paused?.code, "ERR_INVALID_DEPOT_ID")
+      assert.isNull(states.get(inventory(1))?.paused)
       assert.isNotNull(states.get("pos:/v3.0/product/list")?.fullCompletedAt)
       assert.strictEqual(Option.getOrThrow(yield* store.business(t.appId, t.businessId)).status, "active")
       assert.isTrue(reports.some((r) => r.outcome === "paused"))
@@ -128,7 +126,7 @@ describe("needs-attention states, from the simulator's error modes", () => {
       const since = (yield* Effect.promise(() => sim.control.calls({ limit: 1 }))).lastSeq
       yield* sync.syncTenant(t.appId, t.businessId, { forceFull: true })
       const calls = yield* callsFor(t.appId, since)
-      assert.isTrue(calls.every((c) => c.operation !== "order/list" && c.operation !== "payment/list"))
+      assert.isTrue(calls.every((c) => c.operation !== "order/list" && c.operation !== "customer/list"))
       assert.isTrue(calls.some((c) => c.operation === "product/list"))
     }).pipe(Effect.provide(testLayer())), 30_000)
 

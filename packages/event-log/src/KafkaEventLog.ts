@@ -24,7 +24,7 @@
  */
 import type { Consumer, Producer, RetryOptions } from "kafkajs"
 import { eq } from "drizzle-orm"
-import { Cause, Clock, Context, Deferred, Effect, Layer, Option, Queue, Result, type Scope, Stream } from "effect"
+import { Cause, Clock, Context, Deferred, Effect, Layer, Option, Queue, Result, Schedule, type Scope, Stream } from "effect"
 import * as Checkpoints from "./Checkpoints.ts"
 import { DirectAppend, type DirectAppendService } from "./DirectAppend.ts"
 import { EventLog, type EventLogService } from "./EventLog.ts"
@@ -33,6 +33,22 @@ import { recordToRow, rowToRecord } from "./internal/recordRow.ts"
 import * as Core from "./internal/sqliteLog.ts"
 import { type Checkpoint, type Delivery, type LogRecord, type ReadOptions, type SubscribeOptions, tenantKey, uuidv7 } from "./LogRecord.ts"
 import { relayState } from "./Tables.ts"
+
+/** Runs `loop` for ever: restarts it after each failure (interruption stops it). */
+export type Supervise = (name: string, loop: Effect.Effect<unknown, unknown>) => Effect.Effect<unknown>
+
+/** The relay's default supervisor: log, back off (capped exponential), start again. */
+const restartAfterBackoff = (backoff: { readonly initial: number; readonly max: number }): Supervise => (name, loop) =>
+  loop.pipe(
+    Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause)
+        ? Effect.failCause(cause)
+        : Effect.logError(`${name} stopped; restarting it after a backoff`, cause).pipe(Effect.andThen(Effect.fail(cause)))
+    ),
+    Effect.retry(Schedule.min([Schedule.exponential(backoff.initial), Schedule.spaced(backoff.max)])),
+    // Unreachable (the schedule never ends): typed as never failing for the caller.
+    Effect.catch(() => Effect.never)
+  )
 
 export interface Options {
   /** host:port list of bootstrap brokers. */
@@ -48,6 +64,14 @@ export interface Options {
   readonly relayBatchSize?: number | undefined
   /** Relay backoff while the broker is down: first delay and cap (default 100 ms, 10 s). */
   readonly relayBackoffMillis?: { readonly initial: number; readonly max: number } | undefined
+  /**
+   * Runs the relay (named `event-log-relay`) while the log is open. A broker outage is retried
+   * inside the relay; this is for what it cannot retry (its outbox read or cursor write
+   * failing), which ends the relay. Default: log the failure and start the relay again after
+   * the `relayBackoffMillis` backoff. A host with its own loop supervisor passes it here, so
+   * the relay shows in its health.
+   */
+  readonly supervise?: Supervise | undefined
   /** kafkajs client retries (connect at start uses them; default 3 retries from 200 ms). */
   readonly retry?: RetryOptions | undefined
   readonly connectionTimeoutMillis?: number | undefined
@@ -216,11 +240,10 @@ export const make = Effect.fnUntraced(function*(
       cursor = batch[batch.length - 1]!.offset
       yield* saveRelayed(cursor, yield* Clock.currentTimeMillis)
     }
-  }).pipe(
-    Effect.tapCause((cause) => Effect.logError("event-log relay stopped", cause)),
-    Effect.onExit(() => dropProducer)
-  )
-  yield* Effect.forkScoped(relay)
+  }).pipe(Effect.onExit(() => dropProducer))
+  // Each start reads the cursor again, so a restarted relay resumes where the last ack left it.
+  const supervise = options.supervise ?? restartAfterBackoff(backoff)
+  yield* Effect.forkScoped(supervise("event-log-relay", relay))
 
   // Consuming the topic.
   const dedupeMemory = options.dedupeMemory ?? 100_000

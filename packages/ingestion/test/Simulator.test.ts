@@ -31,7 +31,7 @@ const env = Layer.mergeAll(
         return log.append(batch)
       })
   }),
-  Simulator.layer({ port: 0, products: 10, orders: 0, payments: 0, demo: false, webhooks: {
+  Simulator.layer({ port: 0, products: 10, orders: 0, demo: false, webhooks: {
     timeoutMs: 300,
     retryDelaysMs: [50],
     // The refusals below would otherwise make the sender re-check and switch webhooks off (spec: Delivery rules 4).

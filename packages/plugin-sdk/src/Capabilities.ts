@@ -20,9 +20,11 @@ export interface Tenant {
 export interface Query {
   readonly products: (options?: Views.ProductQuery) => Effect.Effect<Views.Page<Views.Product>, QueryError>
   readonly product: (id: string) => Effect.Effect<Option.Option<Views.Product>, QueryError>
-  readonly inventory: (productId?: string) => Effect.Effect<ReadonlyArray<Views.StockLevel>, QueryError>
+  /** Stock levels per product and depot (`depotId` "" for totals). */
+  readonly inventory: (options?: Views.InventoryQuery) => Effect.Effect<ReadonlyArray<Views.StockLevel>, QueryError>
   readonly orders: (options?: Views.OrderQuery) => Effect.Effect<Views.Page<Views.Order>, QueryError>
-  readonly order: (id: string) => Effect.Effect<Option.Option<Views.Order>, QueryError>
+  /** The order with its lines (`items`). */
+  readonly order: (id: string) => Effect.Effect<Option.Option<Views.OrderDetail>, QueryError>
   readonly payments: (options?: Views.PaymentQuery) => Effect.Effect<Views.Page<Views.Payment>, QueryError>
   readonly documents: (kind: string, options?: Views.PageOptions) => Effect.Effect<Views.Page<Views.Document>, QueryError>
   readonly document: (kind: string, id: string) => Effect.Effect<Option.Option<Views.Document>, QueryError>
@@ -120,7 +122,7 @@ export const readModelsQuery = (rm: ReadModels.ReadModelsService, tenant: Tenant
   return {
     products: (o) => Effect.mapError(rm.products(t, o), queryError("products")),
     product: (id) => Effect.mapError(rm.product(t, id), queryError("product")),
-    inventory: (productId) => Effect.mapError(rm.inventory(t, productId), queryError("inventory")),
+    inventory: (o) => Effect.mapError(rm.inventory(t, o), queryError("inventory")),
     orders: (o) => Effect.mapError(rm.orders(t, o), queryError("orders")),
     order: (id) => Effect.mapError(rm.order(t, id), queryError("order")),
     payments: (o) => Effect.mapError(rm.payments(t, o), queryError("payments")),
@@ -141,7 +143,11 @@ export const emptyQuery: Query = {
   payments: () => Effect.succeed(emptyPage),
   documents: () => Effect.succeed(emptyPage),
   document: () => Effect.succeed(Option.none()),
-  counts: () => Effect.succeed({ products: 0, deletedProducts: 0, inventory: 0, orders: 0, deletedOrders: 0, payments: 0, documents: 0, unknownEvents: 0 })
+  counts: () =>
+    Effect.succeed({
+      products: 0, deletedProducts: 0, inventory: 0, orders: 0, deletedOrders: 0, bills: 0, deletedBills: 0,
+      customers: 0, depots: 0, categories: 0, brands: 0, payments: 0, documents: 0, unknownEvents: 0
+    })
 }
 
 /** Logs through Effect's logger, annotated with plugin, event id and tenant. */

@@ -57,6 +57,13 @@ export interface Options {
    * jittered by up to 20% either way so that plugins stopped together reopen apart).
    */
   readonly restartDelayMillis?: number | undefined
+  /**
+   * Runs each plugin's subscription (named `plugin-<name>`), restarting it after it stops. Given
+   * a host's loop supervisor, a plugin whose subscription fails is logged, restarted with that
+   * supervisor's backoff and shown in the host's loop health; `restartDelayMillis` is then
+   * unused. Default: restart after `restartDelayMillis`.
+   */
+  readonly supervise?: ((name: string, loop: Effect.Effect<unknown, unknown>) => Effect.Effect<unknown>) | undefined
 }
 
 export interface PluginMetrics {
@@ -234,29 +241,38 @@ export const make = Effect.fnUntraced(function*(
       state.lastOffset = delivery.record.offset
     })
 
-  /** One subscription from the stored checkpoint, until it stops (it never ends by itself). */
+  /**
+   * One subscription from the stored checkpoint; it never ends by itself, so it only ends by
+   * failing (log or plugin store, checkpoint read included), with the plugin's state updated.
+   */
   const subscription = (state: State) =>
     Effect.gen(function*() {
       state.status = "running"
-      const result = yield* Effect.gen(function*() {
-        const stored = yield* store.checkpoint(state.plugin.name)
-        const from = Option.getOrUndefined(Option.map(stored, (s) => s.checkpoint))
-        yield* log.subscribe(consumerName(state.plugin.name), { tenant: tenantFilter, from }).pipe(
-          Stream.runForEach((delivery) => deliver(state, delivery))
-        )
-      }).pipe(Effect.result)
-      // It failed (log or plugin store, checkpoint read included): it is reopened after a
-      // pause; other plugins are unaffected.
-      state.status = "restarting"
-      state.lastError = result._tag === "Failure" ? result.failure.message : "subscription ended"
-      yield* Effect.logError(`plugin ${state.plugin.name}: subscription stopped, restarting: ${state.lastError}`)
-    })
+      const stored = yield* store.checkpoint(state.plugin.name)
+      const from = Option.getOrUndefined(Option.map(stored, (s) => s.checkpoint))
+      yield* log.subscribe(consumerName(state.plugin.name), { tenant: tenantFilter, from }).pipe(
+        Stream.runForEach((delivery) => deliver(state, delivery))
+      )
+      return yield* Effect.fail(new Error("subscription ended"))
+    }).pipe(Effect.tapError((error) =>
+      Effect.sync(() => {
+        state.status = "restarting"
+        state.lastError = error.message
+      })
+    ))
 
   // Jittered: when the log fails, every plugin's subscription stops at once, and they should
-  // not all reopen at the same instant.
+  // not all reopen at the same instant. Other plugins are unaffected by one's failure.
   const restarts = Schedule.spaced(options.restartDelayMillis ?? 1000).pipe(Schedule.jittered)
+  const restartAfterDelay = (state: State) =>
+    subscription(state).pipe(
+      Effect.catch(() => Effect.logError(`plugin ${state.plugin.name}: subscription stopped, restarting: ${state.lastError}`)),
+      Effect.repeat(restarts)
+    )
   const follow = (state: State) =>
-    subscription(state).pipe(Effect.repeat(restarts), Effect.annotateLogs({ plugin: state.plugin.name }))
+    (options.supervise === undefined
+      ? restartAfterDelay(state)
+      : options.supervise(`plugin-${state.plugin.name}`, subscription(state))).pipe(Effect.annotateLogs({ plugin: state.plugin.name }))
 
   for (const state of states.values()) yield* Effect.forkIn(follow(state), scope)
 

@@ -20,10 +20,10 @@ describe("DryRun", () => {
       const config = { url: server.url, secret: SECRET }
       const offsets = yield* Effect.scoped(Effect.gen(function*() {
         return yield* append([
-          webhookRecord("orderAdd", { id: 1, appOrderId: "A-1" }),
+          webhookRecord("orderAdd", { info: { id: 1, status: 54 }, channel: { appOrderId: "A-1" } }),
           webhookRecord("productAdd", { id: 2 }),
-          webhookRecord("orderUpdate", { id: 1, status: "paid" }, { businessId: "43" }),
-          webhookRecord("orderAdd", { id: 3 })
+          webhookRecord("orderUpdate", { info: { id: 1, status: 60 } }, { businessId: "43" }),
+          webhookRecord("orderAdd", { info: { id: 3 } })
         ])
       }).pipe(Effect.provide(runtimeLayer(f, { plugins: [] }))))
 

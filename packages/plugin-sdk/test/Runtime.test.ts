@@ -4,7 +4,7 @@ import { ReadModels } from "@ocs/read-models"
 import { DomainEvent, definePlugin, PluginRuntime } from "@ocs/plugin-sdk"
 import { append, files, runtimeLayer, webhookRecord } from "./helpers.ts"
 
-const order = (id: number) => webhookRecord("orderAdd", { id, appOrderId: `A-${id}` })
+const order = (id: number) => webhookRecord("orderAdd", { info: { id, status: 54 }, channel: { appOrderId: `A-${id}` } })
 
 /** A plugin that records the event ids it handles, into a list owned by the test. */
 const recorder = (name: string, seen: Array<string>, options: { readonly delayMillis?: number } = {}) =>
@@ -129,7 +129,7 @@ describe("PluginRuntime", () => {
     })
     return Effect.gen(function*() {
       const rt = yield* runtime
-      const offsets = yield* append([order(1), webhookRecord("orderUpdate", { id: 1 }), webhookRecord("productAdd", { id: 9 })])
+      const offsets = yield* append([order(1), webhookRecord("orderUpdate", { info: { id: 1, status: 56 } }), webhookRecord("productAdd", { id: 9 })])
       yield* rt.awaitOffset(offsets[2]!)
       const letters = yield* rt.deadLetters()
       assert.deepStrictEqual(letters.map((l) => l.eventTag), ["OrderAdded", "OrderUpdated"])
@@ -171,9 +171,9 @@ describe("PluginRuntime", () => {
       yield* append([webhookRecord("productAdd", { id: 7, name: "Tea" })])
       yield* rm.catchUp()
       const offsets = yield* append([
-        webhookRecord("inventoryChange", [{ productId: 7, quantity: 3 }]),
-        webhookRecord("inventoryChange", [{ productId: 7, quantity: 2 }]),
-        webhookRecord("inventoryChange", [{ productId: 7, quantity: 1 }], { businessId: "43" })
+        webhookRecord("inventoryChange", [{ id: 7, depots: [{ id: 1, remain: 3, available: 3 }] }]),
+        webhookRecord("inventoryChange", [{ id: 7, depots: [{ id: 1, remain: 2, available: 2 }] }]),
+        webhookRecord("inventoryChange", [{ id: 7, depots: [{ id: 1, remain: 1, available: 1 }] }], { businessId: "43" })
       ])
       yield* rt.awaitOffset(offsets[2]!)
       // Business 43 cannot see business 42's product, and has its own KV space.

@@ -48,11 +48,14 @@ interface Base {
 export interface ProductAdded extends Base { readonly _tag: "ProductAdded"; readonly product: Records.Product }
 export interface ProductUpdated extends Base { readonly _tag: "ProductUpdated"; readonly product: Records.Product }
 export interface ProductDeleted extends Base { readonly _tag: "ProductDeleted"; readonly productId: string | undefined; readonly data: unknown }
+/** Stock changed: one level per product and depot the delivery names. */
 export interface InventoryChanged extends Base { readonly _tag: "InventoryChanged"; readonly items: ReadonlyArray<Records.StockLevel> }
 export interface OrderAdded extends Base { readonly _tag: "OrderAdded"; readonly order: Records.Order; readonly appOrderId: string | undefined }
 export interface OrderUpdated extends Base { readonly _tag: "OrderUpdated"; readonly order: Records.Order; readonly appOrderId: string | undefined }
 export interface OrderDeleted extends Base { readonly _tag: "OrderDeleted"; readonly orderId: string | undefined; readonly data: unknown }
 export interface PaymentReceived extends Base { readonly _tag: "PaymentReceived"; readonly payment: Records.Payment }
+/** The business removed the application: no more deliveries, and its token stops working. */
+export interface AppUninstalled extends Base { readonly _tag: "AppUninstalled"; readonly data: unknown }
 
 /** Webhooks were enabled, or the service checked the callback URL. It has no business. */
 export interface WebhooksEnabled {
@@ -71,7 +74,13 @@ export interface WebhooksEnabled {
 export interface ProductObserved extends Base { readonly _tag: "ProductObserved"; readonly product: Records.Product }
 export interface OrderObserved extends Base { readonly _tag: "OrderObserved"; readonly order: Records.Order; readonly appOrderId: string | undefined }
 export interface PaymentObserved extends Base { readonly _tag: "PaymentObserved"; readonly payment: Records.Payment }
-export interface InventoryObserved extends Base { readonly _tag: "InventoryObserved"; readonly item: Records.StockLevel }
+/** A product's stock as a pull saw it: one level per depot listed (or the totals). */
+export interface InventoryObserved extends Base { readonly _tag: "InventoryObserved"; readonly items: ReadonlyArray<Records.StockLevel> }
+export interface BillObserved extends Base { readonly _tag: "BillObserved"; readonly bill: Records.Bill }
+export interface CustomerObserved extends Base { readonly _tag: "CustomerObserved"; readonly customer: Records.Customer }
+export interface DepotObserved extends Base { readonly _tag: "DepotObserved"; readonly depot: Records.Depot }
+export interface CategoryObserved extends Base { readonly _tag: "CategoryObserved"; readonly category: Records.Category }
+export interface BrandObserved extends Base { readonly _tag: "BrandObserved"; readonly brand: Records.Brand }
 /** A record of a resource without a typed read model (invoices, warranty slips, ...). */
 export interface DocumentObserved extends Base {
   readonly _tag: "DocumentObserved"
@@ -104,11 +113,17 @@ export type DomainEvent =
   | OrderUpdated
   | OrderDeleted
   | PaymentReceived
+  | AppUninstalled
   | WebhooksEnabled
   | ProductObserved
   | OrderObserved
   | PaymentObserved
   | InventoryObserved
+  | BillObserved
+  | CustomerObserved
+  | DepotObserved
+  | CategoryObserved
+  | BrandObserved
   | DocumentObserved
   | UnknownEvent
 
@@ -124,11 +139,17 @@ export const tags: ReadonlyArray<Tag> = [
   "OrderUpdated",
   "OrderDeleted",
   "PaymentReceived",
+  "AppUninstalled",
   "WebhooksEnabled",
   "ProductObserved",
   "OrderObserved",
   "PaymentObserved",
   "InventoryObserved",
+  "BillObserved",
+  "CustomerObserved",
+  "DepotObserved",
+  "CategoryObserved",
+  "BrandObserved",
   "DocumentObserved",
   "UnknownEvent"
 ]
@@ -175,7 +196,7 @@ const fromWebhook = (record: RawRecord): ReadonlyArray<DomainEvent> => {
   const delivery = Webhook.decode(value.success)
   if (Result.isFailure(delivery)) return [unknownEvent(record, 0, delivery.failure.message, value.success)]
   const d = delivery.success
-  if (d._tag === "Unknown") return [unknownEvent(record, 0, `event ${JSON.stringify(d.event)} is not in the spec`, d.data)]
+  if (d._tag === "Unknown") return [unknownEvent(record, 0, `event ${JSON.stringify(d.event)} is not in the catalogue`, d.data)]
   if (d.event === "webhooksEnabled") {
     return [{
       _tag: "WebhooksEnabled",
@@ -185,7 +206,7 @@ const fromWebhook = (record: RawRecord): ReadonlyArray<DomainEvent> => {
       businessId: null,
       source: record.source,
       receivedAt: record.receivedAt,
-      registeredEvents: d.data.registeredEvents ?? {}
+      registeredEvents: d.data?.registeredEvents ?? {}
     }]
   }
   const businessId = d.businessId ?? Ids.normalize(record.businessId)
@@ -197,24 +218,37 @@ const fromWebhook = (record: RawRecord): ReadonlyArray<DomainEvent> => {
     case "productUpdate":
       return [{ ...b, _tag: "ProductUpdated", product: d.data }]
     case "productDelete":
-      return [{ ...b, _tag: "ProductDeleted", productId: d.data.id ?? undefined, data: d.data }]
-    case "inventoryChange":
-      return [{ ...b, _tag: "InventoryChanged", items: d.data }]
+      // One event per id deleted; the whole list stays in `data` for audit.
+      return Webhook.deletedIds(d.data).map((id, i) => ({ ...base(record, i, businessId), _tag: "ProductDeleted" as const, productId: id, data: value.success }))
+    case "inventoryChange": {
+      const items = d.data.flatMap((item) =>
+        Records.stockLevels(Records.recordId(item, "productId") ?? Records.recordId(item, "id"), item, item.updatedAt ?? undefined))
+      return [{ ...b, _tag: "InventoryChanged", items }]
+    }
     case "orderAdd":
       return [{ ...b, _tag: "OrderAdded", order: d.data, appOrderId: Records.appOrderIdOf(d.data) }]
     case "orderUpdate":
+    // A partial return changes the order: the data is the order as it now stands.
+    case "orderPartialReturn":
       return [{ ...b, _tag: "OrderUpdated", order: d.data, appOrderId: Records.appOrderIdOf(d.data) }]
     case "orderDelete":
-      return [{ ...b, _tag: "OrderDeleted", orderId: d.data.id ?? undefined, data: d.data }]
+      return Webhook.deletedIds(d.data).map((id, i) => ({ ...base(record, i, businessId), _tag: "OrderDeleted" as const, orderId: id, data: value.success }))
     case "paymentReceived":
       return [{ ...b, _tag: "PaymentReceived", payment: d.data }]
+    case "appUninstalled":
+      return [{ ...b, _tag: "AppUninstalled", data: d.data }]
   }
 }
 
 const decodeProduct = Schema.decodeUnknownResult(Records.Product)
 const decodeOrder = Schema.decodeUnknownResult(Records.Order)
 const decodePayment = Schema.decodeUnknownResult(Records.Payment)
-const decodeStock = Schema.decodeUnknownResult(Records.StockLevel)
+const decodeStock = Schema.decodeUnknownResult(Records.InventoryItem)
+const decodeBill = Schema.decodeUnknownResult(Records.Bill)
+const decodeCustomer = Schema.decodeUnknownResult(Records.Customer)
+const decodeDepot = Schema.decodeUnknownResult(Records.Depot)
+const decodeCategory = Schema.decodeUnknownResult(Records.Category)
+const decodeBrand = Schema.decodeUnknownResult(Records.Brand)
 
 const entityOf = (meta: unknown): SyncMeta["entity"] | undefined => {
   if (typeof meta !== "object" || meta === null) return undefined
@@ -249,7 +283,31 @@ const observed = (record: RawRecord, entity: SyncMeta["entity"], businessId: Ids
     }
     case "inventory": {
       const r = decodeStock(item)
-      return Result.isSuccess(r) ? { ...b, _tag: "InventoryObserved", item: r.success } : bad(r.failure.message)
+      if (Result.isFailure(r)) return bad(r.failure.message)
+      const productId = Records.recordId(r.success, entity.idField) ?? Records.recordId(r.success, "id")
+      if (productId === undefined) return bad("stock item without product id")
+      // product/inventory nests the stock in `inventory` (docs/api-catalogue.md §2.2).
+      return { ...b, _tag: "InventoryObserved", items: Records.stockLevels(productId, r.success.inventory ?? r.success, r.success.updatedAt ?? undefined) }
+    }
+    case "bill": {
+      const r = decodeBill(item)
+      return Result.isSuccess(r) ? { ...b, _tag: "BillObserved", bill: r.success } : bad(r.failure.message)
+    }
+    case "customer": {
+      const r = decodeCustomer(item)
+      return Result.isSuccess(r) ? { ...b, _tag: "CustomerObserved", customer: r.success } : bad(r.failure.message)
+    }
+    case "depot": {
+      const r = decodeDepot(item)
+      return Result.isSuccess(r) ? { ...b, _tag: "DepotObserved", depot: r.success } : bad(r.failure.message)
+    }
+    case "category": {
+      const r = decodeCategory(item)
+      return Result.isSuccess(r) ? { ...b, _tag: "CategoryObserved", category: r.success } : bad(r.failure.message)
+    }
+    case "brand": {
+      const r = decodeBrand(item)
+      return Result.isSuccess(r) ? { ...b, _tag: "BrandObserved", brand: r.success } : bad(r.failure.message)
     }
     default: {
       if (typeof item !== "object" || item === null || Array.isArray(item)) return bad("record is not an object")
@@ -260,7 +318,7 @@ const observed = (record: RawRecord, entity: SyncMeta["entity"], businessId: Ids
         _tag: "DocumentObserved",
         kind: entity.kind,
         documentId: id,
-        updatedAt: entity.updatedAtField === undefined ? undefined : document[entity.updatedAtField],
+        updatedAt: entity.updatedAtField === undefined ? undefined : Records.valueAt(document, entity.updatedAtField),
         document
       }
     }
@@ -312,12 +370,25 @@ export const entityId = (event: DomainEvent): Option.Option<string> => {
     case "OrderAdded":
     case "OrderUpdated":
     case "OrderObserved":
-      return Option.fromNullishOr(Records.recordId(event.order))
+      return Option.fromNullishOr(Records.orderIdOf(event.order))
     case "OrderDeleted":
       return Option.fromNullishOr(event.orderId)
     case "PaymentReceived":
     case "PaymentObserved":
       return Option.fromNullishOr(Records.recordId(event.payment))
+    case "BillObserved":
+      return Option.fromNullishOr(Records.recordId(event.bill))
+    case "CustomerObserved":
+      return Option.fromNullishOr(Records.recordId(event.customer))
+    case "DepotObserved":
+      return Option.fromNullishOr(Records.recordId(event.depot))
+    case "CategoryObserved":
+      return Option.fromNullishOr(Records.recordId(event.category))
+    case "BrandObserved":
+      return Option.fromNullishOr(Records.recordId(event.brand))
+    case "InventoryObserved":
+    case "InventoryChanged":
+      return event.items.length === 1 ? Option.some(event.items[0]!.productId) : Option.none()
     case "DocumentObserved":
       return Option.fromNullishOr(event.documentId)
     default:

@@ -11,6 +11,7 @@
  * new resource syncs without new code.
  */
 import { Schema } from "effect"
+import * as Catalogue from "./Catalogue.ts"
 import * as Ids from "./Ids.ts"
 import * as Json from "./Json.ts"
 import * as Paginator from "./Paginator.ts"
@@ -33,10 +34,12 @@ export const DEFAULT_RATE_LIMIT: RateLimit = { requests: 150, windowSeconds: 30 
 export const Entity = Schema.Struct({
   /** e.g. "product", "order", "payment", "invoice". */
   kind: Schema.String,
-  /** Field of a record that holds its id (default "id"). */
+  /** Field of a record that holds its id, a dotted path where records nest (`info.id`). */
   idField: Schema.String,
   /** Field holding the record's last change time, if the operation has one. */
-  updatedAtField: Schema.optional(Schema.String)
+  updatedAtField: Schema.optional(Schema.String),
+  /** Field holding the record's creation time, if the operation has one. */
+  createdAtField: Schema.optional(Schema.String)
 })
 export type Entity = typeof Entity.Type
 
@@ -44,10 +47,25 @@ export type Entity = typeof Entity.Type
 export const Incremental = Schema.Struct({
   from: Schema.String,
   to: Schema.String,
-  /** How the service writes the bounds: ISO 8601 text or Unix seconds. */
-  format: Schema.Literals(["iso", "unix"])
+  /** How the service writes the bounds: ISO 8601 text, Unix seconds, or `yyyy-mm-dd`. */
+  format: Schema.Literals(["iso", "unix", "date"]),
+  /** The longest range one query may span (order/list: 31 days), if limited. */
+  maxDays: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0)))
 })
 export type Incremental = typeof Incremental.Type
+
+/**
+ * A range every query of the operation is confined to (docs/api-catalogue.md: order/list and
+ * bill/list answer only 31 days at a time, the last 31 days when no range is sent). A full
+ * read walks back window by window to a horizon.
+ */
+export const Window = Schema.Struct({
+  from: Schema.String,
+  to: Schema.String,
+  format: Schema.Literals(["unix", "date"]),
+  maxDays: Schema.Int.check(Schema.isGreaterThan(0))
+})
+export type Window = typeof Window.Type
 
 /**
  * An operation as plain data: how a configuration file (or a plugin) declares an operation
@@ -62,6 +80,7 @@ export const OperationSpec = Schema.Struct({
   rateLimit: Schema.optional(RateLimit),
   entity: Schema.optional(Entity),
   incremental: Schema.optional(Incremental),
+  window: Schema.optional(Window),
   /** Permission (data page) the token needs, when known; informational. */
   permission: Schema.optional(Schema.String),
   /**
@@ -87,10 +106,54 @@ export interface Operation<Item = unknown> {
   readonly rateLimit: RateLimit
   readonly entity: Entity | undefined
   readonly incremental: Incremental | undefined
+  readonly window: Window | undefined
   /** Filters sent with every request (e.g. a depot). */
   readonly filters: Readonly<Record<string, unknown>> | undefined
   /** Decodes one record of a list's `data` array, or the whole `data` of a command. */
   readonly item: Schema.Decoder<Item>
+}
+
+/**
+ * The service's own time zone (UTC+7). Date filters (`yyyy-mm-dd`) name its calendar days
+ * (docs/api-catalogue.md: inferred from public clients, which build them at UTC+7).
+ */
+export const SERVICE_UTC_OFFSET_MS = 7 * 3600 * 1000
+
+const DAY_MS = 24 * 3600 * 1000
+
+/** Writes an instant (ms) as a filter bound: ISO text, unix seconds, or the service's calendar day. */
+export const formatBound = (ms: number, format: "iso" | "unix" | "date"): string | number => {
+  switch (format) {
+    case "iso":
+      return new Date(ms).toISOString()
+    case "unix":
+      return Math.floor(ms / 1000)
+    case "date":
+      return new Date(ms + SERVICE_UTC_OFFSET_MS).toISOString().slice(0, 10)
+  }
+}
+
+/**
+ * Reads a filter bound back to an instant (ms). A date is its first millisecond (`"start"`) or
+ * its last (`"end"`) in the service's time zone. Undefined when the value is not of the format.
+ */
+export const parseBound = (value: unknown, format: "iso" | "unix" | "date", edge: "start" | "end" = "start"): number | undefined => {
+  switch (format) {
+    case "unix": {
+      const n = typeof value === "number" ? value : typeof value === "bigint" ? Number(value) : typeof value === "string" && /^\d+$/.test(value) ? Number(value) : Number.NaN
+      return Number.isFinite(n) ? n * 1000 : undefined
+    }
+    case "iso": {
+      const n = typeof value === "string" ? Date.parse(value) : Number.NaN
+      return Number.isFinite(n) ? n : undefined
+    }
+    case "date": {
+      if (typeof value !== "string" || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return undefined
+      const start = Date.parse(`${value}T00:00:00Z`) - SERVICE_UTC_OFFSET_MS
+      if (!Number.isFinite(start)) return undefined
+      return edge === "start" ? start : start + DAY_MS - 1
+    }
+  }
 }
 
 /** Builds an operation value. */
@@ -104,6 +167,7 @@ export const make = <Item = Records.AnyRecord>(spec: OperationSpec & { readonly 
   rateLimit: spec.rateLimit ?? DEFAULT_RATE_LIMIT,
   entity: spec.entity,
   incremental: spec.incremental,
+  window: spec.window,
   filters: spec.filters,
   item: (spec.item ?? Records.AnyRecord) as Schema.Decoder<Item>
 })
@@ -160,7 +224,10 @@ export const productList: Operation<Records.Product> = make({
   resource: "product",
   operation: "list",
   kind: "list",
-  entity: { kind: "product", idField: "id", updatedAtField: "updatedAt" },
+  entity: { kind: "product", idField: "id", updatedAtField: "updatedAt", createdAtField: "createdAt" },
+  // Stock changes do not move a product's updatedAt (docs/api-catalogue.md §2.1): stock comes
+  // from product/inventory and inventoryChange.
+  incremental: { from: "updatedAtFrom", to: "updatedAtTo", format: "unix" },
   item: Records.Product
 })
 
@@ -198,29 +265,70 @@ export const productAdd: Operation<ProductAddResult> = make({
 })
 
 // ---------------------------------------------------------------------------------------------
-// Operations the spec does not show, declared as data. Their names follow the spec's pattern;
-// their shapes are generic records until the service documents them.
+// The catalogue's read operations (docs/api-catalogue.md), typed where the engine keeps a read
+// model of their records. Every other documented read operation is `fromCatalogue`'s to build.
 // ---------------------------------------------------------------------------------------------
 
-export const orderList: Operation<Records.Order> = make({
-  family: "pos",
-  resource: "order",
-  operation: "list",
-  kind: "list",
-  entity: { kind: "order", idField: "id", updatedAtField: "updatedAt" },
-  incremental: { from: "updatedAtFrom", to: "updatedAtTo", format: "iso" },
-  item: Records.Order
-})
+/**
+ * An operation from its catalogue entry: path, page-size maximum, id and time fields, window
+ * and incremental filters as documented. `kind` names the read model its records go to.
+ */
+export const fromCatalogue = <Item = Records.AnyRecord>(
+  entry: Catalogue.CatalogueEntry,
+  options: { readonly kind?: string | undefined; readonly item?: Schema.Decoder<Item> | undefined; readonly filters?: Readonly<Record<string, unknown>> | undefined } = {}
+): Operation<Item> =>
+  make<Item>({
+    family: entry.family,
+    resource: entry.resource,
+    operation: entry.operation,
+    kind: "list",
+    pageSizeMax: entry.pageSizeMax,
+    entity: {
+      kind: options.kind ?? `${entry.resource}.${entry.operation}`,
+      idField: entry.idField ?? "id",
+      ...(entry.updatedAtField === undefined ? {} : { updatedAtField: entry.updatedAtField }),
+      ...(entry.createdAtField === undefined ? {} : { createdAtField: entry.createdAtField })
+    },
+    ...(entry.incremental === undefined ? {} : {
+      incremental: { ...entry.incremental, ...(entry.window !== undefined && entry.window.format === "unix" ? { maxDays: entry.window.maxDays } : {}) }
+    }),
+    ...(entry.window === undefined ? {} : { window: entry.window }),
+    ...(options.filters === undefined ? {} : { filters: options.filters }),
+    ...(options.item === undefined ? {} : { item: options.item })
+  })
 
-export const paymentList: Operation<Records.Payment> = make({
-  family: "pos",
-  resource: "payment",
-  operation: "list",
-  kind: "list",
-  entity: { kind: "payment", idField: "id", updatedAtField: "updatedAt" },
-  incremental: { from: "updatedAtFrom", to: "updatedAtTo", format: "iso" },
-  item: Records.Payment
-})
+const entry = (resource: string, operation: string): Catalogue.CatalogueEntry => {
+  const e = Catalogue.find("pos", resource, operation)
+  if (e === undefined) throw new Error(`pos ${resource}/${operation} is not in the catalogue`)
+  return e
+}
 
-/** All operations this package knows, by `key`. */
-export const builtin: ReadonlyArray<Operation<any>> = [productList, productAdd, orderList, paymentList]
+/** Orders, nested (`info`, `channel`, `products`, ...). Full reads walk 31-day createdAt windows. */
+export const orderList: Operation<Records.Order> = fromCatalogue(entry("order", "list"), { kind: "order", item: Records.Order })
+
+/** Bills (stock movements and sales): 31-day `fromDate`/`toDate` windows, no updated time. */
+export const billList: Operation<Records.Bill> = fromCatalogue(entry("bill", "list"), { kind: "bill", item: Records.Bill })
+
+export const customerList: Operation<Records.Customer> = fromCatalogue(entry("customer", "list"), { kind: "customer", item: Records.Customer })
+
+export const depotList: Operation<Records.Depot> = fromCatalogue(entry("business", "depot"), { kind: "depot", item: Records.Depot })
+
+export const categoryList: Operation<Records.Category> = fromCatalogue(entry("product", "category"), { kind: "category", item: Records.Category })
+
+export const brandList: Operation<Records.Brand> = fromCatalogue(entry("product", "brand"), { kind: "brand", item: Records.Brand })
+
+/** Stock per product and depot. `depotIds` narrows a read to the depots given. */
+export const productInventory = (depotIds?: ReadonlyArray<number | string>): Operation<Records.InventoryItem> =>
+  fromCatalogue(entry("product", "inventory"), {
+    kind: "inventory",
+    item: Records.InventoryItem,
+    filters: depotIds === undefined ? undefined : { depotIds: depotIds.map((d) => (typeof d === "string" ? Ids.toWire(d) : d)) }
+  })
+
+/** The read operations a tenant syncs by default: a typed read model each. */
+export const defaultReads: ReadonlyArray<Operation<any>> = [
+  productList, orderList, billList, customerList, depotList, productInventory(), categoryList, brandList
+]
+
+/** All operations this package types, by `key`. */
+export const builtin: ReadonlyArray<Operation<any>> = [productAdd, ...defaultReads]

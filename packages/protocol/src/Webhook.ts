@@ -1,11 +1,13 @@
 /**
- * Webhook deliveries: the envelope and the data of each event the spec names.
+ * Webhook deliveries: the envelope and the data of each documented event
+ * (docs/api-catalogue.md §10).
  *
- * spec: Events: a delivery is a POST with a JSON body `{ event, businessId, webhooksVerifyToken,
- * data }`; businessId (a bigint) is absent for webhooksEnabled. Data structures are shown only
- * for webhooksEnabled (registeredEvents) and orderAdd (order fields and `products`), so known
- * fields are typed and every other field is kept. An event name outside the spec's list is
- * kept as `Unknown` (never dropped): the service may add events at any time.
+ * A delivery is a POST with a JSON body `{ event, businessId, webhooksVerifyToken, data }`;
+ * businessId is absent for webhooksEnabled. v3 sends orders nested (`info`, `channel`, ...),
+ * products in the product/detail shape, deletions as arrays of ids and stock changes as an
+ * array of items; v2 payloads (flat orders, `{ id }` deletions, stock keyed by product id) are
+ * still read. Known fields are typed and every other field is kept. An event name outside the
+ * documented list is kept as `Unknown` (never dropped): the service may add events at any time.
  */
 import { Result, Schema } from "effect"
 import * as Ids from "./Ids.ts"
@@ -22,7 +24,9 @@ export const EventName = Schema.Literals([
   "orderAdd",
   "orderUpdate",
   "orderDelete",
-  "paymentReceived"
+  "orderPartialReturn",
+  "paymentReceived",
+  "appUninstalled"
 ])
 export type EventName = typeof EventName.Type
 
@@ -56,8 +60,19 @@ export const knownEventIds: Readonly<Record<string, EventName>> = {
   "202": "orderUpdate"
 }
 
-/** A deletion names the record; nothing else is shown. */
-export const DeletedData = Schema.StructWithRest(Schema.Struct({ id: Schema.optional(Schema.NullOr(Ids.Id)) }), Rest)
+/**
+ * A deletion: v3 sends an array of ids, v2 an object with `id`. Either way, the ids deleted,
+ * in the order sent.
+ */
+export const DeletedData = Schema.Union([
+  Schema.Array(Ids.Id),
+  Schema.StructWithRest(Schema.Struct({ id: Schema.optional(Schema.NullOr(Ids.Id)) }), Rest)
+])
+export type DeletedData = typeof DeletedData.Type
+
+/** The ids a deletion names, in the order sent. */
+export const deletedIds = (data: DeletedData): ReadonlyArray<Ids.IdString> =>
+  Array.isArray(data) ? data : (data as { readonly id?: Ids.IdString | null }).id == null ? [] : [(data as { readonly id: Ids.IdString }).id]
 
 /** Data schema of each known event. */
 export const dataSchemas = {
@@ -69,7 +84,9 @@ export const dataSchemas = {
   orderAdd: Records.Order,
   orderUpdate: Records.Order,
   orderDelete: DeletedData,
-  paymentReceived: Records.Payment
+  orderPartialReturn: Records.Order,
+  paymentReceived: Records.Payment,
+  appUninstalled: Schema.Unknown
 } as const
 
 type DataOf = { readonly [K in EventName]: (typeof dataSchemas)[K]["Type"] }
@@ -81,7 +98,7 @@ export type Known = {
     readonly event: K
     readonly businessId: Ids.IdString | undefined
     readonly verifyToken: string | undefined
-    readonly data: K extends "inventoryChange" ? ReadonlyArray<Records.StockLevel> : DataOf[K]
+    readonly data: K extends "inventoryChange" ? ReadonlyArray<Records.InventoryItem> : DataOf[K]
   }
 }[EventName]
 
@@ -105,19 +122,25 @@ const decodeEnvelope = Schema.decodeUnknownResult(Envelope)
 const decoders = Object.fromEntries(
   Object.entries(dataSchemas).map(([name, schema]) => [name, Schema.decodeUnknownResult(schema as Schema.Decoder<unknown>)])
 ) as Record<EventName, (u: unknown) => Result.Result<unknown, Schema.SchemaError>>
-const decodeStock = Schema.decodeUnknownResult(Schema.Array(Records.StockLevel))
+const decodeStock = Schema.decodeUnknownResult(Schema.Array(Records.InventoryItem))
 
 const isEventName = (name: string): name is EventName => (eventNames as ReadonlyArray<string>).includes(name)
 
 /**
- * spec: inventoryChange "may carry several products": accept `data.products` (array), an
- * array as data, or a single stock object, and always yield a list.
+ * inventoryChange may carry several products: v3 sends an array of items; v2 an object keyed
+ * by product id (its values are the items); a `products` array or a single item are read too.
+ * Always a list.
  */
 const stockItems = (data: unknown): unknown => {
   if (Array.isArray(data)) return data
   if (typeof data === "object" && data !== null) {
-    const products = (data as Record<string, unknown>)["products"]
+    const record = data as Record<string, unknown>
+    const products = record["products"]
     if (Array.isArray(products)) return products
+    const keys = Object.keys(record)
+    if (keys.length > 0 && keys.every((k) => /^\d+$/.test(k) && typeof record[k] === "object" && record[k] !== null)) {
+      return keys.map((k) => ({ id: k, ...(record[k] as object) }))
+    }
     return [data]
   }
   return data

@@ -2,6 +2,7 @@
  * @ocs/protocol: the Open Commerce Service API v3.0, as pure schemas and functions (no I/O).
  */
 export * as ApiError from "./ApiError.ts"
+export * as Catalogue from "./Catalogue.ts"
 export * as DomainEvent from "./DomainEvent.ts"
 export * as Envelope from "./Envelope.ts"
 export * as Ids from "./Ids.ts"

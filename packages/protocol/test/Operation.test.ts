@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Option, Result, Schema } from "effect"
-import { Ids, Json, Operation, Paginator, Records } from "@ocs/protocol"
+import { Catalogue, Ids, Json, Operation, Paginator, Records } from "@ocs/protocol"
 
 const tenant = Ids.makeTenant(1001, 9007199254740993n)
 
@@ -70,5 +70,47 @@ describe("Operation", () => {
     assert.deepStrictEqual(order["extra"], { deep: true })
     const both = Schema.decodeUnknownSync(Records.Order)({ appOrderId: "new-1", orderPrivateId: "legacy-1" })
     assert.strictEqual(Records.appOrderIdOf(both), "new-1")
+  })
+
+  it("the catalogue declares every documented read, and typed operations follow it", () => {
+    assert.isAtLeast(Catalogue.entries.length, 50)
+    for (const e of Catalogue.entries) {
+      assert.match(e.resource, /^[a-z]+$/)
+      assert.include(["documented", "seen in a public client", "inferred"], e.certainty)
+    }
+    const bills = Operation.billList
+    assert.strictEqual(bills.path, "/v3.0/bill/list")
+    assert.deepStrictEqual(bills.window, { from: "fromDate", to: "toDate", format: "date", maxDays: 31 })
+    assert.strictEqual(bills.incremental, undefined, "bills have no updated time")
+    const orders = Operation.orderList
+    assert.strictEqual(orders.entity?.idField, "info.id")
+    assert.strictEqual(orders.window?.from, "createdAtFrom")
+    assert.deepStrictEqual(orders.incremental, { from: "updatedAtFrom", to: "updatedAtTo", format: "unix", maxDays: 31 })
+    assert.deepStrictEqual(Operation.defaultReads.map((o) => o.path), [
+      "/v3.0/product/list", "/v3.0/order/list", "/v3.0/bill/list", "/v3.0/customer/list", "/v3.0/business/depot",
+      "/v3.0/product/inventory", "/v3.0/product/category", "/v3.0/product/brand"
+    ])
+    assert.deepStrictEqual(Operation.productInventory([3]).filters, { depotIds: [3] })
+    // Neither invented list survives.
+    assert.isUndefined(Catalogue.find("pos", "payment", "list"))
+    assert.isUndefined(Catalogue.find("pos", "inventory", "list"))
+  })
+
+  it("a record schema from a documented field tree checks nesting and keeps unknown fields", () => {
+    const schema = Catalogue.recordSchema(Catalogue.find("pos", "order", "history")!.record)
+    const ok = Schema.decodeUnknownSync(schema)({ logId: 1, status: { old: 54, new: 55 }, surprise: [1] })
+    assert.deepStrictEqual(ok["surprise"], [1])
+    assert.throws(() => Schema.decodeUnknownSync(schema)({ logId: 1, status: "not an object" }))
+  })
+
+  it("filter bounds: unix seconds, ISO text and the service's calendar days (UTC+7), both ways", () => {
+    const at = Date.UTC(2026, 0, 31, 18, 30) // 01:30 on Feb 1st in the service's zone
+    assert.strictEqual(Operation.formatBound(at, "unix"), Math.floor(at / 1000))
+    assert.strictEqual(Operation.formatBound(at, "date"), "2026-02-01")
+    assert.strictEqual(Operation.parseBound("2026-02-01", "date", "start"), Date.UTC(2026, 0, 31, 17, 0))
+    assert.strictEqual(Operation.parseBound("2026-02-01", "date", "end"), Date.UTC(2026, 1, 1, 17, 0) - 1)
+    assert.strictEqual(Operation.parseBound(Operation.formatBound(at, "unix"), "unix"), Math.floor(at / 1000) * 1000)
+    assert.strictEqual(Operation.parseBound("2026-2-1", "date"), undefined)
+    assert.strictEqual(Operation.parseBound("soon", "unix"), undefined)
   })
 })

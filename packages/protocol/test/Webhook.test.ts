@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
 import fc from "fast-check"
-import { Webhook } from "@ocs/protocol"
+import { Records, Webhook } from "@ocs/protocol"
 
 const decode = (text: string) => {
   const r = Webhook.decodeText(text)
@@ -25,12 +25,14 @@ describe("Webhook", () => {
       webhooksEnabled: '{"registeredEvents":{}}',
       productAdd: '{"id":9007199254740993,"name":"Tea","price":10,"colour":"green"}',
       productUpdate: '{"id":1,"name":"Tea 2"}',
-      productDelete: '{"id":1}',
-      inventoryChange: '{"productId":1,"depotId":2,"quantity":5}',
-      orderAdd: '{"id":7,"customerName":"Ann","customerMobile":"0900","products":[{"id":1,"quantity":2}],"appOrderId":"o-1"}',
-      orderUpdate: '{"id":7,"status":"shipped"}',
-      orderDelete: '{"id":7}',
-      paymentReceived: '{"id":3,"orderId":7,"amount":20,"method":"bank"}'
+      productDelete: '[1, 2]',
+      inventoryChange: '[{"id":1,"remain":5,"available":4,"depots":[{"id":2,"remain":5,"available":4}]}]',
+      orderAdd: '{"info":{"id":7,"status":54,"depotId":2},"channel":{"appOrderId":"o-1","saleChannel":10},"shippingAddress":{"name":"Ann","mobile":"0900"},"products":[{"productId":1,"quantity":2}]}',
+      orderUpdate: '{"info":{"id":7,"status":59}}',
+      orderDelete: '[7]',
+      orderPartialReturn: '{"info":{"id":7,"status":60},"originalOrder":{"id":6}}',
+      paymentReceived: '{"id":3,"orderId":7,"amount":20,"method":"bank"}',
+      appUninstalled: 'null'
     }
     for (const name of Webhook.eventNames) {
       const d = decode(`{"event":"${name}","businessId":123456789012345678901,"webhooksVerifyToken":"vt","data":${bodies[name]}}`)
@@ -40,19 +42,24 @@ describe("Webhook", () => {
     }
     const add = decode(`{"event":"productAdd","businessId":1,"data":${bodies.productAdd}}`)
     if (add._tag === "Known" && add.event === "productAdd") {
-      assert.strictEqual(add.data.id, "9007199254740993")
+      assert.strictEqual(Records.recordId(add.data), "9007199254740993")
       assert.strictEqual(add.data["colour"], "green")
     } else assert.fail("productAdd")
     const order = decode(`{"event":"orderAdd","businessId":1,"data":${bodies.orderAdd}}`)
     if (order._tag === "Known" && order.event === "orderAdd") {
-      assert.strictEqual(order.data.customerName, "Ann")
-      assert.strictEqual(order.data.customerMobile, "0900")
+      const summary = Records.orderSummary(order.data)
+      assert.strictEqual(summary.id, "7")
+      assert.strictEqual(summary.customerName, "Ann")
+      assert.strictEqual(summary.customerMobile, "0900")
+      assert.strictEqual(summary.appOrderId, "o-1")
+      assert.strictEqual(summary.status, "54")
       assert.strictEqual(order.data.products?.length, 1)
     } else assert.fail("orderAdd")
   })
 
   it("inventoryChange may carry several products", () => {
-    for (const data of ['{"products":[{"productId":1,"quantity":1},{"productId":2,"quantity":0}]}', '[{"productId":1},{"productId":2}]']) {
+    // v3 (an array), a `products` list, and v2 (an object keyed by product id).
+    for (const data of ['{"products":[{"productId":1,"remain":1},{"productId":2,"remain":0}]}', '[{"id":1},{"id":2}]', '{"1":{"remain":3},"2":{"remain":0}}']) {
       const d = decode(`{"event":"inventoryChange","businessId":1,"data":${data}}`)
       if (d._tag === "Known" && d.event === "inventoryChange") assert.strictEqual(d.data.length, 2)
       else assert.fail("inventoryChange")

@@ -6,9 +6,10 @@
  *   ./ocs node packages/read-models/bench/projection.bench.ts [--quick]
  *
  * The event mix is the one of `@ocs/testkit/EventMix` (the replay benchmark uses it too): per
- * 1000 events, 350 product webhooks (productAdd/productUpdate), 100 inventoryChange (3 stock
- * levels each), 150 orderAdd, and 4 product/list sync pages of 100 products (each product
- * counted as one event). 10 businesses, 20,000 products and big ids (> 2^53).
+ * 1000 events, 350 product webhooks (productAdd/productUpdate), 100 inventoryChange (3 products
+ * in 1 to 3 depots each), 150 orderAdd (nested v3 orders of 2 lines: an order row and 2 line
+ * rows), and 4 product/list sync pages of 100 products (each product counted as one event).
+ * 10 businesses, 20,000 products and big ids (> 2^53).
  */
 import { EventLog, SqliteEventLog } from "@ocs/event-log"
 import { SqliteDatabase } from "@ocs/sqlite"
@@ -35,7 +36,7 @@ export interface ProjectionBenchResult {
   readonly ratio: number
 }
 
-type Row = { readonly table: "products" | "inventory" | "orders"; readonly params: ReadonlyArray<unknown> }
+type Row = { readonly table: "products" | "inventory" | "orders" | "order_items"; readonly params: ReadonlyArray<unknown> }
 
 /**
  * The rows the projection writes for one generated record, computed outside the timed section
@@ -46,17 +47,25 @@ const rowsOf = ({ record, index: i, payload }: Generated): ReadonlyArray<Row> =>
   const clock = record.receivedAt
   const productRow = (p: MixProduct, position: number, source: string): Row => ({
     table: "products",
-    params: [MIX_APP_ID, businessId, p.id.toString(), p.appProductId, p.code, p.barcode, p.name, p.price, String(p.price), Json.stringify(p),
-      p.updatedAt, Date.parse(p.updatedAt), 0, `e${position}`, position, 0, source, clock]
+    params: [MIX_APP_ID, businessId, p.id.toString(), p.appProductId, p.code, p.barcode, p.name, p.prices.retail, String(p.prices.retail),
+      String(p.categoryId), null, Json.stringify(p), String(p.updatedAt), p.updatedAt * 1000, 0, `e${position}`, position, 0, source, clock]
   })
   switch (payload.kind) {
     case "product":
       return [productRow(payload.product, i, "webhook")]
     case "inventory":
-      return payload.items.map((it, d) => ({ table: "inventory", params: [MIX_APP_ID, businessId, it.productId.toString(), String(it.depotId), it.quantity, String(it.quantity), it.available, String(it.available), Json.stringify(it), null, null, `e${i}`, i, d, "webhook", clock] }))
+      return payload.items.flatMap((it, p) => it.depots.map((d, j): Row => ({
+        table: "inventory",
+        params: [MIX_APP_ID, businessId, it.id.toString(), String(d.id), d.remain, String(d.remain), d.available, String(d.available), Json.stringify(d), null, null, `e${i}`, i, p * 3 + j, "webhook", clock]
+      })))
     case "order": {
       const o = payload.order
-      return [{ table: "orders", params: [MIX_APP_ID, businessId, o.id.toString(), o.appOrderId, o.customerName, o.customerMobile, o.status, Json.stringify(o.products), 2, Json.stringify(o), o.updatedAt, clock, 0, `e${i}`, i, 0, "webhook", clock] }]
+      const id = o.info.id.toString()
+      const total = o.products.reduce((n, l) => n + l.price * l.quantity, 0)
+      return [
+        { table: "orders", params: [MIX_APP_ID, businessId, id, o.channel.appOrderId, String(o.info.type), String(o.info.status), String(o.channel.saleChannel), String(o.info.depotId), String(o.shippingAddress.id), o.shippingAddress.name, o.shippingAddress.mobile, total, String(total), o.products.length, String(o.info.createdAt), o.info.createdAt * 1000, Json.stringify(o), String(o.info.updatedAt), o.info.updatedAt * 1000, 0, `e${i}`, i, 0, "webhook", clock] },
+        ...o.products.map((l, j): Row => ({ table: "order_items", params: [MIX_APP_ID, businessId, id, j, l.productId.toString(), null, null, l.quantity, l.price, null, l.price * l.quantity, Json.stringify(l)] }))
+      ]
     }
     case "page":
       return payload.products.map((p, j) => productRow(p, j, "sync"))
@@ -118,7 +127,7 @@ export const runProjectionBench = (options: { readonly quick: boolean; readonly 
           const cols = columnsOf(client, table)
           return client.prepare(`INSERT OR REPLACE INTO ${table} (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`)
         }
-        const statements = { products: insert("products"), inventory: insert("inventory"), orders: insert("orders") }
+        const statements = { products: insert("products"), inventory: insert("inventory"), orders: insert("orders"), order_items: insert("order_items") }
         const started = performance.now()
         for (const batch of batches) {
           client.transaction(() => {

@@ -1,11 +1,13 @@
 /**
- * ReadModels: products, inventory, orders, payments and documents projected from the event log
- * into one SQLite file (docs/architecture.md, section 5).
+ * ReadModels: products, stock, orders, bills, customers, depots, categories, brands, payments
+ * and documents projected from the event log into one SQLite file (docs/architecture.md §3).
  *
  * - `project(records)`: decodes a batch of log records (`DomainEvent.decode`) and writes the
  *   rows and the consumer's checkpoint in ONE transaction, so a crash just replays the batch.
  * - `run` follows the log from the stored checkpoint, in batches; `catchUp` projects what the
  *   log holds now and returns; `rebuild` projects the log from scratch into a new file.
+ * - A tenant predicate (`accepts`) quarantines the records of businesses not accepted yet: the
+ *   checkpoint moves past them, `quarantine` lists them, `release` projects them later.
  * - The read API: every query names its tenant.
  */
 import { Checkpoints, EventLog, type LogRecord } from "@ocs/event-log"
@@ -18,7 +20,9 @@ import * as Digest from "./internal/digest.ts"
 import type * as Plan from "./internal/plan.ts"
 import * as Planner from "./internal/planner.ts"
 import * as Projector from "./internal/projector.ts"
+import * as Quarantine from "./internal/quarantine.ts"
 import * as Queries from "./internal/queries.ts"
+import * as Statements from "./internal/statements.ts"
 import { RebuildTargetExists, type ReadModelsError, type SqliteError, UnsupportedCheckpoint } from "./ReadModelsError.ts"
 import type * as V from "./Views.ts"
 
@@ -26,6 +30,9 @@ import type * as V from "./Views.ts"
 export const migrationsFolder = NodeUrl.fileURLToPath(new URL("../drizzle", import.meta.url))
 
 export const DEFAULT_CONSUMER = "read-models"
+
+/** The tables projected from the log, as `digest` covers them (sync state and bookkeeping are not). */
+export const projectedTables: ReadonlyArray<string> = Statements.projectedTables.map((t) => t.name)
 
 export interface Options {
   readonly filename: string
@@ -61,14 +68,33 @@ export interface RebuildOptions {
   readonly cacheSizeKiB?: number | undefined
 }
 
-export interface ProjectOptions {
+/**
+ * Whether records of this business are applied now. Called once per record whose businessId is
+ * not null (application-level records such as webhooksEnabled are always applied), inside the
+ * batch's transaction: keep it synchronous and cheap (an in-memory set).
+ */
+export type Accepts = (appId: string, businessId: string) => boolean
+
+export interface FollowOptions {
+  /**
+   * Records of businesses it refuses are not applied but quarantined: remembered by offset in
+   * the file (`quarantine` lists them) while the checkpoint moves past them, so the projection
+   * never stalls; `release` projects them once the business is accepted. Default: accept all.
+   */
+  readonly accepts?: Accepts | undefined
+}
+
+export interface ProjectOptions extends FollowOptions {
   readonly consumer?: string | undefined
   /** Default: `sqlite:<highest offset in the batch>`. */
   readonly checkpoint?: LogRecord.Checkpoint | undefined
 }
 
 export interface ProjectStats {
+  /** Records applied (quarantined records and records applied before are not counted). */
   readonly records: number
+  /** Records quarantined by the tenant predicate. */
+  readonly quarantined: number
   readonly events: number
   /** Offset of the last record projected (undefined when there was none). */
   readonly lastOffset: number | undefined
@@ -80,16 +106,35 @@ export interface ReadModelsService {
   readonly project: (records: ReadonlyArray<LogRecord.LogRecord>, options?: ProjectOptions) => Effect.Effect<ProjectStats, SqliteError>
   readonly checkpoint: (consumer?: string) => Effect.Effect<Option.Option<LogRecord.Checkpoint>, SqliteError>
   /** Projects every record after the stored checkpoint present in the log now (SQLite log). */
-  readonly catchUp: (consumer?: string) => Effect.Effect<ProjectStats, ReadModelsError, EventLog.EventLog>
+  readonly catchUp: (consumer?: string, options?: FollowOptions) => Effect.Effect<ProjectStats, ReadModelsError, EventLog.EventLog>
   /** Follows the log from the stored checkpoint in a fiber of the current scope. */
-  readonly run: (consumer?: string) => Effect.Effect<Fiber.Fiber<void, ReadModelsError>, SqliteError, EventLog.EventLog | Scope.Scope>
+  readonly run: (consumer?: string, options?: FollowOptions) => Effect.Effect<Fiber.Fiber<void, ReadModelsError>, SqliteError, EventLog.EventLog | Scope.Scope>
+  /** Quarantined records: counts per business and the latest records. */
+  readonly quarantine: (options?: V.QuarantineQuery) => Effect.Effect<V.Quarantine, SqliteError>
+  /**
+   * Projects the quarantined records of one business from the log (read back by offset), then
+   * removes them from the quarantine, batch by batch in one transaction each. No checkpoint
+   * moves. A record applied this late goes through the conflict rule like any other, so it never
+   * replaces a newer observation already applied.
+   */
+  readonly release: (tenant: V.Tenant) => Effect.Effect<ProjectStats, ReadModelsError, EventLog.EventLog>
   readonly rebuild: (options: RebuildOptions) => Effect.Effect<ProjectStats, ReadModelsError, EventLog.EventLog>
 
   readonly products: (tenant: V.Tenant, options?: V.ProductQuery) => Effect.Effect<V.Page<V.Product>, SqliteError>
   readonly product: (tenant: V.Tenant, id: string) => Effect.Effect<Option.Option<V.Product>, SqliteError>
-  readonly inventory: (tenant: V.Tenant, productId?: string) => Effect.Effect<ReadonlyArray<V.StockLevel>, SqliteError>
+  /** Stock levels per product and depot, ordered by product then depot. */
+  readonly inventory: (tenant: V.Tenant, options?: V.InventoryQuery) => Effect.Effect<ReadonlyArray<V.StockLevel>, SqliteError>
   readonly orders: (tenant: V.Tenant, options?: V.OrderQuery) => Effect.Effect<V.Page<V.Order>, SqliteError>
-  readonly order: (tenant: V.Tenant, id: string) => Effect.Effect<Option.Option<V.Order>, SqliteError>
+  /** The order (tombstones included) with its lines. */
+  readonly order: (tenant: V.Tenant, id: string) => Effect.Effect<Option.Option<V.OrderDetail>, SqliteError>
+  readonly bills: (tenant: V.Tenant, options?: V.BillQuery) => Effect.Effect<V.Page<V.Bill>, SqliteError>
+  /** The bill (tombstones included) with its lines. */
+  readonly bill: (tenant: V.Tenant, id: string) => Effect.Effect<Option.Option<V.BillDetail>, SqliteError>
+  readonly customers: (tenant: V.Tenant, options?: V.CustomerQuery) => Effect.Effect<V.Page<V.Customer>, SqliteError>
+  readonly customer: (tenant: V.Tenant, id: string) => Effect.Effect<Option.Option<V.Customer>, SqliteError>
+  readonly depots: (tenant: V.Tenant) => Effect.Effect<ReadonlyArray<V.Depot>, SqliteError>
+  readonly categories: (tenant: V.Tenant) => Effect.Effect<ReadonlyArray<V.Category>, SqliteError>
+  readonly brands: (tenant: V.Tenant) => Effect.Effect<ReadonlyArray<V.Brand>, SqliteError>
   readonly payments: (tenant: V.Tenant, options?: V.PaymentQuery) => Effect.Effect<V.Page<V.Payment>, SqliteError>
   readonly documents: (tenant: V.Tenant, kind: string, options?: V.PageOptions) => Effect.Effect<V.Page<V.Document>, SqliteError>
   readonly document: (tenant: V.Tenant, kind: string, id: string) => Effect.Effect<Option.Option<V.Document>, SqliteError>
@@ -143,6 +188,25 @@ const open = Effect.fnUntraced(function*(options: {
 /** The projection core of one open file: `project` plus its prepared statements. */
 const projection = Effect.fnUntraced(function*(handle: SqliteDatabase.Handle, defaultConsumer: string, options?: Projector.Options) {
   const projector = yield* handle.use("prepare", (_, client) => Projector.make(client, options))
+  const quarantine = yield* handle.use("prepare", (_, client) => Quarantine.make(client))
+  /**
+   * Splits a batch by the tenant predicate and remembers the refused records. Runs inside the
+   * batch's transaction, so the predicate is asked at the moment the batch commits: a business
+   * accepted before a `release` reads its quarantine has no record quarantined after it.
+   */
+  const admit = (records: ReadonlyArray<LogRecord.LogRecord>, accepts: Accepts | undefined) => {
+    if (accepts === undefined) return { accepted: records, quarantined: 0 }
+    const accepted: Array<LogRecord.LogRecord> = []
+    let quarantined = 0
+    for (const record of records) {
+      if (record.businessId === null || accepts(record.appId, record.businessId)) accepted.push(record)
+      else {
+        quarantine.add(record)
+        quarantined++
+      }
+    }
+    return { accepted, quarantined }
+  }
   /** One transaction: the records (planned here, or `plans` made beforehand) and the checkpoint. */
   const write = (records: ReadonlyArray<LogRecord.LogRecord>, options: ProjectOptions | undefined, plans: ReadonlyArray<Plan.Plan> | undefined) =>
     Effect.gen(function*() {
@@ -152,7 +216,14 @@ const projection = Effect.fnUntraced(function*(handle: SqliteDatabase.Handle, de
       const checkpoint = options?.checkpoint ?? (lastOffset === undefined ? undefined : Checkpoints.sqlite(lastOffset))
       const now = yield* Clock.currentTimeMillis
       const applied = yield* handle.transaction("project", () => {
-        const stats = plans === undefined ? projector.apply(records) : projector.execute(records, plans)
+        let stats: Projector.ApplyStats & { readonly quarantined: number }
+        if (plans === undefined) {
+          const { accepted, quarantined } = admit(records, options?.accepts)
+          stats = { ...projector.apply(accepted), quarantined }
+        } else {
+          // Rebuilds plan ahead on another thread and take no predicate.
+          stats = { ...projector.execute(records, plans), quarantined: 0 }
+        }
         if (checkpoint !== undefined) saveCheckpoint(handle, consumer, checkpoint, now)
         return stats
       })
@@ -163,17 +234,29 @@ const projection = Effect.fnUntraced(function*(handle: SqliteDatabase.Handle, de
   })
   const projectPlanned = (records: ReadonlyArray<LogRecord.LogRecord>, plans: ReadonlyArray<Plan.Plan>, options?: ProjectOptions) =>
     write(records, options, plans)
-  return { project, projectPlanned }
+  /** Applies released records and forgets them, in one transaction; no checkpoint moves. */
+  const applyReleased = (records: ReadonlyArray<LogRecord.LogRecord>) =>
+    Effect.gen(function*() {
+      const started = performance.now()
+      const applied = yield* handle.transaction("release", () => {
+        const stats = projector.apply(records)
+        for (const record of records) quarantine.remove(record.offset)
+        return stats
+      })
+      return { ...applied, quarantined: 0, lastOffset: lastOffsetOf(records), millis: performance.now() - started }
+    })
+  return { project, projectPlanned, quarantine, applyReleased }
 })
 
 const addStats = (a: ProjectStats, b: ProjectStats): ProjectStats => ({
   records: a.records + b.records,
+  quarantined: a.quarantined + b.quarantined,
   events: a.events + b.events,
   lastOffset: b.lastOffset ?? a.lastOffset,
   millis: a.millis + b.millis
 })
 
-const emptyStats: ProjectStats = { records: 0, events: 0, lastOffset: undefined, millis: 0 }
+const emptyStats: ProjectStats = { records: 0, quarantined: 0, events: 0, lastOffset: undefined, millis: 0 }
 
 /**
  * Drops the indexes declared in the schema (not the primary keys) and returns their DDL, for a
@@ -270,13 +353,13 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
   const batchSize = options.batchSize ?? 2000
   const maxWait = Duration.millis(options.maxBatchWaitMillis ?? 200)
   const handle = yield* open({ ...options, cacheSizeKiB: options.cacheSizeKiB ?? 65_536 })
-  const { project } = yield* projection(handle, defaultConsumer)
+  const { applyReleased, project, quarantine } = yield* projection(handle, defaultConsumer)
   const q = Queries.make(handle.drizzle)
   const query = <A>(name: string, f: () => A) => handle.use(name, f)
 
   const checkpoint = (consumer = defaultConsumer) => handle.use("checkpoint", (orm) => Checkpoints.load(orm, consumer))
 
-  const catchUp = Effect.fn("ReadModels.catchUp")(function*(consumer = defaultConsumer) {
+  const catchUp = Effect.fn("ReadModels.catchUp")(function*(consumer = defaultConsumer, options?: FollowOptions) {
     const log = yield* EventLog.EventLog
     const stored = yield* checkpoint(consumer)
     let from = 0
@@ -290,20 +373,36 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
     let total = emptyStats
     yield* log.read({ tenant: "all", from, pageSize: batchSize }).pipe(
       Stream.rechunk(batchSize),
-      Stream.runForEachArray((page) => Effect.map(project(page, { consumer }), (s) => (total = addStats(total, s))))
+      Stream.runForEachArray((page) => Effect.map(project(page, { consumer, accepts: options?.accepts }), (s) => (total = addStats(total, s))))
     )
     return total
   })
 
-  const run = Effect.fn("ReadModels.run")(function*(consumer = defaultConsumer) {
+  const run = Effect.fn("ReadModels.run")(function*(consumer = defaultConsumer, options?: FollowOptions) {
     const log = yield* EventLog.EventLog
     const stored = yield* checkpoint(consumer)
     return yield* log.subscribe(consumer, { tenant: "all", from: Option.getOrUndefined(stored), pageSize: batchSize }).pipe(
       Stream.groupedWithin(batchSize, maxWait),
       Stream.runForEach((deliveries) =>
-        project(deliveries.map((d) => d.record), { consumer, checkpoint: deliveries[deliveries.length - 1]!.checkpoint })),
+        project(deliveries.map((d) => d.record), { consumer, checkpoint: deliveries[deliveries.length - 1]!.checkpoint, accepts: options?.accepts })),
       Effect.forkScoped
     )
+  })
+
+  const release = Effect.fn("ReadModels.release")(function*(tenant: V.Tenant) {
+    const log = yield* EventLog.EventLog
+    const offsets = yield* handle.use("quarantined", () => quarantine.offsets(tenant))
+    if (offsets.length === 0) return emptyStats
+    const wanted = new Set(offsets)
+    let total = emptyStats
+    // One read over the span of the tenant's quarantined offsets (its own records only), keeping
+    // the quarantined ones; in log order, so released records apply in the order they came.
+    yield* log.read({ tenant: `${tenant.appId}:${tenant.businessId}`, from: offsets[0], untilOffset: offsets[offsets.length - 1], pageSize: batchSize }).pipe(
+      Stream.filter((record) => wanted.has(record.offset)),
+      Stream.rechunk(batchSize),
+      Stream.runForEachArray((page) => Effect.map(applyReleased(page), (s) => (total = addStats(total, s))))
+    )
+    return total
   })
 
   return {
@@ -312,12 +411,21 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
     checkpoint,
     catchUp,
     run,
+    quarantine: (o) => query("quarantine", () => quarantine.list(o)),
+    release,
     rebuild,
     products: (tenant, o) => query("products", () => q.products(tenant, o)),
     product: (tenant, id) => query("product", () => Option.fromUndefinedOr(q.product(tenant, id))),
-    inventory: (tenant, productId) => query("inventory", () => q.inventory(tenant, productId)),
+    inventory: (tenant, o) => query("inventory", () => q.inventory(tenant, o)),
     orders: (tenant, o) => query("orders", () => q.orders(tenant, o)),
     order: (tenant, id) => query("order", () => Option.fromUndefinedOr(q.order(tenant, id))),
+    bills: (tenant, o) => query("bills", () => q.bills(tenant, o)),
+    bill: (tenant, id) => query("bill", () => Option.fromUndefinedOr(q.bill(tenant, id))),
+    customers: (tenant, o) => query("customers", () => q.customers(tenant, o)),
+    customer: (tenant, id) => query("customer", () => Option.fromUndefinedOr(q.customer(tenant, id))),
+    depots: (tenant) => query("depots", () => q.depots(tenant)),
+    categories: (tenant) => query("categories", () => q.categories(tenant)),
+    brands: (tenant) => query("brands", () => q.brands(tenant)),
     payments: (tenant, o) => query("payments", () => q.payments(tenant, o)),
     documents: (tenant, kind, o) => query("documents", () => q.documents(tenant, kind, o)),
     document: (tenant, kind, id) => query("document", () => Option.fromUndefinedOr(q.document(tenant, kind, id))),

@@ -35,6 +35,12 @@ const version = {
   updatedAtMs: integer("updated_at_ms")
 }
 
+/** `created_at`: as received; `_ms`: parsed (queries filter on it). */
+const created = {
+  createdAt: text("created_at"),
+  createdAtMs: integer("created_at_ms")
+}
+
 export const products = sqliteTable("products", {
   ...tenant,
   id: text("id").notNull(),
@@ -42,9 +48,14 @@ export const products = sqliteTable("products", {
   code: text("code"),
   barcode: text("barcode"),
   name: text("name"),
+  /** `prices.retail` (product/list), else a flat `price` (older payloads). */
   price: real("price"),
   /** The price as a JSON literal (bigints digit for digit). */
   priceText: text("price_text"),
+  /** `categoryId`, else `category.id` (the product/detail shape webhooks send). */
+  categoryId: text("category_id"),
+  /** `brandId`, else `brand.id`. */
+  brandId: text("brand_id"),
   /** The whole record, lossless JSON (`Json.stringify`); unknown fields kept. */
   record: text("record").notNull(),
   ...version,
@@ -57,32 +68,48 @@ export const products = sqliteTable("products", {
   index("products_tenant_app_product_id").on(t.appId, t.businessId, t.appProductId)
 ])
 
+/**
+ * Stock per product and depot, from inventoryChange (webhook) and product/inventory (pull).
+ * `depot_id` is '' for a product's totals (a level that names no depot).
+ */
 export const inventory = sqliteTable("inventory", {
   ...tenant,
   productId: text("product_id").notNull(),
-  /** '' when the stock level names no depot. */
   depotId: text("depot_id").notNull(),
-  quantity: real("quantity"),
-  quantityText: text("quantity_text"),
+  remain: real("remain"),
+  remainText: text("remain_text"),
   available: real("available"),
   availableText: text("available_text"),
+  /** The depot entry (or the item, for totals) the level was read from. */
   record: text("record").notNull(),
   ...version,
   ...bookkeeping
-}, (t) => [primaryKey({ columns: [t.appId, t.businessId, t.productId, t.depotId] })])
+}, (t) => [
+  primaryKey({ columns: [t.appId, t.businessId, t.productId, t.depotId] }),
+  index("inventory_tenant_depot").on(t.appId, t.businessId, t.depotId)
+])
 
+/** Orders (order/list, orderAdd/orderUpdate), the columns people filter on read from the nested record. */
 export const orders = sqliteTable("orders", {
   ...tenant,
+  /** `info.id` (flat `id` in v2 payloads). */
   id: text("id").notNull(),
-  /** appOrderId, or its deprecated alias orderPrivateId (spec: Order). */
+  /** `channel.appOrderId`, else the flat v2 appOrderId or its deprecated alias orderPrivateId. */
   appOrderId: text("app_order_id"),
+  type: text("type"),
+  /** `info.status`: the numeric code as text (v2: the status string as received). */
+  status: text("status"),
+  saleChannel: text("sale_channel"),
+  depotId: text("depot_id"),
+  /** `shippingAddress.id`, `.name`, `.mobile` (v2: customerName, customerMobile). */
+  customerId: text("customer_id"),
   customerName: text("customer_name"),
   customerMobile: text("customer_mobile"),
-  /** As received: a string as-is, any other JSON value as its text. */
-  status: text("status"),
-  /** The order lines (`products`), lossless JSON array. */
-  lines: text("lines"),
+  /** Sum of the lines (`Records.orderSummary`). */
+  total: real("total"),
+  totalText: text("total_text"),
   lineCount: integer("line_count").notNull().default(0),
+  ...created,
   record: text("record").notNull(),
   ...version,
   deleted: integer("deleted").notNull().default(0),
@@ -90,8 +117,135 @@ export const orders = sqliteTable("orders", {
 }, (t) => [
   primaryKey({ columns: [t.appId, t.businessId, t.id] }),
   index("orders_tenant_app_order_id").on(t.appId, t.businessId, t.appOrderId),
-  index("orders_tenant_mobile").on(t.appId, t.businessId, t.customerMobile)
+  index("orders_tenant_mobile").on(t.appId, t.businessId, t.customerMobile),
+  index("orders_tenant_status").on(t.appId, t.businessId, t.status),
+  index("orders_tenant_created").on(t.appId, t.businessId, t.createdAtMs)
 ])
+
+/** Line columns shared by order and bill lines. */
+const line = {
+  /** Position in the record's `products` array, from 0. */
+  line: integer("line").notNull(),
+  productId: text("product_id"),
+  code: text("code"),
+  name: text("name"),
+  quantity: real("quantity"),
+  price: real("price"),
+  discount: real("discount"),
+  /** The line as received, lossless JSON. */
+  record: text("record").notNull()
+}
+
+/**
+ * The lines of the order version the `orders` row holds: replaced whole, in the same
+ * transaction, whenever that row is replaced (and cleared by a tombstone).
+ */
+export const orderItems = sqliteTable("order_items", {
+  ...tenant,
+  orderId: text("order_id").notNull(),
+  ...line,
+  /** `totalAmount`, else price x quantity - discount. */
+  total: real("total")
+}, (t) => [
+  primaryKey({ columns: [t.appId, t.businessId, t.orderId, t.line] }),
+  index("order_items_tenant_product").on(t.appId, t.businessId, t.productId)
+])
+
+/** Bills (bill/list): stock movements and sales. They have no updated time: log position decides. */
+export const bills = sqliteTable("bills", {
+  ...tenant,
+  id: text("id").notNull(),
+  orderId: text("order_id"),
+  depotId: text("depot_id"),
+  /** The business date, `yyyy-mm-dd` as sent. */
+  date: text("date"),
+  type: text("type"),
+  mode: text("mode"),
+  customerId: text("customer_id"),
+  customerName: text("customer_name"),
+  customerMobile: text("customer_mobile"),
+  /** `payment.amount`. */
+  amount: real("amount"),
+  amountText: text("amount_text"),
+  /** `created.createdAt` (bill/retail: top-level `createdAt`). */
+  ...created,
+  record: text("record").notNull(),
+  /** 1: tombstone (a bill/deleted record); content columns are null. */
+  deleted: integer("deleted").notNull().default(0),
+  ...bookkeeping
+}, (t) => [
+  primaryKey({ columns: [t.appId, t.businessId, t.id] }),
+  index("bills_tenant_date").on(t.appId, t.businessId, t.date),
+  index("bills_tenant_customer").on(t.appId, t.businessId, t.customerId)
+])
+
+/** The lines of the bill version the `bills` row holds (replaced with it). */
+export const billItems = sqliteTable("bill_items", {
+  ...tenant,
+  billId: text("bill_id").notNull(),
+  ...line,
+  /** `amount` as sent. */
+  amount: real("amount")
+}, (t) => [primaryKey({ columns: [t.appId, t.businessId, t.billId, t.line] })])
+
+export const customers = sqliteTable("customers", {
+  ...tenant,
+  id: text("id").notNull(),
+  /** 1 retail, 2 wholesale, 3 agent. */
+  type: text("type"),
+  code: text("code"),
+  name: text("name"),
+  mobile: text("mobile"),
+  email: text("email"),
+  points: real("points"),
+  totalAmount: real("total_amount"),
+  totalAmountText: text("total_amount_text"),
+  /** `level.name` (else its id). */
+  level: text("level"),
+  /** `group.name` (else its id). */
+  group: text("group"),
+  record: text("record").notNull(),
+  ...version,
+  ...bookkeeping
+}, (t) => [
+  primaryKey({ columns: [t.appId, t.businessId, t.id] }),
+  index("customers_tenant_mobile").on(t.appId, t.businessId, t.mobile)
+])
+
+export const depots = sqliteTable("depots", {
+  ...tenant,
+  id: text("id").notNull(),
+  code: text("code"),
+  name: text("name"),
+  mobile: text("mobile"),
+  /** `location.address`, else `locationV2.address`. */
+  address: text("address"),
+  record: text("record").notNull(),
+  ...bookkeeping
+}, (t) => [primaryKey({ columns: [t.appId, t.businessId, t.id] })])
+
+export const categories = sqliteTable("categories", {
+  ...tenant,
+  id: text("id").notNull(),
+  parentId: text("parent_id"),
+  code: text("code"),
+  name: text("name"),
+  /** 1 active, 2 inactive. */
+  status: text("status"),
+  record: text("record").notNull(),
+  ...bookkeeping
+}, (t) => [primaryKey({ columns: [t.appId, t.businessId, t.id] })])
+
+export const brands = sqliteTable("brands", {
+  ...tenant,
+  id: text("id").notNull(),
+  parentId: text("parent_id"),
+  code: text("code"),
+  name: text("name"),
+  status: text("status"),
+  record: text("record").notNull(),
+  ...bookkeeping
+}, (t) => [primaryKey({ columns: [t.appId, t.businessId, t.id] })])
 
 export const payments = sqliteTable("payments", {
   ...tenant,
@@ -167,3 +321,15 @@ export const syncState = sqliteTable("sync_state", {
   attentionReason: text("attention_reason"),
   updatedAt: integer("updated_at").notNull()
 }, (t) => [primaryKey({ columns: [t.appId, t.businessId, t.resource] })])
+
+/**
+ * Bookkeeping: records of businesses the projection was told not to accept yet (not registered
+ * when they were read). The checkpoint moves past them; `release` projects them from the log by
+ * offset once the business is accepted, then deletes them here. Not tenant data.
+ */
+export const quarantinedRecords = sqliteTable("quarantined_records", {
+  offset: integer("offset").primaryKey(),
+  ...tenant,
+  type: text("type").notNull(),
+  receivedAt: integer("received_at").notNull()
+}, (t) => [index("quarantined_records_tenant").on(t.appId, t.businessId, t.offset)])

@@ -33,10 +33,18 @@ export interface PageOptions {
 type Parsed<Row, K extends keyof Row> = Omit<Row, K> & { readonly [P in K]: Json.JsonValue }
 
 export type Product = Omit<Parsed<typeof Tables.products.$inferSelect, "record">, "deleted"> & { readonly deleted: boolean }
-export type Order = Omit<Parsed<typeof Tables.orders.$inferSelect, "record">, "deleted" | "lines"> & {
-  readonly deleted: boolean
-  readonly lines: ReadonlyArray<Json.JsonValue>
-}
+export type Order = Omit<Parsed<typeof Tables.orders.$inferSelect, "record">, "deleted"> & { readonly deleted: boolean }
+/** One line of an order, in the version the order row holds. */
+export type OrderItem = Parsed<typeof Tables.orderItems.$inferSelect, "record">
+/** An order with its lines, in line order. */
+export type OrderDetail = Order & { readonly items: ReadonlyArray<OrderItem> }
+export type Bill = Omit<Parsed<typeof Tables.bills.$inferSelect, "record">, "deleted"> & { readonly deleted: boolean }
+export type BillItem = Parsed<typeof Tables.billItems.$inferSelect, "record">
+export type BillDetail = Bill & { readonly items: ReadonlyArray<BillItem> }
+export type Customer = Parsed<typeof Tables.customers.$inferSelect, "record">
+export type Depot = Parsed<typeof Tables.depots.$inferSelect, "record">
+export type Category = Parsed<typeof Tables.categories.$inferSelect, "record">
+export type Brand = Parsed<typeof Tables.brands.$inferSelect, "record">
 export type StockLevel = Parsed<typeof Tables.inventory.$inferSelect, "record">
 export type Payment = Parsed<typeof Tables.payments.$inferSelect, "record">
 export type Document = Parsed<typeof Tables.documents.$inferSelect, "body">
@@ -51,13 +59,43 @@ export interface ProductQuery extends PageOptions {
 }
 
 export interface OrderQuery extends PageOptions {
+  /** `info.status` code, e.g. "54" (new); v2 orders: the status string as received. */
   readonly status?: string | undefined
-  readonly appOrderId?: string | undefined
+  /** `channel.saleChannel` code, e.g. "42" (Shopee). */
+  readonly saleChannel?: string | undefined
+  readonly depotId?: string | undefined
   readonly customerMobile?: string | undefined
+  /** Inclusive bounds on the parsed `info.createdAt` (epoch ms). */
+  readonly createdFromMs?: number | undefined
+  readonly createdToMs?: number | undefined
   /** Inclusive bounds on the parsed updatedAt (epoch ms). */
   readonly updatedFromMs?: number | undefined
   readonly updatedToMs?: number | undefined
+  readonly appOrderId?: string | undefined
   readonly includeDeleted?: boolean | undefined
+}
+
+export interface BillQuery extends PageOptions {
+  /** "1" import, "2" export. */
+  readonly type?: string | undefined
+  readonly depotId?: string | undefined
+  readonly customerId?: string | undefined
+  /** Inclusive bounds on the business date, `yyyy-mm-dd`. */
+  readonly fromDate?: string | undefined
+  readonly toDate?: string | undefined
+  readonly includeDeleted?: boolean | undefined
+}
+
+export interface CustomerQuery extends PageOptions {
+  /** Case-insensitive (ASCII) substring of name, code, mobile or email. */
+  readonly search?: string | undefined
+  readonly mobile?: string | undefined
+}
+
+export interface InventoryQuery {
+  readonly productId?: string | undefined
+  /** "" for products' totals (levels that name no depot). */
+  readonly depotId?: string | undefined
 }
 
 export interface PaymentQuery extends PageOptions {
@@ -81,7 +119,46 @@ export interface Counts {
   readonly inventory: number
   readonly orders: number
   readonly deletedOrders: number
+  readonly bills: number
+  readonly deletedBills: number
+  readonly customers: number
+  readonly depots: number
+  readonly categories: number
+  readonly brands: number
   readonly payments: number
   readonly documents: number
   readonly unknownEvents: number
+}
+
+/** A record held back by the projection's tenant predicate (see `ReadModels.FollowOptions`). */
+export interface QuarantinedRecord {
+  readonly appId: string
+  readonly businessId: string
+  readonly offset: number
+  readonly type: string
+  readonly receivedAt: number
+}
+
+/** Quarantined records of one business. */
+export interface QuarantinedTenant {
+  readonly appId: string
+  readonly businessId: string
+  readonly records: number
+  readonly firstOffset: number
+  readonly lastOffset: number
+  readonly lastReceivedAt: number
+}
+
+export interface QuarantineQuery {
+  /** Only this application's businesses. */
+  readonly appId?: string | undefined
+  /** Latest records returned (the counts cover all). Default 100, at most 1000. */
+  readonly limit?: number | undefined
+}
+
+export interface Quarantine {
+  /** Every business with quarantined records, by appId then businessId. */
+  readonly tenants: ReadonlyArray<QuarantinedTenant>
+  /** The latest quarantined records (highest offsets first). */
+  readonly latest: ReadonlyArray<QuarantinedRecord>
 }

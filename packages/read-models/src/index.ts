@@ -1,5 +1,5 @@
 /**
- * @ocs/read-models: read models projected from the event log into SQLite (DESIGN section 5).
+ * @ocs/read-models: read models projected from the event log into SQLite (docs/architecture.md §3).
  */
 export * as ReadModels from "./ReadModels.ts"
 export * as ReadModelsError from "./ReadModelsError.ts"

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ReadModels } from "@ocs/read-models"
 import { Effect, Option } from "effect"
-import { BIZ, appendAndProject, files, layer, syncPage, tenant, webhook } from "./helpers.ts"
+import { BIZ, appendAndProject, files, layer, order, stockItem, syncPage, tenant, webhook } from "./helpers.ts"
 
 const T1 = "2024-01-01T00:00:00Z"
 const T2 = "2024-01-02T00:00:00Z"
@@ -80,19 +80,27 @@ describe("conflict rule: newer updatedAt wins, else log order; deletes are tombs
     }).pipe(Effect.provide(layer(f)))
   })
 
-  it.live("order tombstones and inventory rows follow the same rule", () => {
+  it.live("order tombstones, stock levels and customers follow the same rule; unversioned tables follow the log", () => {
     const f = files()
     return Effect.gen(function*() {
       const rm = yield* ReadModels.ReadModels
       yield* appendAndProject([
-        webhook(BIZ, "orderAdd", { id: 10, status: "new", updatedAt: T1 }),
-        webhook(BIZ, "orderDelete", { id: 10 }, Date.UTC(2024, 0, 2)),
-        syncPage(BIZ, "order", [{ id: 10, status: "stale", updatedAt: T1 }]),
-        webhook(BIZ, "inventoryChange", [{ productId: 1, depotId: 1, quantity: 5, updatedAt: T2 }]),
-        syncPage(BIZ, "inventory", [{ productId: 1, depotId: 1, quantity: 9, updatedAt: T1 }], { idField: "productId" })
+        webhook(BIZ, "orderAdd", order(10, { status: 54, updatedAt: T1, lines: [{ productId: 1, quantity: 1, price: 1 }] })),
+        webhook(BIZ, "orderDelete", [10], Date.UTC(2024, 0, 2)),
+        syncPage(BIZ, "order", [order(10, { status: 60, updatedAt: T1 })], { idField: "info.id", updatedAtField: "info.updatedAt" }),
+        webhook(BIZ, "inventoryChange", [{ ...stockItem(1, [[1, 5]], "id"), updatedAt: T2 }]),
+        syncPage(BIZ, "inventory", [{ ...stockItem(1, [[1, 9]]), updatedAt: T1 }], { idField: "productId" }),
+        syncPage(BIZ, "customer", [{ id: 1, name: "newer", updatedAt: T2 }]),
+        syncPage(BIZ, "customer", [{ id: 1, name: "older", updatedAt: T1 }]),
+        syncPage(BIZ, "category", [{ id: 1, name: "first" }]),
+        syncPage(BIZ, "category", [{ id: 1, name: "second" }, { id: 1, name: "third, later in the same page" }])
       ])
-      assert.isTrue(Option.getOrThrow(yield* rm.order(tenant, "10")).deleted)
-      assert.deepStrictEqual((yield* rm.inventory(tenant, "1")).map((r) => r.quantity), [5])
+      const o = Option.getOrThrow(yield* rm.order(tenant, "10"))
+      assert.isTrue(o.deleted)
+      assert.deepStrictEqual(o.items, [])
+      assert.deepStrictEqual((yield* rm.inventory(tenant, { productId: "1" })).map((r) => r.remain), [5])
+      assert.strictEqual(Option.getOrThrow(yield* rm.customer(tenant, "1")).name, "newer")
+      assert.strictEqual((yield* rm.categories(tenant))[0]!.name, "third, later in the same page")
     }).pipe(Effect.provide(layer(f)))
   })
 })

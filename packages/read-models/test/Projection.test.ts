@@ -52,52 +52,35 @@ describe("projection of each event kind", () => {
     }).pipe(Effect.provide(layer(f)))
   })
 
-  it.live("inventoryChange with several items updates several rows", () => {
+  it.live("products: retail price from prices.retail, category and brand from either shape", () => {
     const f = files()
     return Effect.gen(function*() {
       const rm = yield* ReadModels.ReadModels
       yield* appendAndProject([
-        webhook(BIZ, "inventoryChange", { products: [
-          { productId: BIG, depotId: 1, quantity: 5 },
-          { productId: BIG, depotId: 2, quantity: 7.25 },
-          { productId: 2, quantity: 99999999999999999999n }
-        ] })
+        syncPage(BIZ, "product", [{ id: 1, name: "list shape", prices: { retail: 99999999999999999999n, import: 5 }, categoryId: 7, brandId: 8, price: 1 }]),
+        webhook(BIZ, "productUpdate", { id: 2, name: "detail shape", prices: { retail: "150000" }, category: { id: 9, name: "Trà" }, brand: { id: 10, name: "B" } })
       ])
-      const rows = yield* rm.inventory(tenant)
-      assert.deepStrictEqual(rows.map((r) => [r.productId, r.depotId, r.quantityText]), [
-        ["2", "", "99999999999999999999"],
-        [BIG.toString(), "1", "5"],
-        [BIG.toString(), "2", "7.25"]
-      ])
-      yield* appendAndProject([webhook(BIZ, "inventoryChange", [{ productId: BIG, depotId: 2, quantity: 0 }])])
-      const one = yield* rm.inventory(tenant, BIG.toString())
-      assert.deepStrictEqual(one.map((r) => [r.depotId, r.quantity]), [["1", 5], ["2", 0]])
+      const one = Option.getOrThrow(yield* rm.product(tenant, "1"))
+      assert.deepStrictEqual([one.priceText, one.categoryId, one.brandId], ["99999999999999999999", "7", "8"])
+      const two = Option.getOrThrow(yield* rm.product(tenant, "2"))
+      assert.deepStrictEqual([two.price, two.priceText, two.categoryId, two.brandId], [150000, "150000", "9", "10"])
     }).pipe(Effect.provide(layer(f)))
   })
 
-  it.live("orders: lines, status as received, appOrderId from the deprecated orderPrivateId", () => {
+  it.live("productDelete with a list of ids leaves one tombstone per id, without the delivery's token", () => {
     const f = files()
     return Effect.gen(function*() {
       const rm = yield* ReadModels.ReadModels
       yield* appendAndProject([
-        webhook(BIZ, "orderAdd", {
-          id: BIG, orderPrivateId: "web-7", customerName: "Trần B", customerMobile: "0900000001", status: 3,
-          products: [{ id: 1, quantity: 2 }, { id: 2, quantity: 1 }]
-        }),
-        webhook(BIZ, "orderAdd", { id: 5, appOrderId: "web-8", orderPrivateId: "old", status: "new" })
+        syncPage(BIZ, "product", [{ id: 1, name: "A" }, { id: 2, name: "B" }, { id: 3, name: "C" }]),
+        webhook(BIZ, "productDelete", [1, BIG, 3])
       ])
-      const o = Option.getOrThrow(yield* rm.order(tenant, BIG.toString()))
-      assert.strictEqual(o.appOrderId, "web-7")
-      assert.strictEqual(o.status, "3")
-      assert.strictEqual(o.customerMobile, "0900000001")
-      assert.strictEqual(o.lineCount, 2)
-      assert.deepStrictEqual(o.lines, [{ id: 1, quantity: 2 }, { id: 2, quantity: 1 }])
-      assert.strictEqual(Option.getOrThrow(yield* rm.order(tenant, "5")).appOrderId, "web-8")
-      assert.deepStrictEqual((yield* rm.orders(tenant, { appOrderId: "web-7" })).items.map((x) => x.id), [BIG.toString()])
-      assert.deepStrictEqual((yield* rm.orders(tenant, { status: "new" })).items.map((x) => x.id), ["5"])
-      yield* appendAndProject([webhook(BIZ, "orderDelete", { id: 5 })])
-      assert.deepStrictEqual((yield* rm.orders(tenant)).items.map((x) => x.id), [BIG.toString()])
-      assert.isTrue(Option.getOrThrow(yield* rm.order(tenant, "5")).deleted)
+      assert.deepStrictEqual((yield* rm.products(tenant)).items.map((p) => p.id), ["2"])
+      const gone = (yield* rm.products(tenant, { includeDeleted: true })).items.filter((p) => p.deleted)
+      assert.deepStrictEqual(gone.map((p) => p.id), ["1", "3", BIG.toString()])
+      assert.deepStrictEqual(gone[0]!.record, [1, BIG, 3])
+      const counts = yield* rm.counts(tenant)
+      assert.strictEqual(counts.deletedProducts, 3)
     }).pipe(Effect.provide(layer(f)))
   })
 
@@ -111,6 +94,7 @@ describe("projection of each event kind", () => {
         webhook(null, "webhooksEnabled", { registeredEvents: { "101": "productAdd", "110": "inventoryChange" } }),
         syncPage(BIZ, "invoice", [{ invoiceNo: 12345678901234567890n, total: 10, updatedAt: 1714557600 }, { total: 3 }], { idField: "invoiceNo" }),
         syncPage(BIZ, "product", [{ id: 3, name: "P3", updatedAt: "2024-01-01T00:00:00Z" }, { id: 4, name: "P4" }]),
+        // A flat v2 order is still read: id, and the deprecated alias of appOrderId.
         syncPage(BIZ, "order", [{ id: 9, orderPrivateId: "alias-9" }]),
         webhook(BIZ, "orderCarrierAssigned", { id: 1 }),
         webhook(BIZ, "productAdd", { name: "no id" })
@@ -138,7 +122,8 @@ describe("projection of each event kind", () => {
       assert.match(unknown.find((u) => u.type === "productAdd")!.reason, /without id/)
       const counts = yield* rm.counts(tenant)
       assert.deepStrictEqual(counts, {
-        products: 2, deletedProducts: 0, inventory: 0, orders: 1, deletedOrders: 0, payments: 2, documents: 2, unknownEvents: 2
+        products: 2, deletedProducts: 0, inventory: 0, orders: 1, deletedOrders: 0, bills: 0, deletedBills: 0,
+        customers: 0, depots: 0, categories: 0, brands: 0, payments: 2, documents: 2, unknownEvents: 2
       })
       assert.strictEqual(APP, hooks.appId)
     }).pipe(Effect.provide(layer(f)))

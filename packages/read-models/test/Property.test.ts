@@ -4,7 +4,7 @@ import { ReadModels } from "@ocs/read-models"
 import { Effect, Stream } from "effect"
 import * as fc from "fast-check"
 import * as NodePath from "node:path"
-import { BIZ, OTHER_BIZ, syncPage, tempDir, webhook } from "./helpers.ts"
+import { BIZ, OTHER_BIZ, bill, order, stockItem, syncPage, tempDir, webhook } from "./helpers.ts"
 
 /**
  * Facts about a few entities. The conflict rule is a total order when, per entity, updatedAt is
@@ -16,7 +16,7 @@ import { BIZ, OTHER_BIZ, syncPage, tempDir, webhook } from "./helpers.ts"
  */
 const T0 = Date.UTC(2024, 0, 1)
 const fact = fc.record({
-  kind: fc.constantFrom("update", "page", "delete", "stock", "order", "orderDelete", "unknown"),
+  kind: fc.constantFrom("update", "page", "delete", "stock", "stockPage", "order", "orderPage", "orderDelete", "bill", "customer", "unknown"),
   biz: fc.constantFrom(BIZ, OTHER_BIZ),
   id: fc.integer({ min: 1, max: 4 }),
   minute: fc.integer({ min: 0, max: 5 }),
@@ -35,13 +35,22 @@ const toRecord = (f: Fact, i: number): LogRecord.NewRecord => {
     case "page":
       return syncPage(f.biz, "product", [{ id: 9007199254740993n + BigInt(f.id), name: `p${i}-${f.n}`, updatedAt }, { id: 99, name: `x${f.n}`, updatedAt: versioned ? updatedAt : undefined }].slice(0, versioned ? 2 : 1), { receivedAt })
     case "delete":
-      return webhook(f.biz, "productDelete", { id: 9007199254740993n + BigInt(f.id) }, receivedAt)
+      return webhook(f.biz, "productDelete", [9007199254740993n + BigInt(f.id)], receivedAt)
     case "stock":
-      return webhook(f.biz, "inventoryChange", [{ productId: f.id, depotId: 1, quantity: f.n, updatedAt }, { productId: f.id, depotId: 2, quantity: i, updatedAt }], receivedAt)
+      return webhook(f.biz, "inventoryChange", [{ ...stockItem(f.id, [[1, f.n], [2, i]], "id"), updatedAt }], receivedAt)
+    case "stockPage":
+      return syncPage(f.biz, "inventory", [{ ...stockItem(f.id, [[2, f.n]]), updatedAt }], { idField: "productId", receivedAt })
     case "order":
-      return webhook(f.biz, "orderUpdate", { id: f.id, status: `s${f.n}`, updatedAt }, receivedAt)
+      // Lines differ per version, so a line left from another version shows in the digest.
+      return webhook(f.biz, "orderUpdate", order(f.id, { status: f.n, updatedAt, lines: Array.from({ length: f.n % 4 }, (_, j) => ({ productId: j + 1, quantity: i, price: f.n })) }), receivedAt)
+    case "orderPage":
+      return syncPage(f.biz, "order", [order(f.id, { status: f.n, updatedAt, lines: [{ productId: 9, quantity: i, price: 1 }] })], { idField: "info.id", updatedAtField: "info.updatedAt", receivedAt })
     case "orderDelete":
-      return webhook(f.biz, "orderDelete", { id: f.id }, receivedAt)
+      return webhook(f.biz, "orderDelete", [f.id], receivedAt)
+    case "bill":
+      return syncPage(f.biz, "bill", [bill(f.id, { amount: f.n, lines: Array.from({ length: f.n % 3 }, (_, j) => ({ id: j + 1, quantity: i, price: 1 })) })], { receivedAt })
+    case "customer":
+      return syncPage(f.biz, "customer", [{ id: f.id, name: `c${i}-${f.n}`, updatedAt }], { receivedAt })
     case "unknown":
       return webhook(f.biz, "notInTheSpec", { n: f.n }, receivedAt)
   }

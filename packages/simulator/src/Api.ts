@@ -12,12 +12,15 @@ import { add } from "./ApiAdd.ts"
 import { type ApiEnv, type Call, failure, finish } from "./ApiCall.ts"
 import { applyFaults } from "./ApiFaults.ts"
 import { list } from "./ApiList.ts"
+import { readObject } from "./ApiObject.ts"
 import { canonicalId, permits } from "./Auth.ts"
 import { find, type Family, operationKey } from "./Operations.ts"
 
 export type { ApiEnv }
-export { DEPRECATION_ORDER_PRIVATE_ID } from "./Listers.ts"
 export { operationKey }
+
+/** docs/api-catalogue.md §11: the ERR_429 text, word for word. */
+export const RATE_LIMIT_MESSAGE = "Your app exceeded the API Rate Limit"
 
 /** Handles one API call; `body` is the raw request body (undefined when over the size limit). */
 export const handle = async (
@@ -70,16 +73,16 @@ export const handle = async (
       const skew = env.faults.first("skewUnlockedAt", call)?.seconds ?? 0
       const lockedSeconds = Math.max(0, verdict.lockedSeconds - skew)
       const unlockedAt = verdict.unlockedAt - skew
-      // spec: ERR_429 response shape: singular `message`, data.lockedSeconds, data.unlockedAt
+      // docs/api-catalogue.md §11: the documented text, singular `message`, data.lockedSeconds, data.unlockedAt
       return failure(
         call,
         "ERR_429",
         undefined,
-        `,"message":"Too many requests: ${call.operation} is locked for ${lockedSeconds} s","data":{"lockedSeconds":${lockedSeconds},"unlockedAt":${unlockedAt}}`
+        `,"message":"${RATE_LIMIT_MESSAGE}","data":{"lockedSeconds":${lockedSeconds},"unlockedAt":${unlockedAt}}`
       )
     }
   }
-  if (!permits(auth.token, op.permission, call.operation)) {
+  if (op.permission !== undefined && !permits(auth.token, op.permission, call.operation)) {
     return failure(call, "ERR_403", `the access token has no permission for ${op.permission}`)
   }
   if (body === undefined) return failure(call, "ERR_INVALID_DATA", "request body is too large")
@@ -87,5 +90,6 @@ export const handle = async (
   if (parsed._tag === "Failure") return failure(call, "ERR_INVALID_DATA", parsed.failure.message)
   const { text, value } = parsed.success
   if (op.kind === "list") return list(call, op, auth.business, auth.token, text, value)
-  return add(call, op, auth.business, value)
+  if (op.kind === "object") return readObject(call, op, auth.business, auth.token, value)
+  return add(call, op, auth.business, auth.token, value)
 }

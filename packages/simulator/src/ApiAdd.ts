@@ -1,15 +1,15 @@
 /**
- * product/add (spec: "Add products"): an array of products (or `{ products: [...] }`), at
+ * product/add (docs/api-catalogue.md §2.3): an array of products (or `{ products: [...] }`), at
  * most `maxItems`, every field checked before any is stored; each stored product emits
  * productAdd.
  */
 import * as Json from "@ocs/protocol/Json"
 import { type Call, failure, finish, isObj, type Messages } from "./ApiCall.ts"
-import type { Business } from "./Auth.ts"
+import type { Business, Token } from "./Auth.ts"
 import type { AddOperation } from "./Operations.ts"
-import { productView } from "./Views.ts"
+import { productEventView } from "./Views.ts"
 
-export const add = (call: Call, op: AddOperation, business: Business, body: Json.JsonValue) => {
+export const add = (call: Call, op: AddOperation, business: Business, _token: Token, body: Json.JsonValue) => {
   const items = Array.isArray(body) ? body : isObj(body) && Array.isArray(body["products"]) ? body["products"] : undefined
   if (items === undefined) {
     return failure(call, "ERR_INVALID_FORM_FIELDS", { products: "expected an array of products" })
@@ -57,10 +57,15 @@ export const add = (call: Call, op: AddOperation, business: Business, body: Json
   const added = valid.map((input) =>
     data.addProduct({
       ...input,
-      barcode: input.barcode ?? `29${String(data.products.positions).padStart(10, "0")}`
+      barcode: input.barcode ?? `29${String(data.products.positions).padStart(10, "0")}`,
+      categoryId: Number(data.categories.base),
+      brandId: Number(data.brands.base),
+      status: 1
     }, now)
   )
-  for (const product of added) call.env.webhooks.emit(business.businessId, "productAdd", productView(product))
+  for (const product of added) {
+    call.env.webhooks.emit(business.businessId, "productAdd", productEventView(data, product, business.depots))
+  }
   finish(
     call,
     200,

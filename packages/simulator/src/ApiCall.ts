@@ -21,8 +21,22 @@ export interface ApiEnv {
   readonly webhooks: Webhooks
   readonly now: () => number
   readonly cursorSecret: string
-  readonly strictCursorKeyOrder: boolean
+  /** Switches a test turns while the simulator runs (control API `/_sim/settings`). */
+  readonly settings: ApiSettings
   readonly errorHttpStatus: { readonly [errorCode: string]: number }
+}
+
+/**
+ * How failures write `messages` (docs/api-catalogue.md §11): "default" as each check words
+ * it (a string, or a field map for field errors), or always one of the documented forms.
+ */
+export type MessagesForm = "default" | "string" | "array" | "object"
+export const messagesForms: ReadonlyArray<MessagesForm> = ["default", "string", "array", "object"]
+
+export interface ApiSettings {
+  /** Refuse cursors that are JSON-equal to the issued one but not the same text. */
+  strictCursors: boolean
+  messagesForm: MessagesForm
 }
 
 /** Field path -> message, as `messages` of ERR_INVALID_FORM_FIELDS. */
@@ -66,11 +80,26 @@ export const finish = (call: Call, status: number, outcome: string, body: string
   logCall(call, status, outcome)
 }
 
+/** `messages` in the chosen form; a text that names no field is keyed "error" in a map. */
+export const formMessages = (messages: string | Messages, form: MessagesForm): string | ReadonlyArray<string> | Messages => {
+  const texts = typeof messages === "string" ? [messages] : Object.entries(messages).map(([k, v]) => `${k}: ${v}`)
+  switch (form) {
+    case "default":
+      return messages
+    case "string":
+      return texts.join("; ")
+    case "array":
+      return texts
+    case "object":
+      return typeof messages === "string" ? { error: messages } : messages
+  }
+}
+
 export const failure = (call: Call, errorCode: string, messages?: string | Messages, extra?: string): void => {
   const fault = call.env.faults.first("httpStatus", call, (f) => f.errorCode === undefined || f.errorCode === errorCode)
   const status = fault?.status ?? call.env.errorHttpStatus[errorCode] ?? 200
   const body = `{"code":0,"errorCode":${JSON.stringify(errorCode)}${
-    messages === undefined ? "" : `,"messages":${JSON.stringify(messages)}`
+    messages === undefined ? "" : `,"messages":${JSON.stringify(formMessages(messages, call.env.settings.messagesForm))}`
   }${extra ?? ""}}`
   finish(call, status, errorCode, body)
 }

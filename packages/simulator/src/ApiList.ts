@@ -1,14 +1,16 @@
 /**
- * The list operations (spec: Paginator): filters and paginator checked field by field, the
- * cursor decoded and verified, one page read from the resource's lister, the page written
- * with the cursor shape of its turn and the end-of-data form of the operation.
+ * The list operations (docs/api-catalogue.md, Paginator): filters (ListFilters.ts) and
+ * paginator checked field by field, the cursor decoded and verified, one page read from the
+ * operation's lister (typed, Listers.ts, or generic, GenericStore.ts), the page written with
+ * the cursor shape of its turn and the end-of-data form of the operation.
  */
 import * as Json from "@ocs/protocol/Json"
 import { type Call, failure, finish, isObj, type Messages, type Obj } from "./ApiCall.ts"
 import type { Business, Token } from "./Auth.ts"
 import type { BusinessData } from "./Catalog.ts"
 import * as Cursor from "./Cursor.ts"
-import { parseInstant } from "./internal/Time.ts"
+import { genericLister } from "./GenericStore.ts"
+import { checkFilters } from "./ListFilters.ts"
 import { IndexCache, page, type Seek, type SortKey } from "./Listing.ts"
 import { listers } from "./Listers.ts"
 import type { ListOperation } from "./Operations.ts"
@@ -30,28 +32,13 @@ export const list = (call: Call, op: ListOperation, business: Business, token: T
   const messages: Messages = {}
   const warnings: Array<string> = []
   if (!isObj(body)) return failure(call, "ERR_INVALID_FORM_FIELDS", { body: "must be a JSON object" })
-  const filters = body["filters"]
-  if (filters !== undefined && filters !== null && !isObj(filters)) messages["filters"] = "must be an object"
-  const f: Obj = isObj(filters) ? filters : {}
-  for (const key of Object.keys(f)) {
-    if (!op.filters.includes(key)) messages[`filters.${key}`] = `unknown filter; accepted: ${op.filters.join(", ")}`
-  }
-  const from = f["updatedAtFrom"] === undefined ? undefined : parseInstant(f["updatedAtFrom"])
-  const to = f["updatedAtTo"] === undefined ? undefined : parseInstant(f["updatedAtTo"])
-  if (f["updatedAtFrom"] !== undefined && from === undefined) {
-    messages["filters.updatedAtFrom"] = "must be an ISO-8601 date-time or unix seconds"
-  }
-  if (f["updatedAtTo"] !== undefined && to === undefined) {
-    messages["filters.updatedAtTo"] = "must be an ISO-8601 date-time or unix seconds"
-  }
-  const inTime = from === undefined && to === undefined
-    ? undefined
-    : (ms: number) => (from === undefined || ms >= from) && (to === undefined || ms <= to)
+  const checked = checkFilters(op, body["filters"], call.env.now(), messages)
 
   // paginator
   const paginator = body["paginator"]
   if (paginator !== undefined && paginator !== null && !isObj(paginator)) messages["paginator"] = "must be an object"
   const p: Obj = isObj(paginator) ? paginator : {}
+  // No default size is documented (Paginator 6); 20 is ours. Above the maximum is refused.
   let size = op.defaultSize
   if (p["size"] !== undefined) {
     const s = p["size"]
@@ -70,7 +57,7 @@ export const list = (call: Call, op: ListOperation, business: Business, token: T
         secret: call.env.cursorSecret,
         operation: call.operation,
         shapes: op.cursorShapes,
-        strictKeyOrder: call.env.strictCursorKeyOrder
+        strictKeyOrder: call.env.settings.strictCursors
       },
       next!,
       raw
@@ -83,11 +70,12 @@ export const list = (call: Call, op: ListOperation, business: Business, token: T
     }
   }
 
-  const lister = listers[op.resource]({ call, op, business, token, filters: f, inTime, messages, warnings })
+  // Field errors first: a refused depot is only worth naming in a request that is well formed.
+  if (Object.keys(messages).length > 0) return failure(call, "ERR_INVALID_FORM_FIELDS", messages)
+  const lister = op.typed === undefined
+    ? genericLister(op.entry, business, checked.filters)
+    : listers[op.typed]({ call, op, business, token, checked, messages, warnings })
   if (lister === "depot") return
-  if (Object.keys(messages).length > 0 || lister === undefined) {
-    return failure(call, "ERR_INVALID_FORM_FIELDS", messages)
-  }
   const result = page(lister.source, {
     sort,
     after,

@@ -20,7 +20,6 @@ const routes: ReadonlyArray<Route> = [
   ...Tenants.tokens,
   ...Data.products,
   ...Data.orders,
-  ...Data.payments,
   ...Data.events,
   ...Logs.logs,
   ...Settings.faults,

@@ -1,22 +1,18 @@
 /**
  * Control routes that change a business's data the way the service's own users would: each
- * change is stored, then emitted as its webhook event (spec: Events) to every entitled app.
- * The answer carries the record as the event carries it and how many deliveries were queued.
+ * change is stored, then emitted as its v3 webhook event (docs/api-catalogue.md §10) to every
+ * entitled app. The answer carries the event's data and how many deliveries were queued.
+ *
+ * v3 data: productAdd/productUpdate one product object, productDelete and orderDelete arrays
+ * of ids, inventoryChange an array of items with their depots, orderAdd/orderUpdate the
+ * nested order.
  */
 import type { Business } from "./Auth.ts"
-import type { OrderLine } from "./Catalog.ts"
-import {
-  CreateOrder,
-  CreatePayment,
-  InventoryChanges,
-  OrderChanges,
-  ProductChanges,
-  RawEvent
-} from "./ControlWire.ts"
+import { ORDER_STATUS, type OrderLine, SALE_CHANNELS } from "./Catalog.ts"
+import { CreateOrder, InventoryChanges, OrderChanges, ProductChanges, RawEvent } from "./ControlWire.ts"
 import { big, ControlError, decode, findBusiness, idOf } from "./ControlRequest.ts"
 import { route, type Route } from "./ControlRouter.ts"
-import { iso } from "./internal/Time.ts"
-import { inventoryView, orderView, paymentView, productView } from "./Views.ts"
+import { inventoryChangeView, orderView, productEventView } from "./Views.ts"
 import type { EventName } from "./WebhookEvents.ts"
 import type { World } from "./World.ts"
 
@@ -30,41 +26,37 @@ const found = <A>(record: A | undefined, what: string): A => {
   return record
 }
 
-/** The body of a delete event: the record's ids and when it went. */
-const deleted = (world: World, record: { readonly id: bigint }, appKey: "appProductId" | "appOrderId", appValue: string) => ({
-  id: record.id,
-  [appKey]: appValue,
-  deletedAt: iso(world.now())
-})
-
 export const products: ReadonlyArray<Route> = [
-  route("GET", "/_sim/businesses/:businessId/products/:id", (world, _req, [bid, pid]) =>
-    productView(found(findBusiness(world, bid).data.products.get(big(idOf(pid, "productId"))), `product ${pid}`))),
+  route("GET", "/_sim/businesses/:businessId/products/:id", (world, _req, [bid, pid]) => {
+    const b = findBusiness(world, bid)
+    return productEventView(b.data, found(b.data.products.get(big(idOf(pid, "productId"))), `product ${pid}`), b.depots)
+  }),
   route("POST", "/_sim/businesses/:businessId/products/:id/update", (world, req, [bid, pid]) => {
     const b = findBusiness(world, bid)
     const changes = decode(ProductChanges, req.body)
     const product = found(b.data.updateProduct(big(idOf(pid, "productId")), changes, world.now()), `product ${pid}`)
-    return changed(world, b, "productUpdate", "product", productView(product))
+    return changed(world, b, "productUpdate", "product", productEventView(b.data, product, b.depots))
   }),
   route("POST", "/_sim/businesses/:businessId/products/:id/delete", (world, _req, [bid, pid]) => {
     const b = findBusiness(world, bid)
     const product = found(b.data.deleteProduct(big(idOf(pid, "productId"))), `product ${pid}`)
-    return changed(world, b, "productDelete", "product", deleted(world, product, "appProductId", product.appProductId))
+    return changed(world, b, "productDelete", "products", [product.id])
   }),
   route("POST", "/_sim/businesses/:businessId/inventory", (world, req, [bid]) => {
     const b = findBusiness(world, bid)
     const { changes } = decode(InventoryChanges, req.body)
     if (changes.length === 0) throw new ControlError(400, "changes: must not be empty")
     const now = world.now()
-    const levels = changes.map((c, i) => {
+    const touched = new Map<bigint, number>()
+    changes.forEach((c, i) => {
       if (!b.depots.includes(c.depotId)) throw new ControlError(400, `changes.${i}.depotId: unknown depot ${c.depotId}`)
-      const level = b.data.setInventory(big(idOf(c.productId, "productId")), c.depotId, c.quantity, now)
+      const level = b.data.setStock(big(idOf(c.productId, "productId")), c.depotId, c.quantity, now)
       if (level === undefined) throw new ControlError(404, `changes.${i}.productId: no product ${String(c.productId)}`)
-      return inventoryView(level)
+      touched.set(level.productId, i)
     })
-    // spec: inventoryChange may carry several products
-    const data = { products: levels }
-    return { ...data, queued: world.webhooks.emit(b.businessId, "inventoryChange", data) }
+    // One item per product, with every depot's stock (several products may share a delivery).
+    const items = [...touched.keys()].map((id) => inventoryChangeView(b.data, b.data.products.get(id)!, b.depots))
+    return changed(world, b, "inventoryChange", "products", items)
   })
 ]
 
@@ -78,16 +70,29 @@ export const orders: ReadonlyArray<Route> = [
       const productId = big(idOf(line.productId, `products.${i}.productId`))
       const product = b.data.products.get(productId)
       if (product === undefined && line.price === undefined) throw new ControlError(404, `products.${i}.productId: no product`)
-      return { productId, quantity: line.quantity, price: line.price ?? product!.price }
+      return {
+        productId,
+        code: product?.code ?? String(productId),
+        name: product?.name ?? `Product ${productId}`,
+        quantity: line.quantity,
+        price: line.price ?? product!.price,
+        discount: 0
+      }
     })
     const n = b.data.orders.positions + 1
     const order = b.data.addOrder({
       appOrderId: input.appOrderId ?? `AO-${n}`,
-      status: input.status ?? "new",
+      type: 1,
+      status: input.status ?? ORDER_STATUS.new,
+      saleChannel: input.saleChannel ?? SALE_CHANNELS[2]!,
       depotId,
+      customerId: b.data.customers.base,
       customerName: input.customerName ?? "Walk-in customer",
       customerMobile: input.customerMobile ?? "0900000000",
-      products: lines
+      lines,
+      carrierId: 5,
+      shipFee: 0,
+      transfer: 0
     }, world.now())
     return changed(world, b, "orderAdd", "order", orderView(order))
   }),
@@ -99,23 +104,7 @@ export const orders: ReadonlyArray<Route> = [
   route("POST", "/_sim/businesses/:businessId/orders/:id/delete", (world, _req, [bid, oid]) => {
     const b = findBusiness(world, bid)
     const order = found(b.data.deleteOrder(big(idOf(oid, "orderId"))), `order ${oid}`)
-    return changed(world, b, "orderDelete", "order", deleted(world, order, "appOrderId", order.appOrderId))
-  })
-]
-
-export const payments: ReadonlyArray<Route> = [
-  route("POST", "/_sim/businesses/:businessId/payments", (world, req, [bid]) => {
-    const b = findBusiness(world, bid)
-    const input = decode(CreatePayment, req.body)
-    const orderId = big(idOf(input.orderId, "orderId"))
-    const order = b.data.orders.get(orderId)
-    if (order === undefined) throw new ControlError(404, `orderId: no order ${orderId}`)
-    const payment = b.data.addPayment({
-      orderId,
-      amount: input.amount ?? order.total,
-      method: input.method ?? "bankTransfer"
-    }, world.now())
-    return changed(world, b, "paymentReceived", "payment", paymentView(payment))
+    return changed(world, b, "orderDelete", "orders", [order.id])
   })
 ]
 

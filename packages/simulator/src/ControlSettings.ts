@@ -3,7 +3,7 @@
  * settings a test turns while it runs (faults, rate limits, webhook sender options).
  */
 import { Result } from "effect"
-import { RateLimitPatch, WebhookPatch } from "./ControlWire.ts"
+import { ApiSwitches, RateLimitPatch, WebhookPatch } from "./ControlWire.ts"
 import { big, ControlError, decode } from "./ControlRequest.ts"
 import { route, type Route } from "./ControlRouter.ts"
 import { faultView } from "./ControlViews.ts"
@@ -30,6 +30,13 @@ export const simulator: ReadonlyArray<Route> = [
     rateLimit: world.limiter.config,
     webhooks: world.webhooks.options
   })),
+  route("GET", "/_sim/settings", (world) => world.env.settings),
+  route("POST", "/_sim/settings", (world, req) => {
+    const patch = decode(ApiSwitches, req.body)
+    if (patch.strictCursors !== undefined) world.env.settings.strictCursors = patch.strictCursors
+    if (patch.messagesForm !== undefined) world.env.settings.messagesForm = patch.messagesForm
+    return world.env.settings
+  }),
   route("POST", "/_sim/reset", (world) => {
     world.reset()
     return { ok: true }

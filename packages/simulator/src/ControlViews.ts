@@ -40,16 +40,20 @@ export const businessView = (b: Business, counts: boolean): BusinessInfo<bigint>
     seed: b.catalog.seed,
     products: b.catalog.products,
     orders: b.catalog.orders,
-    payments: b.catalog.payments,
+    bills: b.catalog.bills,
+    customers: b.catalog.customers,
     bigIds: b.catalog.bigIds,
-    deletedRatio: b.catalog.deletedRatio
+    deletedRatio: b.catalog.deletedRatio,
+    historyDays: b.catalog.historyDays,
+    epoch: Math.floor(b.catalog.epochMs / 1000)
   },
   ...(counts
     ? {
       counts: {
         products: b.data.products.count(),
         orders: b.data.orders.count(),
-        payments: b.data.payments.count()
+        bills: b.data.bills.count(),
+        customers: b.data.customers.count()
       }
     }
     : {})

@@ -8,6 +8,7 @@
  * decimal strings. The answer shapes are therefore generic in the id type `I`, string by default.
  */
 import { Schema } from "effect"
+import { messagesForms } from "./ApiCall.ts"
 import { ORDER_STATUSES } from "./Catalog.ts"
 import type { FaultInput } from "./Faults.ts"
 import { type EventName, eventNames } from "./WebhookEvents.ts"
@@ -32,6 +33,7 @@ const Event = Schema.Literals(eventNames as ReadonlyArray<EventName>)
 const Ms = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 const Positive = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 const Ratio = Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 1 }))
+/** An order status code (docs/api-catalogue.md §3.2), e.g. 54 new, 59 in transit, 60 success. */
 const Status = Schema.Literals(ORDER_STATUSES)
 const opt = Schema.optionalKey
 
@@ -47,10 +49,12 @@ export const CreateBusiness = Schema.Struct({
   seed: opt(Schema.Int),
   products: opt(Count),
   orders: opt(Count),
-  payments: opt(Count),
+  bills: opt(Count),
+  customers: opt(Count),
   depots: opt(Depots),
   bigIds: opt(Schema.Boolean),
-  deletedRatio: opt(Ratio)
+  deletedRatio: opt(Ratio),
+  historyDays: opt(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 3650 })))
 })
 export const Settings = Schema.Struct({ apiEnabled: Schema.Boolean })
 export const AppRef = Schema.Struct({ appId: Id })
@@ -78,6 +82,7 @@ export const CreateOrder = Schema.Struct({
   appOrderId: opt(Schema.String),
   depotId: opt(Schema.Int),
   status: opt(Status),
+  saleChannel: opt(Schema.Int),
   customerName: opt(Schema.String),
   customerMobile: opt(Schema.String),
   products: opt(Schema.Array(Schema.Struct({ productId: Id, quantity: Schema.Int, price: opt(Schema.Finite) })))
@@ -87,10 +92,12 @@ export const OrderChanges = Schema.Struct({
   customerName: opt(Schema.String),
   customerMobile: opt(Schema.String)
 })
-export const CreatePayment = Schema.Struct({
-  orderId: Id,
-  amount: opt(Schema.Finite),
-  method: opt(Schema.Literals(["bankTransfer", "mobileWallet"]))
+/** Switches of the API's behaviour (`POST /_sim/settings`). */
+export const ApiSwitches = Schema.Struct({
+  /** Refuse cursors that are not the issued text (keys reordered), as a strict client test wants. */
+  strictCursors: opt(Schema.Boolean),
+  /** The form of `messages` in failures (docs/api-catalogue.md §11); "default" as each check words it. */
+  messagesForm: opt(Schema.Literals(messagesForms))
 })
 export const RawEvent = Schema.Struct({ businessId: Id, event: Event, data: Schema.Unknown })
 export const RateLimitPatch = Schema.Struct({
@@ -126,7 +133,7 @@ export type ProductChangesInput = typeof ProductChanges.Encoded
 export type InventoryChangeInput = typeof InventoryChange.Encoded
 export type CreateOrderInput = typeof CreateOrder.Encoded
 export type OrderChangesInput = typeof OrderChanges.Encoded
-export type CreatePaymentInput = typeof CreatePayment.Encoded
+export type ApiSwitchesInput = typeof ApiSwitches.Encoded
 
 // -- answers -------------------------------------------------------------------------------------
 
@@ -168,12 +175,16 @@ export interface BusinessInfo<I = string> {
     readonly seed: number
     readonly products: number
     readonly orders: number
-    readonly payments: number
+    readonly bills: number
+    readonly customers: number
     readonly bigIds: boolean
     readonly deletedRatio: number
+    readonly historyDays: number
+    /** Seeded times lie before this instant (unix seconds). */
+    readonly epoch: number
   }
   /** Live record counts (only from `GET /_sim/businesses/:id`). */
-  readonly counts?: { readonly products: number; readonly orders: number; readonly payments: number }
+  readonly counts?: { readonly products: number; readonly orders: number; readonly bills: number; readonly customers: number }
 }
 
 export interface TokenInfo<I = string> {

@@ -8,17 +8,20 @@
  * alphabetical order and include integer-like keys (which a JavaScript object would move to
  * the front), arrays, nesting, and integer literals above 2^53.
  *
- * The server checks that a cursor comes back exactly as issued (spec: Paginator rule 2): it
- * re-encodes the decoded position and compares it with the received text (whitespace
- * ignored). Anything else (an object reduced to a value, an array turned into an object, a
- * key lost or reordered, a big number rounded) is refused with a message saying what changed.
+ * By default a cursor is accepted when it is JSON-equal to the one issued (keys in any order),
+ * as the real service does: plain-JSON clients move integer-like keys to the front. Strict
+ * cursors (option, flag or control switch) insist on the issued text (Paginator rule 2): the
+ * decoded position is re-encoded and compared with the received text (whitespace ignored).
+ * Anything else (an object reduced to a value, an array turned into an object, a key lost, a
+ * big number rounded, and under strict cursors a key moved) is refused with a message saying
+ * what changed.
  */
 import * as Json from "@ocs/protocol/Json"
 import { minifyJson } from "./internal/Http.ts"
 import { fnv1a } from "./internal/Random.ts"
 import type { Seek, SortKey, SortValue } from "./Listing.ts"
 
-export type ShapeName = "object" | "array" | "nested" | "pair"
+export type ShapeName = "keyed" | "object" | "array" | "nested" | "pair"
 
 export interface CursorPosition {
   /** 1-based number of the page this cursor leads to. */
@@ -60,6 +63,10 @@ export const encode = (shape: ShapeName, position: CursorPosition, sig: string):
   const vs = values(position.seek.values)
   const id = String(position.seek.id)
   switch (shape) {
+    case "keyed":
+      // The documented `{"id":100}` with the rest beside it; "10" is the key a plain-JSON
+      // client moves to the front.
+      return `{"id":${id},"10":${page},"s":${sort},"v":${vs},"h":"${sig}"}`
     case "object":
       return `{"z":${id},"2":${page},"a":{"s":${sort},"v":${vs}},"h":"${sig}"}`
     case "array":
@@ -97,6 +104,8 @@ const position = (page: unknown, sort: unknown, vs: unknown, id: unknown): Curso
 
 const read = (shape: ShapeName, v: Json.JsonValue): Decoded | undefined => {
   switch (shape) {
+    case "keyed":
+      return isObj(v) ? decoded(position(v["10"], v["s"], v["v"], v["id"]), v["h"]) : undefined
     case "object": {
       if (!isObj(v) || !isObj(v["a"])) return undefined
       return decoded(position(v["2"], v["a"]["s"], v["a"]["v"], v["z"]), v["h"])

@@ -7,7 +7,9 @@
  * back as strings, numbers or bigints. A non-2xx answer rejects with `SimulatorControlError`.
  */
 import * as Json from "@ocs/protocol/Json"
+import type { ApiSettings } from "./ApiCall.ts"
 import type {
+  ApiSwitchesInput,
   AppInfo,
   BusinessInfo,
   CallEntry,
@@ -15,7 +17,6 @@ import type {
   CreateAppInput,
   CreateBusinessInput,
   CreateOrderInput,
-  CreatePaymentInput,
   CreateTokenInput,
   DeliveryEntry,
   DemoInfo,
@@ -44,6 +45,7 @@ export class SimulatorControlError extends Error {
 
 // The wire types have one home, ControlWire.ts (shared with the server); re-exported here
 // because `SimulatorControlTypes` (this module's types) is how users name them.
+export type { ApiSettings, MessagesForm } from "./ApiCall.ts"
 export type {
   AppInfo,
   BusinessInfo,
@@ -71,6 +73,8 @@ export interface LogQuery {
 type Wire = Record<string, unknown>
 
 const ID_KEYS = new Set(["appId", "businessId", "id", "productId", "orderId"])
+/** Keys of id lists: productDelete and orderDelete carry arrays of ids. */
+const ID_LIST_KEYS = new Set(["products", "orders"])
 
 /** Turns JSON integer ids into strings (recursively, for the keys that hold ids). */
 const stringIds = (value: unknown): any => {
@@ -78,7 +82,11 @@ const stringIds = (value: unknown): any => {
   if (typeof value !== "object" || value === null) return value
   const out: Wire = {}
   for (const [k, v] of Object.entries(value)) {
-    out[k] = ID_KEYS.has(k) && (typeof v === "number" || typeof v === "bigint") ? String(v) : stringIds(v)
+    out[k] = ID_KEYS.has(k) && (typeof v === "number" || typeof v === "bigint")
+      ? String(v)
+      : ID_LIST_KEYS.has(k) && Array.isArray(v) && v.every((x) => typeof x === "number" || typeof x === "bigint")
+      ? v.map(String)
+      : stringIds(v)
   }
   return out
 }
@@ -175,18 +183,15 @@ export class SimulatorControl {
     return this.request("POST", "/tokens/revoke", { accessToken })
   }
   /** App + business + token in one go. */
-  async createTenant(input: {
-    readonly products?: number
-    readonly orders?: number
-    readonly payments?: number
-    readonly bigIds?: boolean
-    readonly seed?: number
+  async createTenant(input: Omit<CreateBusinessInput, "businessId" | "apiEnabled" | "depots"> & {
     readonly permissions?: ReadonlyArray<string>
+    /** Depots granted to the token (the business has depots 1, 2 and 3 unless `businessDepots`). */
     readonly depots?: ReadonlyArray<number>
+    readonly businessDepots?: ReadonlyArray<number>
   } = {}): Promise<{ readonly app: AppInfo; readonly business: BusinessInfo; readonly token: TokenInfo }> {
     const app = await this.createApp()
-    const { permissions, depots, ...data } = input
-    const business = await this.createBusiness(data)
+    const { permissions, depots, businessDepots, ...data } = input
+    const business = await this.createBusiness({ ...data, ...(businessDepots === undefined ? {} : { depots: businessDepots }) })
     const token = await this.createToken({
       appId: app.appId,
       businessId: business.businessId,
@@ -203,7 +208,8 @@ export class SimulatorControl {
   updateProduct(businessId: Id, productId: Id, changes: ProductChangesInput): Promise<Changed<"product">> {
     return this.request("POST", `/businesses/${businessId}/products/${productId}/update`, changes)
   }
-  deleteProduct(businessId: Id, productId: Id): Promise<Changed<"product">> {
+  /** productDelete: the event carries an array of ids. */
+  deleteProduct(businessId: Id, productId: Id): Promise<Changed<"products", ReadonlyArray<string>>> {
     return this.request("POST", `/businesses/${businessId}/products/${productId}/delete`)
   }
   changeInventory(businessId: Id, changes: ReadonlyArray<InventoryChangeInput>): Promise<Changed<"products", ReadonlyArray<Wire>>> {
@@ -220,11 +226,9 @@ export class SimulatorControl {
   updateOrder(businessId: Id, orderId: Id, changes: OrderChangesInput): Promise<Changed<"order">> {
     return this.request("POST", `/businesses/${businessId}/orders/${orderId}/update`, changes)
   }
-  deleteOrder(businessId: Id, orderId: Id): Promise<Changed<"order">> {
+  /** orderDelete: the event carries an array of ids. */
+  deleteOrder(businessId: Id, orderId: Id): Promise<Changed<"orders", ReadonlyArray<string>>> {
     return this.request("POST", `/businesses/${businessId}/orders/${orderId}/delete`)
-  }
-  addPayment(businessId: Id, input: CreatePaymentInput): Promise<Changed<"payment">> {
-    return this.request("POST", `/businesses/${businessId}/payments`, { ...input, orderId: wireId(input.orderId) })
   }
   emitEvent(businessId: Id, event: EventName, data: unknown): Promise<{ readonly queued: number }> {
     return this.request("POST", "/events", { businessId: wireId(businessId), event, data })
@@ -278,6 +282,13 @@ export class SimulatorControl {
   }
   resetRateLimits(): Promise<RateLimitConfig> {
     return this.request("POST", "/rate-limits/reset")
+  }
+  /** The API's switches: strict cursors, the form of `messages`. */
+  apiSettings(): Promise<ApiSettings> {
+    return this.request("GET", "/settings")
+  }
+  setApiSettings(settings: ApiSwitchesInput): Promise<ApiSettings> {
+    return this.request("POST", "/settings", settings)
   }
   setWebhookOptions(settings: WebhookSettings): Promise<WebhookSettings> {
     return this.request("POST", "/webhook-options", settings)

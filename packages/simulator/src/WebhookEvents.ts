@@ -3,7 +3,10 @@
  * for the names: the sender, the control API's input schemas and the control client use them.
  */
 
-/** Event ids (spec: webhooksEnabled data). 101, 102, 110 and 202 are the spec's; the rest are ours. */
+/**
+ * The v3 events the simulator sends (docs/api-catalogue.md §10) and their ids: 101, 102, 110
+ * and 202 are documented; the rest are ours. paymentReceived was v2 only and is not sent.
+ */
 export const EVENT_IDS = {
   productAdd: 101,
   productUpdate: 102,
@@ -11,8 +14,7 @@ export const EVENT_IDS = {
   inventoryChange: 110,
   orderAdd: 201,
   orderUpdate: 202,
-  orderDelete: 203,
-  paymentReceived: 301
+  orderDelete: 203
 } as const
 
 export type EventName = keyof typeof EVENT_IDS

@@ -4,6 +4,7 @@
  * returns it to its state at start (same seed, same demo ids and token).
  */
 import type { ApiEnv } from "./Api.ts"
+import type { MessagesForm } from "./ApiCall.ts"
 import { type Business, Registry, type Token } from "./Auth.ts"
 import { CallLog } from "./CallLog.ts"
 import type { CatalogOptions } from "./Catalog.ts"
@@ -22,10 +23,13 @@ export interface DataOptions {
   readonly seed?: number | undefined
   readonly products?: number | undefined
   readonly orders?: number | undefined
-  readonly payments?: number | undefined
+  readonly bills?: number | undefined
+  readonly customers?: number | undefined
   readonly depots?: ReadonlyArray<number> | undefined
   readonly bigIds?: boolean | undefined
   readonly deletedRatio?: number | undefined
+  /** Days back over which seeded orders and bills are spread (default 120). */
+  readonly historyDays?: number | undefined
 }
 
 export interface SimulatorOptions extends DataOptions {
@@ -43,14 +47,19 @@ export interface SimulatorOptions extends DataOptions {
   readonly webhooks?: WebhookPatch | undefined
   /** HTTP status per errorCode for API failures (default: 200 for all). */
   readonly errorHttpStatus?: { readonly [errorCode: string]: number } | undefined
-  /** Refuse cursors whose object keys were reordered (default true). */
-  readonly strictCursorKeyOrder?: boolean | undefined
+  /**
+   * Refuse cursors that are JSON-equal to the one issued but not the same text, e.g. with
+   * keys reordered (default false: the real service accepts them).
+   */
+  readonly strictCursors?: boolean | undefined
+  /** The form of `messages` in failures (default: as each check words it). */
+  readonly messagesForm?: MessagesForm | undefined
   readonly callLogLimit?: number | undefined
   readonly deliveryLogLimit?: number | undefined
   readonly maxBodyBytes?: number | undefined
   /** Lifetime of tokens created without an expiry (spec: one year). */
   readonly tokenLifetimeMs?: number | undefined
-  /** Seeded updatedAt values fall in the year before this instant (default 2025-01-01). */
+  /** Seeded times lie before this instant (default: the current hour, when the simulator starts). */
   readonly epochMs?: number | undefined
 }
 
@@ -61,7 +70,9 @@ export const defaultData = {
   seed: 1,
   products: 1000,
   orders: 200,
-  payments: 100,
+  bills: 100,
+  customers: 50,
+  historyDays: 120,
   depots: [1, 2, 3] as ReadonlyArray<number>,
   bigIds: false,
   deletedRatio: 0.01
@@ -77,6 +88,8 @@ export class World {
   readonly faults: Faults
   readonly webhooks: Webhooks
   readonly env: ApiEnv
+  /** Seeded times lie before this instant; fixed at start so that reset gives the same data. */
+  readonly epochMs: number
   demo: { appId: string; businessId: string; accessToken: string; verifyToken: string } | undefined
   posBaseUrl = ""
   vpageBaseUrl = ""
@@ -85,6 +98,7 @@ export class World {
   constructor(options: SimulatorOptions) {
     this.options = options
     this.seed = options.seed ?? defaultData.seed
+    this.epochMs = options.epochMs ?? Math.floor(Date.now() / 3_600_000) * 3_600_000
     this.registry = new Registry(this.seed)
     this.limiter = new RateLimiter({ ...defaultRateLimitConfig, ...options.rateLimit })
     this.calls = new CallLog(options.callLogLimit ?? 200_000)
@@ -98,7 +112,7 @@ export class World {
       webhooks: this.webhooks,
       now: this.now,
       cursorSecret: `ocs-sim-${this.seed}`,
-      strictCursorKeyOrder: options.strictCursorKeyOrder ?? true,
+      settings: { strictCursors: options.strictCursors ?? false, messagesForm: options.messagesForm ?? "default" },
       errorHttpStatus: options.errorHttpStatus ?? {}
     }
     this.seedDemo()
@@ -123,11 +137,13 @@ export class World {
       seed: data.seed ?? this.seed,
       products: data.products ?? defaultData.products,
       orders: data.orders ?? defaultData.orders,
-      payments: data.payments ?? defaultData.payments,
+      bills: data.bills ?? defaultData.bills,
+      customers: data.customers ?? defaultData.customers,
       depots: data.depots ?? defaultData.depots,
       bigIds: data.bigIds ?? defaultData.bigIds,
       deletedRatio: data.deletedRatio ?? defaultData.deletedRatio,
-      epochMs: this.options.epochMs ?? Date.UTC(2025, 0, 1)
+      epochMs: this.epochMs,
+      historyDays: data.historyDays ?? this.options.historyDays ?? defaultData.historyDays
     }
   }
 
@@ -184,6 +200,8 @@ export class World {
     this.limiter.configure({ ...defaultRateLimitConfig, ...this.options.rateLimit })
     this.calls.clear()
     this.faults.clear()
+    this.env.settings.strictCursors = this.options.strictCursors ?? false
+    this.env.settings.messagesForm = this.options.messagesForm ?? "default"
     this.seedDemo()
   }
 

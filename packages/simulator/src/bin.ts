@@ -16,7 +16,17 @@ const simulator = Command.make("ocs-simulator", {
   seed: Flag.Int("seed").pipe(Flag.withDescription("Seed of all generated data"), Flag.withDefault(1)),
   products: Flag.Int("products").pipe(Flag.withDescription("Products of the demo business (up to 1000000)"), Flag.withDefault(1000)),
   orders: Flag.Int("orders").pipe(Flag.withDescription("Orders of the demo business"), Flag.withDefault(200)),
-  payments: Flag.Int("payments").pipe(Flag.withDescription("Payments of the demo business"), Flag.withDefault(100)),
+  bills: Flag.Int("bills").pipe(Flag.withDescription("Bills of the demo business"), Flag.withDefault(100)),
+  customers: Flag.Int("customers").pipe(Flag.withDescription("Customers of the demo business"), Flag.withDefault(50)),
+  historyDays: Flag.Int("history-days").pipe(Flag.withDescription("Days back over which orders and bills are spread"), Flag.withDefault(120)),
+  strictCursors: Flag.Boolean("strict-cursors").pipe(
+    Flag.withDescription("Refuse cursors that are not the issued text (e.g. keys reordered by a plain-JSON client)"),
+    Flag.withDefault(false)
+  ),
+  messagesForm: Flag.Literals("messages-form", ["default", "string", "array", "object"]).pipe(
+    Flag.withDescription("Form of `messages` in failures"),
+    Flag.withDefault("default" as const)
+  ),
   bigIds: Flag.Boolean("big-ids").pipe(Flag.withDescription("Ids above 2^53 (JSON integer literals)"), Flag.withDefault(false)),
   rateLimit: Flag.Int("rate-limit").pipe(Flag.withDescription("Calls per window per appId+businessId+URL"), Flag.withDefault(150)),
   rateWindow: Flag.Finite("rate-window").pipe(Flag.withDescription("Rate window in seconds (fractions allowed)"), Flag.withDefault(30)),
@@ -30,7 +40,11 @@ const simulator = Command.make("ocs-simulator", {
       seed: flags.seed,
       products: flags.products,
       orders: flags.orders,
-      payments: flags.payments,
+      bills: flags.bills,
+      customers: flags.customers,
+      historyDays: flags.historyDays,
+      strictCursors: flags.strictCursors,
+      messagesForm: flags.messagesForm,
       bigIds: flags.bigIds,
       rateLimit: { enabled: !flags.noRateLimit, limit: flags.rateLimit, windowMs, lockMs: windowMs, lockGrowthMs: windowMs / 2 }
     })

@@ -19,4 +19,5 @@ export type { DemoInfo, RunningSimulator, SimulatorHandle, SimulatorOptions } fr
 export { SimulatorControl, SimulatorControlError } from "./SimulatorControl.ts"
 export type * as SimulatorControlTypes from "./SimulatorControl.ts"
 export { EVENT_IDS } from "./Webhooks.ts"
-export { DEPRECATION_ORDER_PRIVATE_ID } from "./Api.ts"
+export { DEPRECATION_ORDER_PRIVATE_ID } from "./Listers.ts"
+export { RATE_LIMIT_MESSAGE } from "./Api.ts"

@@ -16,7 +16,7 @@ describe("authentication and request checks", () => {
 
   it("accepts the demo tenant on both service families", async () => {
     const pos = await call(sim, demo, "product/list", {})
-    const vpage = await call(sim, demo, "product/list", {}, { family: "vpage" })
+    const vpage = await call(sim, demo, "page/list", {}, { family: "vpage" })
     assert.strictEqual(pos.json.code, 1)
     assert.strictEqual(vpage.json.code, 1)
     assert.strictEqual(pos.status, 200)
@@ -72,13 +72,23 @@ describe("authentication and request checks", () => {
       depots: [1]
     })
     const who2 = { ...who, accessToken: full.accessToken }
-    assert.strictEqual(await errorCode(who2, "inventory/list", { filters: { depotId: 2 } }), "ERR_INVALID_DEPOT_ID")
-    assert.strictEqual(await errorCode(who2, "order/list", { filters: { depotId: 3 } }), "ERR_INVALID_DEPOT_ID")
-    assert.strictEqual((await call(sim, who2, "inventory/list", { filters: { depotId: 1 } })).json.code, 1)
-    // orders of depots not granted are not listed
-    const orders = await call(sim, who2, "order/list", { paginator: { size: 100 } })
+    assert.strictEqual(await errorCode(who2, "product/inventory", { filters: { depotIds: [2] } }), "ERR_INVALID_DEPOT_ID")
+    assert.strictEqual(await errorCode(who2, "order/list", { filters: { depotIds: [3] } }), "ERR_INVALID_DEPOT_ID")
+    assert.strictEqual(await errorCode(who2, "bill/list", { filters: { depotIds: [1, 2] } }), "ERR_403")
+    const stock = await call(sim, who2, "product/inventory", { filters: { depotIds: [1] } })
+    assert.strictEqual(stock.json.code, 1)
+    assert.deepStrictEqual(stock.json.data[0].inventory.depots.map((d: { id: number }) => d.id), [1])
+    // orders of depots not granted are not listed; stock totals cover granted depots only
+    const orders = await call(sim, who2, "order/list", { filters: { ids: Array.from({ length: 20 }, (_, i) => 500001 + i) }, paginator: { size: 100 } })
     assert.isTrue(orders.json.data.length > 0)
-    assert.isTrue(orders.json.data.every((o: { depotId: number }) => o.depotId === 1))
+    assert.isTrue(orders.json.data.every((o: { info: { depotId: number } }) => o.info.depotId === 1))
+    const products = await call(sim, who2, "product/list", { paginator: { size: 1 } })
+    const inventory = products.json.data[0].inventory
+    assert.deepStrictEqual(inventory.depots.map((d: { id: number }) => d.id), [1])
+    assert.strictEqual(inventory.remain, inventory.depots[0].remain)
+    // business reads need no permission; the token's depots only
+    const depots = await call(sim, who, "business/depot", {})
+    assert.deepStrictEqual(depots.json.data.map((d: { id: number }) => d.id), [1])
   })
 
   it("answers ERR_INVALID_DATA for a body that is not JSON", async () => {
@@ -90,6 +100,9 @@ describe("authentication and request checks", () => {
   it("answers 404 for unknown operations and versions", async () => {
     assert.strictEqual((await call(sim, demo, "product/fly", {})).status, 404)
     assert.strictEqual((await call(sim, demo, "product/list", {}, { version: "2.0" })).status, 404)
-    assert.strictEqual((await call(sim, demo, "payment/list", {}, { family: "vpage" })).status, 404)
+    // the invented operations are gone; a POS read is not served on Vpage
+    assert.strictEqual((await call(sim, demo, "payment/list", {})).status, 404)
+    assert.strictEqual((await call(sim, demo, "inventory/list", {})).status, 404)
+    assert.strictEqual((await call(sim, demo, "product/list", {}, { family: "vpage" })).status, 404)
   })
 })

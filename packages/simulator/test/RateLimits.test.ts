@@ -25,7 +25,7 @@ describe("rate limits (compressed window)", () => {
     assert.isTrue(ok.every((r) => r.json.code === 1))
     const over = await call(sim, who, "product/list", {})
     assert.strictEqual(over.json.errorCode, "ERR_429")
-    assert.isString(over.json.message)
+    assert.strictEqual(over.json.message, "Your app exceeded the API Rate Limit")
     assert.isUndefined(over.json.messages)
     assert.isTrue(Number.isInteger(over.json.data.lockedSeconds) && over.json.data.lockedSeconds >= 1)
     const lockEnd = (await sim.control.rateLimits()).locks[0]!.lockedUntilMs

@@ -73,11 +73,40 @@ describe("webhooks", () => {
     assert.match(add.body, new RegExp(`^\\{"event":"productAdd","businessId":${t.who.businessId},"webhooksVerifyToken":"secret","data":\\{`))
     assert.strictEqual(add.json.data.appProductId, "w1")
     assert.strictEqual(events(r, "productUpdate").length, 0)
-    assert.strictEqual(events(r, "inventoryChange")[0]!.json.data.products.length, 2)
+    // v3: inventoryChange is an array of items, each with every depot's stock
+    const stock = events(r, "inventoryChange")[0]!.json.data
+    assert.isArray(stock)
+    assert.deepStrictEqual(stock.map((i: { id: number }) => i.id), [100002, 100003])
+    assert.strictEqual(stock[0].depots.find((d: { id: number }) => d.id === 1).remain, 5)
+    assert.strictEqual(stock[1].depots.find((d: { id: number }) => d.id === 2).remain, 7)
+    // v3: the order nested as order/list writes it, status a numeric code (54 new)
     const order = events(r, "orderAdd")[0]!.json.data
-    assert.strictEqual(order.customerName, "Ada")
-    assert.strictEqual(order.customerMobile, "0911")
+    assert.strictEqual(order.shippingAddress.name, "Ada")
+    assert.strictEqual(order.shippingAddress.mobile, "0911")
+    assert.strictEqual(order.info.status, 54)
     assert.strictEqual(order.products.length, 1)
+    assert.strictEqual(order.products[0].productId, 100002)
+  })
+
+  it("sends v3 deletions as arrays of ids and product changes as product objects", async () => {
+    const t = await tenant()
+    const r = await hook()
+    await sim.control.enableWebhooks(t.app.appId, { callbackUrl: r.url })
+    await sim.control.updateProduct(t.who.businessId, "100004", { price: 77000 })
+    const gone = await sim.control.deleteProduct(t.who.businessId, "100004")
+    assert.deepStrictEqual(gone.products, ["100004"])
+    const order = await sim.control.addOrder(t.who.businessId, { products: [{ productId: "100005", quantity: 1 }] })
+    const orderId = (order.order as { info: { id: string } }).info.id
+    await sim.control.updateOrder(t.who.businessId, orderId, { status: 59 })
+    await sim.control.deleteOrder(t.who.businessId, orderId)
+    await sim.control.drainDeliveries()
+    const update = events(r, "productUpdate")[0]!.json.data
+    assert.strictEqual(update.id, 100004)
+    assert.strictEqual(update.prices.retail, 77000)
+    assert.strictEqual(update.category.id, update.categoryId)
+    assert.deepStrictEqual(events(r, "productDelete")[0]!.json.data, [100004])
+    assert.strictEqual(events(r, "orderUpdate")[0]!.json.data.info.status, 59)
+    assert.match(events(r, "orderDelete")[0]!.body, new RegExp(`"data":\\[${orderId}\\]\\}$`))
   })
 
   it("sends events only for businesses that granted the app", async () => {

@@ -32,7 +32,7 @@ const scenario = async (tenants: number, limit: number, windowMs: number, window
   try {
     const access: Array<ReturnType<typeof tenantAccess>> = []
     for (let i = 0; i < tenants; i++) {
-      const t = await sim.control.createTenant({ products: limit * (windows + 2), orders: 0, payments: 0 })
+      const t = await sim.control.createTenant({ products: limit * (windows + 2), orders: 0 })
       access.push(tenantAccess(t.app.appId, t.business.businessId, t.token.accessToken))
     }
     const op = Operation.productList

@@ -173,6 +173,28 @@ describe("CommerceClient against the simulator", () => {
       assert.strictEqual((yield* Effect.flip(client.call(tenant, Operation.productList, {})))._tag, "InvalidAccessToken")
     }).pipe(Effect.provide(layerFor({ events: [] }))), 60_000)
 
+  it.live("reads failures in every documented form of messages; a Forbidden is not retried, whatever the form", () =>
+    Effect.gen(function*() {
+      const tenant = yield* Effect.promise(() => newTenant(10, { permissions: ["product"] }))
+      const client = yield* CommerceClient
+      for (const form of ["string", "array", "object", "default"] as const) {
+        yield* Effect.promise(() => sim.control.setApiSettings({ messagesForm: form }))
+        const since = (yield* Effect.promise(() => sim.control.calls({ limit: 1 }))).lastSeq
+        const forbidden = yield* Effect.flip(client.call(tenant, Operation.orderList, {}))
+        assert.strictEqual(forbidden._tag, "Forbidden", form)
+        assert.match(forbidden.message, /permission for order/, form)
+        const form400 = yield* Effect.flip(client.call(tenant, Operation.productList, { paginator: { size: 1000 } }))
+        assert.strictEqual(form400._tag, "InvalidFormFields", form)
+        assert.match(form400.message, /paginator\.size/, form)
+        if (form400._tag === "InvalidFormFields" && (form === "object" || form === "default")) assert.property(form400.fields, "paginator.size")
+        const { calls } = yield* Effect.promise(() => sim.control.calls({ since, appId: tenant.appId }))
+        assert.strictEqual(calls.length, 2, `${form}: each failure answered once, never retried`)
+      }
+    }).pipe(
+      Effect.ensuring(Effect.promise(() => sim.control.setApiSettings({ messagesForm: "default" }))),
+      Effect.provide(layerFor({ events: [] }))
+    ), 60_000)
+
   it.live("transient failures follow a capped, jittered exponential backoff up to maxAttempts; 429 waits are bounded apart", () =>
     Effect.gen(function*() {
       const events: Array<TransportEvent> = []

@@ -1,6 +1,8 @@
 /**
  * low-stock-alert: when a product's stock (per depot) crosses below its threshold, store an
- * alert record in the plugin's key-value store and POST it to a configured webhook URL.
+ * alert record in the plugin's key-value store and POST it to a configured webhook URL. Stock
+ * comes from inventoryChange webhooks and product/inventory pulls, one level per product and
+ * depot (docs/api-catalogue.md §2.2, §10).
  *
  * Only a crossing alerts: the last state per product and depot is kept (`level:<product>:<depot>`),
  * so further events below the threshold stay quiet until the stock rises to the threshold or
@@ -17,8 +19,12 @@ export const Config = Schema.Struct({
   defaultThreshold: Schema.Finite,
   /** Per product id. */
   thresholds: Schema.optional(Schema.Record(Schema.String, Schema.Finite)),
-  /** Which stock field to watch (default "quantity"). */
-  field: Schema.optional(Schema.Literals(["quantity", "available"]))
+  /**
+   * Which stock figure to watch: "quantity" (default) is the stock on hand, the API's `remain`;
+   * "available" is what can still be sold (on hand minus what orders hold). "remain" is accepted
+   * as the API's own name for "quantity".
+   */
+  field: Schema.optional(Schema.Literals(["quantity", "remain", "available"]))
 })
 export type Config = typeof Config.Type
 
@@ -40,8 +46,9 @@ interface Level {
   readonly quantity: number
 }
 
-const toNumber = (u: unknown): number | undefined =>
-  typeof u === "number" ? u : typeof u === "bigint" ? Number(u) : typeof u === "string" && u.trim() !== "" && Number.isFinite(Number(u)) ? Number(u) : undefined
+/** The figure a level carries for the configured field (v3 names stock on hand `remain`). */
+const figure = (level: Records.StockLevel, field: Config["field"]): number | undefined =>
+  Records.toNumber(field === "available" ? level.available : level.remain)
 
 export default definePlugin({
   name: "low-stock-alert",
@@ -52,12 +59,11 @@ export default definePlugin({
   retry: { maxAttempts: 5, baseDelayMillis: 500 },
   handle: (event, ctx) =>
     Effect.gen(function*() {
-      const items: ReadonlyArray<Records.StockLevel> = event._tag === "InventoryChanged" ? event.items : [event.item]
-      for (const item of items) {
-        const productId = Records.recordId(item, "productId") ?? Records.recordId(item, "id")
-        const quantity = toNumber(item[ctx.config.field ?? "quantity"])
-        if (productId === undefined || quantity === undefined) continue
-        const depotId = Records.recordId(item, "depotId") ?? ""
+      // One level per product and depot the event names ("" for a product's totals).
+      for (const level of event.items) {
+        const { productId, depotId } = level
+        const quantity = figure(level, ctx.config.field)
+        if (quantity === undefined) continue
         const threshold = ctx.config.thresholds?.[productId] ?? ctx.config.defaultThreshold
         const stateKey = `level:${productId}:${depotId}`
         const previous = Option.getOrUndefined(yield* ctx.kv.get(stateKey)) as Level | undefined

@@ -2,15 +2,18 @@
  * order-forwarder: every OrderAdded / OrderUpdated becomes an HMAC-SHA256-signed POST to a
  * configured URL.
  *
- * Request: `POST <url>`, JSON body `{ id, type, timestamp, appId, businessId, appOrderId, order }`
- * (the order exactly as received, large ids digit for digit), headers:
+ * Request: `POST <url>`, JSON body `{ id, type, timestamp, appId, businessId, orderId, appOrderId,
+ * summary, order }`: `order` exactly as received (nested v3 `info`/`channel`/`products`/..., large
+ * ids digit for digit), `summary` the fields receivers usually route on, read once with
+ * `Records.orderSummary` (status and sale channel codes, depot, customer, total, line count).
+ * Headers:
  * - `x-ocs-signature: sha256=<hex HMAC-SHA256 of the exact body bytes with the shared secret>`
  * - `x-ocs-timestamp: <ms>` (also in the signed body, so it cannot be altered)
  * - `idempotency-key: <event id>` and `x-ocs-event-id` (the same on every retry and redelivery)
  * A non-2xx answer or a timeout fails the attempt: the runtime retries with backoff, then
  * dead-letters the event (re-drivable).
  */
-import { definePlugin, Effect, Json, Schema } from "@ocs/plugin-sdk"
+import { definePlugin, Effect, Json, Records, Schema } from "@ocs/plugin-sdk"
 import * as NodeCrypto from "node:crypto"
 
 export const Config = Schema.Struct({
@@ -49,13 +52,24 @@ export default definePlugin({
   handle: (event, ctx) =>
     Effect.gen(function*() {
       const timestamp = Date.now()
+      const s = Records.orderSummary(event.order)
       const body = Json.stringify({
         id: ctx.eventId,
         type: event._tag,
         timestamp,
         appId: event.appId,
         businessId: event.businessId,
-        appOrderId: event.appOrderId ?? null,
+        orderId: s.id ?? null,
+        appOrderId: s.appOrderId ?? null,
+        summary: {
+          status: s.status ?? null,
+          saleChannel: s.saleChannel ?? null,
+          depotId: s.depotId ?? null,
+          customerName: s.customerName ?? null,
+          customerMobile: s.customerMobile ?? null,
+          total: s.total,
+          lineCount: s.lineCount
+        },
         order: event.order
       })
       yield* ctx.http.request({
@@ -71,6 +85,6 @@ export default definePlugin({
           "x-ocs-event-id": ctx.eventId
         }
       })
-      yield* ctx.log.info("order forwarded", { orderId: String(event.order.id ?? ""), attempt: ctx.attempt })
+      yield* ctx.log.info("order forwarded", { orderId: s.id ?? "", attempt: ctx.attempt })
     })
 })

@@ -38,8 +38,13 @@ describe("order-forwarder", () => {
   it.live("POSTs a signed order the receiver verifies; retries a 500 until it succeeds, with one idempotency key", () =>
     Effect.gen(function*() {
       const server = yield* receiver([500, 500, 200])
-      // A large id must travel digit for digit.
-      const events = webhook("orderAdd", { id: 9007199254740993n, appOrderId: "A-1", customerName: "Lan" })
+      // A v3 order, nested; a large id must travel digit for digit.
+      const events = webhook("orderAdd", {
+        info: { id: 9007199254740993n, status: 54, depotId: 3, createdAt: 1714557600 },
+        channel: { appOrderId: "A-1", saleChannel: 42 },
+        shippingAddress: { name: "Lan", mobile: "0901" },
+        products: [{ productId: 7, quantity: 2, price: 150000 }, { productId: 8, quantity: 1, price: 99000, discount: 9000 }]
+      })
       const report = yield* runPlugin(forwarder, {
         config: { url: server.url, secret: SECRET },
         events,
@@ -53,10 +58,14 @@ describe("order-forwarder", () => {
       const keys = new Set(server.received.map((r) => r.headers["idempotency-key"]))
       assert.deepStrictEqual([...keys], [events[0]!.id])
       const last = server.received[2]!
-      assert.include(last.body, '"order":{"id":"9007199254740993"')
-      const body = JSON.parse(last.body) as { type: string; timestamp: number; appOrderId: string }
+      assert.include(last.body, '"order":{"info":{"id":9007199254740993,')
+      const body = JSON.parse(last.body) as { type: string; timestamp: number; orderId: string; appOrderId: string; summary: Record<string, unknown> }
       assert.strictEqual(body.type, "OrderAdded")
+      assert.strictEqual(body.orderId, "9007199254740993")
       assert.strictEqual(body.appOrderId, "A-1")
+      assert.deepStrictEqual(body.summary, {
+        status: "54", saleChannel: "42", depotId: "3", customerName: "Lan", customerMobile: "0901", total: 390000, lineCount: 2
+      })
       assert.strictEqual(String(body.timestamp), last.headers[TIMESTAMP_HEADER])
     }).pipe(Effect.scoped))
 
@@ -65,7 +74,7 @@ describe("order-forwarder", () => {
       const server = yield* receiver([200])
       const report = yield* runPlugin(forwarder, {
         config: { url: server.url, secret: "not-the-shared-secret" },
-        events: webhook("orderUpdate", { id: 5 }),
+        events: webhook("orderUpdate", { info: { id: 5, status: 60 } }),
         http: "live"
       })
       assert.strictEqual(server.received.length, 1)

@@ -6,7 +6,7 @@
  * parts a plugin usually needs: a config schema, typed events, the KV store, outbound HTTP and
  * the event id for idempotency.
  */
-import { definePlugin, Effect, Option, Schema } from "@ocs/plugin-sdk"
+import { definePlugin, Effect, Option, Records, Schema } from "@ocs/plugin-sdk"
 
 export const Config = Schema.Struct({
   milestone: Schema.Int.check(Schema.isGreaterThan(0)),
@@ -21,7 +21,9 @@ export default definePlugin({
   config: Config,
   handle: (event, ctx) =>
     Effect.gen(function*() {
-      const mobile = event.order.customerMobile
+      // Orders arrive nested as the API sends them; orderSummary reads the customer's mobile from
+      // `shippingAddress` (or the flat v2 field).
+      const mobile = Records.orderSummary(event.order).customerMobile
       if (mobile === undefined) return
       // At-least-once delivery: remember which events were counted, so a redelivery is harmless.
       if (Option.isSome(yield* ctx.kv.get(`seen:${ctx.eventId}`))) return

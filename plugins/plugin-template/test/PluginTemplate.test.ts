@@ -9,7 +9,9 @@ import { Effect } from "@ocs/plugin-sdk"
 import { runPlugin, webhook } from "@ocs/plugin-sdk/testing"
 import template from "../src/index.ts"
 
-const order = (id: number, customerMobile: string) => webhook("orderAdd", { id, customerMobile })
+/** A v3 orderAdd: the order nested as the service sends it. */
+const order = (id: number, mobile: string) =>
+  webhook("orderAdd", { info: { id, status: 54 }, shippingAddress: { name: "Lan", mobile }, products: [{ productId: 1, quantity: 1, price: 10 }] })
 
 describe("plugin-template", () => {
   it.effect("notifies once when a customer reaches the milestone", () =>

@@ -19,7 +19,7 @@ let t: Tenant
 reliabilitySuite({
   simFlags: ["--rate-window", "3", "--products", "5"],
   setup: async (s) => {
-    t = await s.tenant({ products: 5, orders: 0, payments: 0 })
+    t = await s.tenant({ products: 5, orders: 0 })
     server = s.server("ocs-rel-authflood-", {
       tenants: [t],
       extra: { webhooks: { silenceAlertSeconds: 3600, trustedProxies: ["127.0.0.1"], authFailures: { limit: 20, windowSeconds: 60 } } }

@@ -16,7 +16,7 @@ const tenants: Array<Tenant> = []
 const suite = reliabilitySuite({
   simFlags: ["--rate-window", "3", "--products", "10"],
   setup: async (s) => {
-    for (let i = 0; i < 4; i++) tenants.push(await s.tenant({ products: 30, orders: 3, payments: 0 }))
+    for (let i = 0; i < 4; i++) tenants.push(await s.tenant({ products: 30, orders: 3 }))
   }
 })
 
@@ -101,7 +101,7 @@ describe("crash: SIGKILL during ingestion, projection and a sync page", () => {
 
     // 3. SIGKILL during a large full sync (compressed rate window), then resume.
     await server.start()
-    const bt = await suite.tenant({ products: BIG_PRODUCTS, orders: 0, payments: 0 })
+    const bt = await suite.tenant({ products: BIG_PRODUCTS, orders: 0 })
     const added = await addTenant(server.url, bt)
     assert.strictEqual(added.app.status, 201)
     assert.strictEqual(added.tenant.status, 201)

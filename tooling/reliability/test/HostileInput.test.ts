@@ -20,8 +20,8 @@ const suite = reliabilitySuite({
   simFlags: ["--rate-window", "3", "--products", "10"],
   setup: async (s) => {
     // `t` takes the hostile webhooks; `other` is the one whose syncs meet malformed responses.
-    t = await s.tenant({ products: 5, orders: 0, payments: 0 })
-    other = await s.tenant({ products: 250, orders: 0, payments: 0 })
+    t = await s.tenant({ products: 5, orders: 0 })
+    other = await s.tenant({ products: 250, orders: 0 })
     // Throttling off: every hostile body comes from 127.0.0.1, and each must get the answer
     // its class calls for (AuthFlood.test.ts covers the throttle).
     server = s.server("ocs-rel-hostile-", { tenants: [t, other], extra: { webhooks: { silenceAlertSeconds: 3600, authFailures: { limit: 0, windowSeconds: 60 } } } })

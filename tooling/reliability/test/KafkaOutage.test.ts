@@ -31,7 +31,7 @@ const suite = reliabilitySuite({
   simFlags: ["--rate-window", "3", "--products", "10"],
   setup: async (s) => {
     for (let i = 0; i < 4; i++) {
-      const t = await s.tenant({ products: 5, orders: 0, payments: 0 })
+      const t = await s.tenant({ products: 5, orders: 0 })
       tenants.push(t)
       simProducts.set(t.appId, (await s.control.business(t.businessId)).counts?.products ?? 5)
     }

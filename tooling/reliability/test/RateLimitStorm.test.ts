@@ -19,8 +19,8 @@ const suite = reliabilitySuite({
   simFlags: ["--products", "10"],
   setup: async (s) => {
     await s.control.setRateLimits({ limit: 150, windowMs: 2000, lockMs: 2000, lockGrowthMs: 1000, operations: { "product/list": { limit: 6 } } })
-    for (let i = 0; i < STORM; i++) storm.push(await s.tenant({ products: STORM_PRODUCTS, orders: 0, payments: 0 }))
-    for (let i = 0; i < QUIET; i++) quiet.push(await s.tenant({ products: 40, orders: 0, payments: 0 }))
+    for (let i = 0; i < STORM; i++) storm.push(await s.tenant({ products: STORM_PRODUCTS, orders: 0 }))
+    for (let i = 0; i < QUIET; i++) quiet.push(await s.tenant({ products: 40, orders: 0 }))
     await s.control.addFault({ kind: "skewUnlockedAt", appId: storm[0]!.appId, seconds: 1 })
   }
 })

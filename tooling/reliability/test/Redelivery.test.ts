@@ -15,7 +15,7 @@ let t: Tenant
 const suite = reliabilitySuite({
   simFlags: ["--rate-window", "3", "--products", "10"],
   setup: async (s) => {
-    t = await s.tenant({ products: 40, orders: 4, payments: 0 })
+    t = await s.tenant({ products: 40, orders: 4 })
   }
 })
 
@@ -82,11 +82,11 @@ describe("redelivery and reordering from the simulator's sender", () => {
     const orders = new Map<string, any>()
     for (let k = 0; k < 5; k++) {
       const o = (await suite.control.addOrder(t.businessId, { customerName: `Redelivery ${k}`, customerMobile: "0911", products: [{ productId: touched[k]!, quantity: 1 }] })).order as any
-      orders.set(String(o.id), o)
+      orders.set(String(o.info.id), o)
     }
     for (const [i, id] of [...orders.keys()].entries()) {
-      orders.set(id, (await suite.control.updateOrder(t.businessId, id, { status: "shipping" })).order)
-      if (i % 2 === 0) orders.set(id, (await suite.control.updateOrder(t.businessId, id, { status: "completed", customerName: `Done ${i}` })).order)
+      orders.set(id, (await suite.control.updateOrder(t.businessId, id, { status: 59 })).order)
+      if (i % 2 === 0) orders.set(id, (await suite.control.updateOrder(t.businessId, id, { status: 60, customerName: `Done ${i}` })).order)
     }
     assert.isTrue((await suite.control.drainDeliveries(60_000)).idle, "every delivery finished")
 
@@ -122,17 +122,17 @@ describe("redelivery and reordering from the simulator's sender", () => {
       for (const id of touched) {
         const expected = await suite.control.product(t.businessId, id) as any
         const got = (await admin(url, `/admin/tenants/${t.appId}/${t.businessId}/products/${id}`)).body
-        if (got.name !== expected.name || Number(got.price) !== Number(expected.price)) mismatches.push(`product ${id}: ${got.name}/${got.price} vs ${expected.name}/${expected.price}`)
+        if (got.name !== expected.name || Number(got.price) !== Number(expected.prices.retail)) mismatches.push(`product ${id}: ${got.name}/${got.price} vs ${expected.name}/${expected.prices.retail}`)
       }
       for (const [id, q] of stock) {
         const levels = (await admin(url, `/admin/tenants/${t.appId}/${t.businessId}/inventory?productId=${id}`)).body.items as Array<any>
-        if (!levels.some((l) => String(l.depotId) === "1" && Number(l.quantity) === q)) mismatches.push(`stock ${id}: ${JSON.stringify(levels)} vs ${q}`)
+        if (!levels.some((l) => String(l.depotId) === "1" && Number(l.remain) === q)) mismatches.push(`stock ${id}: ${JSON.stringify(levels)} vs ${q}`)
       }
       const gone = await admin(url, `/admin/tenants/${t.appId}/${t.businessId}/products/${deleted}`)
       if (!(gone.status === 404 || gone.body.deleted === true)) mismatches.push(`product ${deleted} not deleted`)
       for (const [id, o] of orders) {
         const got = await admin(url, `/admin/tenants/${t.appId}/${t.businessId}/orders/${id}`)
-        if (got.status !== 200 || got.body.status !== o.status || got.body.customerName !== o.customerName) mismatches.push(`order ${id}: ${got.body.status}/${got.body.customerName} vs ${o.status}/${o.customerName}`)
+        if (got.status !== 200 || got.body.status !== String(o.info.status) || got.body.customerName !== o.shippingAddress.name) mismatches.push(`order ${id}: ${got.body.status}/${got.body.customerName} vs ${o.info.status}/${o.shippingAddress.name}`)
       }
       return mismatches.length === 0 ? true : undefined
     }, 20_000, 500).catch(() => undefined)

@@ -14,7 +14,7 @@ import { reliabilitySuite } from "./support/suite.ts"
 let server: ServerHandle
 let A: Tenant
 let B: Tenant
-let C: Tenant // token without order/payment permission: ERR_403
+let C: Tenant // token without order/bill permission: ERR_403
 let D: Tenant // expired token: ERR_INVALID_ACCESS_TOKEN
 const E = { token: "", verifyToken: "" } // added through the admin API
 /** Every text the admin API answered, for the token scan. */
@@ -30,13 +30,13 @@ const suite = reliabilitySuite({
   simFlags: ["--rate-window", "3", "--products", "10"],
   setup: async (run) => {
     const make = (permissions?: ReadonlyArray<string>) =>
-      run.tenant({ products: 20, orders: 3, payments: 2, ...(permissions === undefined ? {} : { permissions }) })
+      run.tenant({ products: 20, orders: 3, ...(permissions === undefined ? {} : { permissions }) })
     A = await make()
     B = await make()
     C = await make(["product"])
     D = await make()
     await run.control.expireToken(D.accessToken)
-    server = run.server("ocs-rel-security-", { tenants: [A, B, C, D], resources: ["product", "order", "payment"], extra: { logLevel: "debug" } })
+    server = run.server("ocs-rel-security-", { tenants: [A, B, C, D], resources: ["product", "order", "bill"], extra: { logLevel: "debug" } })
     await server.start()
     await eventually("A and B synced, C paused (403), D in attention (expired token)", async () => {
       const tenants = (await get("/admin/tenants")).body.tenants as Array<any>
@@ -47,7 +47,7 @@ const suite = reliabilitySuite({
       return complete(A) && complete(B) && paused && attention ? true : undefined
     }, 60_000, 300)
     // One more tenant through the admin API (the token travels in a request body).
-    const x = await run.tenant({ products: 3, orders: 0, payments: 0 })
+    const x = await run.tenant({ products: 3, orders: 0 })
     E.token = x.accessToken
     E.verifyToken = x.verifyToken
     const added = await addTenant(server.url, x)
@@ -91,7 +91,7 @@ describe("security", () => {
       ["POST", `/admin/tenants/${t}/sync`], ["GET", "/admin/locks"], ["GET", "/admin/budgets"], ["GET", "/admin/errors"],
       ["GET", "/admin/sync"], ["GET", "/admin/plugins"], ["GET", "/admin/plugins/dead-letters"], ["POST", "/admin/plugins/redrive"],
       ["GET", `/admin/tenants/${t}/products`], ["GET", `/admin/tenants/${t}/products/1`], ["GET", `/admin/tenants/${t}/inventory`],
-      ["GET", `/admin/tenants/${t}/orders`], ["GET", `/admin/tenants/${t}/orders/1`], ["GET", `/admin/tenants/${t}/payments`],
+      ["GET", `/admin/tenants/${t}/orders`], ["GET", `/admin/tenants/${t}/orders/1`], ["GET", `/admin/tenants/${t}/bills`],
       ["GET", `/admin/tenants/${t}/documents/invoice`]
     ]
     const credentials: Array<Record<string, string>> = [
@@ -132,7 +132,7 @@ describe("security", () => {
       [`/admin/tenants/${a}/products?search=B-secret`, (r) => r.status === 200 && r.body.items.length === 0],
       [`/admin/tenants/${a}/orders?limit=1000`, (r) => r.status === 200 && !JSON.stringify(r.body).includes("B-secret")],
       [`/admin/tenants/${a}/inventory?productId=${secretProduct}`, (r) => r.status === 200 && r.body.items.length === 0],
-      [`/admin/tenants/${a}/payments?orderId=${secretOrder}`, (r) => r.status === 200 && r.body.items.length === 0],
+      [`/admin/tenants/${a}/bills?limit=1000`, (r) => r.status === 200 && !JSON.stringify(r.body).includes("B-secret")],
       // A's application with B's business, and the other way round: no such tenant.
       [`/admin/tenants/${A.appId}/${B.businessId}`, (r) => r.status === 404],
       [`/admin/tenants/${A.appId}/${B.businessId}/products/${secretProduct}`, (r) => r.status === 404],

@@ -13,7 +13,7 @@ let t: Tenant
 const suite = reliabilitySuite({
   simFlags: ["--rate-window", "3", "--products", "10"],
   setup: async (s) => {
-    t = await s.tenant({ products: 5, orders: 0, payments: 0 })
+    t = await s.tenant({ products: 5, orders: 0 })
   }
 })
 

@@ -16,7 +16,7 @@ let t: Tenant
 const suite = reliabilitySuite({
   simFlags: ["--products", "5"],
   setup: async (s) => {
-    t = await s.tenant({ products: 2, orders: 0, payments: 0 })
+    t = await s.tenant({ products: 2, orders: 0 })
   }
 })
 

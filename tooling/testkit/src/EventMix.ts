@@ -1,9 +1,10 @@
 /**
  * The deterministic event mix the projection and replay benchmarks generate their logs with,
  * so their figures compare. Per block of 1000 events, shuffled: 350 product webhooks
- * (productAdd/productUpdate), 100 inventoryChange (3 stock levels each), 150 orderAdd and 4
- * product/list sync pages of 100 products (each product counted as one event); 10
- * businesses, 20,000 products, ids beyond 2^53. Each generated record also carries the
+ * (productAdd/productUpdate), 100 inventoryChange (3 products in 1 to 3 depots each, v3
+ * shape), 150 orderAdd (nested v3 orders of 2 lines) and 4 product/list sync pages of 100
+ * products (each product counted as one event); 10 businesses, 20,000 products, ids beyond
+ * 2^53. Payloads have the shapes of docs/api-catalogue.md. Each generated record also carries the
  * payload it was built from, so a benchmark can derive its own baseline from it.
  */
 import type { LogRecord } from "@ocs/event-log"
@@ -30,26 +31,28 @@ export interface MixProduct {
   readonly code: string
   readonly barcode: string
   readonly name: string
-  readonly price: number
-  readonly updatedAt: string
+  readonly prices: { readonly retail: number; readonly import: number }
+  readonly categoryId: number
+  /** Unix seconds, as the service sends them. */
+  readonly updatedAt: number
   readonly vendorField: { readonly note: string }
 }
 
+/** An inventoryChange item (v3): the product as `id`, its stock per depot. */
 export interface MixStock {
-  readonly productId: bigint
-  readonly depotId: number
-  readonly quantity: number
-  readonly available: number
+  readonly id: bigint
+  readonly depots: ReadonlyArray<{ readonly id: number; readonly remain: number; readonly available: number }>
 }
 
+export interface MixOrderLine { readonly productId: bigint; readonly quantity: number; readonly price: number }
+
+/** An order as order/list and orderAdd send it (v3, nested). */
 export interface MixOrder {
-  readonly id: bigint
-  readonly appOrderId: string
-  readonly customerName: string
-  readonly customerMobile: string
-  readonly status: string
-  readonly updatedAt: string
-  readonly products: ReadonlyArray<{ readonly id: bigint; readonly quantity: number; readonly price: number }>
+  readonly info: { readonly id: bigint; readonly type: number; readonly status: number; readonly depotId: number; readonly createdAt: number; readonly updatedAt: number }
+  readonly channel: { readonly appOrderId: string; readonly saleChannel: number }
+  readonly shippingAddress: { readonly id: number; readonly name: string; readonly mobile: string }
+  readonly products: ReadonlyArray<MixOrderLine>
+  readonly carrier: { readonly id: number; readonly shipFee: number }
 }
 
 /** The payload a record was built from (a page's products are its `data`). */
@@ -82,8 +85,9 @@ export const makeGenerator = () => {
     code: `SKU-${k}`,
     barcode: `893${String(k).padStart(10, "0")}`,
     name: `Sản phẩm ${k} (${Math.floor(random() * 1000)})`,
-    price: Math.round(random() * 1_000_000) / 100,
-    updatedAt: new Date(at).toISOString(),
+    prices: { retail: Math.round(random() * 100_000) * 100, import: 1000 },
+    categoryId: 1 + (k % 50),
+    updatedAt: Math.floor(at / 1000),
     vendorField: { note: "kept" }
   })
   const webhook = (businessId: string, event: string, data: unknown): LogRecord.NewRecord => ({
@@ -109,15 +113,21 @@ export const makeGenerator = () => {
           return { record: webhook(businessId, random() < 0.2 ? "productAdd" : "productUpdate", p), events: 1, index, payload: { kind, product: p } }
         }
         case "inventory": {
-          const items = [0, 1, 2].map((d) => ({ productId: PRODUCT_BASE + BigInt(Math.floor(random() * PRODUCTS)), depotId: d + 1, quantity: Math.floor(random() * 500), available: Math.floor(random() * 500) }))
-          return { record: webhook(businessId, "inventoryChange", { products: items }), events: 1, index, payload: { kind, items } }
+          const items: Array<MixStock> = [0, 1, 2].map(() => ({
+            id: PRODUCT_BASE + BigInt(Math.floor(random() * PRODUCTS)),
+            depots: Array.from({ length: 1 + Math.floor(random() * 3) }, (_, d) => ({ id: d + 1, remain: Math.floor(random() * 500), available: Math.floor(random() * 500) }))
+          }))
+          return { record: webhook(businessId, "inventoryChange", items), events: 1, index, payload: { kind, items } }
         }
         case "order": {
           const id = PRODUCT_BASE * 2n + BigInt(orderSeq++)
+          const createdAt = Math.floor(clock / 1000)
           const o: MixOrder = {
-            id, appOrderId: `web-${orderSeq}`, customerName: "Trần Thị B", customerMobile: `09${String(orderSeq % 1e8).padStart(8, "0")}`,
-            status: "new", updatedAt: new Date(clock).toISOString(),
-            products: [{ id: PRODUCT_BASE + 1n, quantity: 2, price: 150000 }, { id: PRODUCT_BASE + 2n, quantity: 1, price: 99000 }]
+            info: { id, type: 1, status: 54, depotId: 1 + (orderSeq % 5), createdAt, updatedAt: createdAt },
+            channel: { appOrderId: `web-${orderSeq}`, saleChannel: 2 },
+            shippingAddress: { id: orderSeq, name: "Trần Thị B", mobile: `09${String(orderSeq % 1e8).padStart(8, "0")}` },
+            products: [{ productId: PRODUCT_BASE + 1n, quantity: 2, price: 150000 }, { productId: PRODUCT_BASE + 2n, quantity: 1, price: 99000 }],
+            carrier: { id: 5, shipFee: 20000 }
           }
           return { record: webhook(businessId, "orderAdd", o), events: 1, index, payload: { kind, order: o } }
         }

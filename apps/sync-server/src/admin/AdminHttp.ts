@@ -108,6 +108,47 @@ export const queryText = (params: URLSearchParams, name: string, maxLength = 200
     return v.length <= maxLength ? Effect.succeed(v) : Effect.fail(problem(400, `${name} is longer than ${maxLength} characters`))
   })
 
+/** A positive integer id query parameter (a depot, a customer), canonical; absent gives `undefined`. */
+export const queryId = (params: URLSearchParams, name: string) =>
+  Effect.suspend(() => {
+    const v = params.get(name)
+    if (v === null) return Effect.succeed(undefined)
+    const id = v.length <= 40 ? Ids.normalize(v.trim()) : undefined
+    return id === undefined
+      ? Effect.fail(problem(400, `${name} must be a positive integer, got ${JSON.stringify(v.slice(0, 40))}`))
+      : Effect.succeed(id as string)
+  })
+
+/** A numeric code query parameter (an order status, a sale channel, a bill type): digits, as text. */
+export const queryCode = (params: URLSearchParams, name: string) =>
+  Effect.suspend(() => {
+    const v = params.get(name)
+    if (v === null) return Effect.succeed(undefined)
+    return /^\d{1,9}$/.test(v) ? Effect.succeed(String(Number(v))) : Effect.fail(problem(400, `${name} must be a numeric code, got ${JSON.stringify(v.slice(0, 40))}`))
+  })
+
+/** `true` or `false`; absent gives `undefined`. */
+export const queryBool = (params: URLSearchParams, name: string) =>
+  Effect.suspend(() => {
+    const v = params.get(name)
+    if (v === null) return Effect.succeed(undefined)
+    return v === "true" || v === "false" ? Effect.succeed(v === "true") : Effect.fail(problem(400, `${name} must be true or false`))
+  })
+
+/** A calendar date `yyyy-mm-dd` that exists; absent gives `undefined`. */
+export const queryDay = (params: URLSearchParams, name: string) =>
+  Effect.suspend(() => {
+    const v = params.get(name)
+    if (v === null) return Effect.succeed(undefined)
+    const at = /^\d{4}-\d{2}-\d{2}$/.test(v) ? Date.parse(`${v}T00:00:00Z`) : Number.NaN
+    // Date.parse rolls 2024-02-30 over to March: the date must read back as given.
+    const valid = Number.isFinite(at) && new Date(at).toISOString().startsWith(v)
+    return valid ? Effect.succeed(v) : Effect.fail(problem(400, `${name} must be a date yyyy-mm-dd, got ${JSON.stringify(v.slice(0, 40))}`))
+  })
+
+/** Epoch milliseconds, from 0 to the year 9999. */
+export const queryMillis = (params: URLSearchParams, name: string) => queryInt(params, name, { min: 0, max: 253_402_300_799_999 })
+
 /** A page request: `limit` (1..1000) and the opaque `after` of the previous page. */
 export const pageParams = (params: URLSearchParams) =>
   Effect.all({ limit: queryInt(params, "limit", { min: 1, max: 1000 }), after: queryText(params, "after", 400) })

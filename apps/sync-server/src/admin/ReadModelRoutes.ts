@@ -1,9 +1,27 @@
-/** The read models of one tenant: products, inventory, orders, payments, documents. */
+/**
+ * The read models of one tenant: products, stock, orders, bills, customers, depots, categories,
+ * brands, payments, documents. Every filter is bounded and checked: bad input is a 400.
+ */
 import { Effect, Option } from "effect"
 import type { HttpRouter } from "effect/http"
 import { ReadModels } from "@ocs/read-models"
 import { TenantStore } from "../TenantStore.ts"
-import { type AdminOptions, existingTenant, guard, json, pageParams, pathParam, problem, queryText, searchParams } from "./AdminHttp.ts"
+import {
+  type AdminOptions,
+  existingTenant,
+  guard,
+  json,
+  pageParams,
+  pathParam,
+  problem,
+  queryBool,
+  queryCode,
+  queryDay,
+  queryId,
+  queryMillis,
+  queryText,
+  searchParams
+} from "./AdminHttp.ts"
 
 export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
   Effect.gen(function*() {
@@ -34,13 +52,50 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
       Effect.flatMap(queryText(params, "search"), (search) => readModels.products(t, { ...page, search })))
     yield* one("products", "product", readModels.product)
     yield* list("inventory", (t, params) =>
-      Effect.flatMap(queryText(params, "productId", 40), (productId) => Effect.map(readModels.inventory(t, productId), (items) => ({ items }))))
+      Effect.flatMap(
+        // depotId "" (no depot) selects products' totals, so it is text here, not an id.
+        Effect.all({ productId: queryId(params, "productId"), depotId: queryText(params, "depotId", 40) }),
+        (filters) => Effect.map(readModels.inventory(t, filters), (items) => ({ items }))
+      ))
     yield* list("orders", (t, params, page) =>
       Effect.flatMap(
-        Effect.all({ status: queryText(params, "status", 40), appOrderId: queryText(params, "appOrderId") }),
+        Effect.all({
+          status: queryCode(params, "status"),
+          saleChannel: queryCode(params, "saleChannel"),
+          depotId: queryId(params, "depotId"),
+          customerMobile: queryText(params, "customerMobile", 40),
+          createdFromMs: queryMillis(params, "createdFromMs"),
+          createdToMs: queryMillis(params, "createdToMs"),
+          updatedFromMs: queryMillis(params, "updatedFromMs"),
+          updatedToMs: queryMillis(params, "updatedToMs"),
+          appOrderId: queryText(params, "appOrderId"),
+          includeDeleted: queryBool(params, "includeDeleted")
+        }),
         (filters) => readModels.orders(t, { ...page, ...filters })
       ))
     yield* one("orders", "order", readModels.order)
+    yield* list("bills", (t, params, page) =>
+      Effect.flatMap(
+        Effect.all({
+          type: queryCode(params, "type"),
+          depotId: queryId(params, "depotId"),
+          customerId: queryId(params, "customerId"),
+          fromDate: queryDay(params, "fromDate"),
+          toDate: queryDay(params, "toDate"),
+          includeDeleted: queryBool(params, "includeDeleted")
+        }),
+        (filters) => readModels.bills(t, { ...page, ...filters })
+      ))
+    yield* one("bills", "bill", readModels.bill)
+    yield* list("customers", (t, params, page) =>
+      Effect.flatMap(
+        Effect.all({ search: queryText(params, "search"), mobile: queryText(params, "mobile", 40) }),
+        (filters) => readModels.customers(t, { ...page, ...filters })
+      ))
+    yield* one("customers", "customer", readModels.customer)
+    yield* list("depots", (t) => Effect.map(readModels.depots(t), (items) => ({ items })))
+    yield* list("categories", (t) => Effect.map(readModels.categories(t), (items) => ({ items })))
+    yield* list("brands", (t) => Effect.map(readModels.brands(t), (items) => ({ items })))
     yield* list("payments", (t, params, page) =>
       Effect.flatMap(queryText(params, "orderId", 40), (orderId) => readModels.payments(t, { ...page, orderId })))
     yield* router.add("GET", `${base}/documents/:kind`, admin(Effect.gen(function*() {

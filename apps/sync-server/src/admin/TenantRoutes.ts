@@ -4,7 +4,9 @@ import type { HttpRouter } from "effect/http"
 import * as Config from "../Config.ts"
 import { SyncEngine } from "../SyncEngine.ts"
 import { TenantStore } from "../TenantStore.ts"
+import { EventLog } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
+import * as Quarantine from "../Quarantine.ts"
 import {
   type AdminOptions,
   body,
@@ -36,6 +38,7 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
     const store = yield* TenantStore
     const sync = yield* SyncEngine
     const readModels = yield* ReadModels.ReadModels
+    const log = yield* EventLog.EventLog
     const admin = guard(options)
     const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
     const existing = existingTenant(store)
@@ -90,8 +93,14 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
         })
         yield* store.upsertBusiness({ appId, businessId, accessToken: input.accessToken, version: input.version, permissions: input.permissions, depots: input.depots, ...dates })
         yield* store.clearNotices(appId, businessId, "expiry-")
+        // Registered now (the projection accepts its next records): what it sent before is
+        // projected from the quarantine, in this request, so the answer already shows it.
+        const released = yield* Quarantine.release({ appId, businessId }).pipe(
+          Effect.provideService(ReadModels.ReadModels, readModels),
+          Effect.provideService(EventLog.EventLog, log)
+        )
         const b = yield* store.business(appId, businessId)
-        return json(describeBusiness(Option.getOrThrow(b), yield* now, options.silenceAlertMs), 201)
+        return json({ ...describeBusiness(Option.getOrThrow(b), yield* now, options.silenceAlertMs), released }, 201)
       }))
     )
     yield* router.add(

@@ -20,14 +20,14 @@ describe.skipIf(kafkaUnavailable())("sync server in Kafka mode", () => {
   beforeAll(async () => {
     sim = await startSimulatorProcess(["--products", "20"])
     control = new SimulatorControl(sim.url)
-    const t = await control.createTenant({ products: 300, orders: 10, payments: 3 })
+    const t = await control.createTenant({ products: 300, orders: 10 })
     tenant = { appId: t.app.appId, businessId: t.business.businessId, verifyToken: t.app.verifyToken }
     server = await startServerProcess({
       server: { host: "127.0.0.1", port: 0, adminKey: ADMIN_KEY },
       dataDir: "data",
       eventLog: { mode: "kafka", kafka: { brokers: kafkaBrokers(), topic: TOPIC, partitions: 3 } },
       api: { posBaseUrl: `${sim.url}/pos`, vpageBaseUrl: `${sim.url}/vpage` },
-      sync: { resources: ["product", "order", "payment"], intervalSeconds: 2, reconcileSeconds: 3600, overlapSeconds: 5 },
+      sync: { resources: ["product", "order", "bill"], intervalSeconds: 2, reconcileSeconds: 3600, overlapSeconds: 5 },
       webhooks: { silenceAlertSeconds: 3600 },
       tenants: [{ appId: tenant.appId, verifyTokens: [tenant.verifyToken], businesses: [{ businessId: tenant.businessId, accessToken: t.token.accessToken }] }]
     }, { OCS_ENCRYPTION_KEY: "55".repeat(32) })

@@ -22,7 +22,7 @@ describe.skipIf(kafkaUnavailable())("several servers share pulls through a consu
     const control = new SimulatorControl(sim.url)
     const apps = []
     for (let i = 0; i < TENANTS; i++) {
-      const t = await control.createTenant({ products: 40, orders: 2, payments: 1 })
+      const t = await control.createTenant({ products: 40, orders: 2 })
       tenants.push({ appId: t.app.appId, businessId: t.business.businessId })
       apps.push({ appId: t.app.appId, verifyTokens: [t.app.verifyToken], businesses: [{ businessId: t.business.businessId, accessToken: t.token.accessToken }] })
     }

@@ -6,17 +6,10 @@
  */
 import type Database from "better-sqlite3"
 import * as Crypto from "node:crypto"
-import { columns } from "./projector.ts"
+import { projectedTables, quote } from "./statements.ts"
 
-const tables: ReadonlyArray<readonly [string, ReadonlyArray<string>, ReadonlyArray<string>]> = [
-  ["products", columns.products.key, columns.products.content],
-  ["inventory", columns.inventory.key, columns.inventory.content],
-  ["orders", columns.orders.key, columns.orders.content],
-  ["payments", columns.payments.key, columns.payments.content],
-  ["documents", columns.documents.key, columns.documents.content],
-  ["webhooks_enabled", columns.webhooks_enabled.key, columns.webhooks_enabled.content],
-  ["unknown_events", ["app_id", "business_id", "event_id"], ["record_id", "source", "type", "reason", "data"]]
-]
+/** Every projected table (./statements.ts lists them with the statements, so a new one is covered). */
+const tables = projectedTables.map((t) => [t.name, t.key, t.content] as const)
 
 export interface Digest {
   /** sha256 (hex) of all tables together. */
@@ -31,7 +24,7 @@ export const compute = (client: Database.Database, tenant: { readonly appId: str
   const out: Record<string, { sha256: string; rows: number }> = {}
   for (const [table, key, content] of tables) {
     const where = tenant === undefined ? "" : " WHERE app_id = ? AND business_id = ?"
-    const statement = client.prepare(`SELECT ${[...key, ...content].join(", ")} FROM ${table}${where} ORDER BY ${key.join(", ")}`).raw(true)
+    const statement = client.prepare(`SELECT ${[...key, ...content].map(quote).join(", ")} FROM ${table}${where} ORDER BY ${key.join(", ")}`).raw(true)
     const hash = Crypto.createHash("sha256")
     let rows = 0
     const iterator = tenant === undefined ? statement.iterate() : statement.iterate(tenant.appId, tenant.businessId)

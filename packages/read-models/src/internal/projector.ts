@@ -14,6 +14,9 @@
  * total order for the entity (see README). Deletes write tombstones under the same rule; a tombstone's
  * updatedAt is the delete's own updatedAt when it carries one, else the time the delete was
  * received, so a sync observation older than the delete does not resurrect the entity.
+ * Order and bill lines are cleared and written after their parent's upsert, only when the
+ * parent row then holds the same event (./statements.ts), so lines always match the version
+ * of the order or bill the table holds.
  */
 import type Database from "better-sqlite3"
 import { emptyPlan, opStatements, type Plan, planRecord, type ProjectableRecord, statementsSql } from "./plan.ts"

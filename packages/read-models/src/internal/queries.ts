@@ -2,57 +2,32 @@
  * The read API as synchronous drizzle queries (wrapped in Effects by ReadModels.ts). Every
  * query starts with the tenant condition.
  */
-import { Json } from "@ocs/protocol"
-import { and, asc, count, eq, gt, gte, lte, or, sql, type SQL } from "drizzle-orm"
+import { and, asc, count, eq, gt, type SQL } from "drizzle-orm"
 import type { BetterSQLite3Database } from "drizzle-orm/better-sqlite3"
-import type { SQLiteColumn } from "drizzle-orm/sqlite-core"
-import { Result } from "effect"
 import * as T from "../Tables.ts"
 import type * as V from "../Views.ts"
-
-const MAX_LIMIT = 1000
-
-const limitOf = (options: V.PageOptions | undefined) =>
-  Math.max(1, Math.min(MAX_LIMIT, Math.trunc(options?.limit ?? 100)))
-
-/** Stored JSON is written by `Json.stringify`; a row that does not parse is kept as its text. */
-const parse = (text: string | null): Json.JsonValue => {
-  if (text === null) return null
-  const r = Json.parse(text)
-  return Result.isSuccess(r) ? r.success : text
-}
-
-const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
-
-const ofTenant = (table: { appId: SQLiteColumn; businessId: SQLiteColumn }, tenant: V.Tenant) =>
-  and(eq(table.appId, tenant.appId), eq(table.businessId, tenant.businessId))
-
-const page = <A extends { readonly id: string }>(items: ReadonlyArray<A>, limit: number): V.Page<A> => ({
-  items,
-  next: items.length === limit ? items[items.length - 1]!.id : undefined
-})
+import { contains, limitOf, ofTenant, page, parse, when } from "./queryKit.ts"
+import * as ReferenceQueries from "./referenceQueries.ts"
+import * as SalesQueries from "./salesQueries.ts"
 
 const toProduct = (row: typeof T.products.$inferSelect): V.Product => ({ ...row, record: parse(row.record), deleted: row.deleted === 1 })
-const toOrder = (row: typeof T.orders.$inferSelect): V.Order => {
-  const lines = parse(row.lines)
-  return { ...row, record: parse(row.record), deleted: row.deleted === 1, lines: Array.isArray(lines) ? lines : [] }
-}
-const toStock = (row: typeof T.inventory.$inferSelect): V.StockLevel => ({ ...row, record: parse(row.record) })
 const toPayment = (row: typeof T.payments.$inferSelect): V.Payment => ({ ...row, record: parse(row.record) })
 const toDocument = (row: typeof T.documents.$inferSelect): V.Document => ({ ...row, body: parse(row.body) })
+
+type Counted =
+  | typeof T.products | typeof T.orders | typeof T.bills | typeof T.inventory | typeof T.customers | typeof T.depots
+  | typeof T.categories | typeof T.brands | typeof T.payments | typeof T.documents | typeof T.unknownEvents
 
 export const make = (orm: BetterSQLite3Database) => {
   const products = (tenant: V.Tenant, options?: V.ProductQuery): V.Page<V.Product> => {
     const limit = limitOf(options)
-    const conditions: Array<SQL | undefined> = [ofTenant(T.products, tenant)]
-    if (options?.includeDeleted !== true) conditions.push(eq(T.products.deleted, 0))
-    if (options?.after !== undefined) conditions.push(gt(T.products.id, options.after))
-    if (options?.search !== undefined && options.search.length > 0) {
-      const pattern = `%${escapeLike(options.search)}%`
-      const match = (c: SQLiteColumn) => sql`${c} LIKE ${pattern} ESCAPE '\\'`
-      conditions.push(or(match(T.products.name), match(T.products.code), match(T.products.barcode), match(T.products.appProductId)))
-    }
-    const rows = orm.select().from(T.products).where(and(...conditions)).orderBy(asc(T.products.id)).limit(limit).all()
+    const p = T.products
+    const rows = orm.select().from(p).where(and(
+      ofTenant(p, tenant),
+      options?.includeDeleted === true ? undefined : eq(p.deleted, 0),
+      when(options?.after, (v) => gt(p.id, v)),
+      contains(options?.search, [p.name, p.code, p.barcode, p.appProductId])
+    )).orderBy(asc(p.id)).limit(limit).all()
     return page(rows.map(toProduct), limit)
   }
 
@@ -61,40 +36,14 @@ export const make = (orm: BetterSQLite3Database) => {
     return row === undefined ? undefined : toProduct(row)
   }
 
-  const inventory = (tenant: V.Tenant, productId?: string): ReadonlyArray<V.StockLevel> =>
-    orm.select().from(T.inventory)
-      .where(and(ofTenant(T.inventory, tenant), productId === undefined ? undefined : eq(T.inventory.productId, productId)))
-      .orderBy(asc(T.inventory.productId), asc(T.inventory.depotId)).all().map(toStock)
-
-  const orders = (tenant: V.Tenant, options?: V.OrderQuery): V.Page<V.Order> => {
-    const limit = limitOf(options)
-    const o = T.orders
-    const rows = orm.select().from(o).where(and(
-      ofTenant(o, tenant),
-      options?.includeDeleted === true ? undefined : eq(o.deleted, 0),
-      options?.after === undefined ? undefined : gt(o.id, options.after),
-      options?.status === undefined ? undefined : eq(o.status, options.status),
-      options?.appOrderId === undefined ? undefined : eq(o.appOrderId, options.appOrderId),
-      options?.customerMobile === undefined ? undefined : eq(o.customerMobile, options.customerMobile),
-      options?.updatedFromMs === undefined ? undefined : gte(o.updatedAtMs, options.updatedFromMs),
-      options?.updatedToMs === undefined ? undefined : lte(o.updatedAtMs, options.updatedToMs)
-    )).orderBy(asc(o.id)).limit(limit).all()
-    return page(rows.map(toOrder), limit)
-  }
-
-  const order = (tenant: V.Tenant, id: string): V.Order | undefined => {
-    const row = orm.select().from(T.orders).where(and(ofTenant(T.orders, tenant), eq(T.orders.id, id))).get()
-    return row === undefined ? undefined : toOrder(row)
-  }
-
   const payments = (tenant: V.Tenant, options?: V.PaymentQuery): V.Page<V.Payment> => {
     const limit = limitOf(options)
     const p = T.payments
     const rows = orm.select().from(p).where(and(
       ofTenant(p, tenant),
-      options?.after === undefined ? undefined : gt(p.id, options.after),
-      options?.orderId === undefined ? undefined : eq(p.orderId, options.orderId),
-      options?.invoiceId === undefined ? undefined : eq(p.invoiceId, options.invoiceId)
+      when(options?.after, (v) => gt(p.id, v)),
+      when(options?.orderId, (v) => eq(p.orderId, v)),
+      when(options?.invoiceId, (v) => eq(p.invoiceId, v))
     )).orderBy(asc(p.id)).limit(limit).all()
     return page(rows.map(toPayment), limit)
   }
@@ -156,7 +105,7 @@ export const make = (orm: BetterSQLite3Database) => {
     return row
   }
 
-  const countOf = (table: typeof T.products | typeof T.orders | typeof T.inventory | typeof T.payments | typeof T.documents | typeof T.unknownEvents, tenant: V.Tenant, extra?: SQL) =>
+  const countOf = (table: Counted, tenant: V.Tenant, extra?: SQL) =>
     orm.select({ n: count() }).from(table).where(and(ofTenant(table, tenant), extra)).get()?.n ?? 0
 
   const counts = (tenant: V.Tenant): V.Counts => ({
@@ -165,13 +114,19 @@ export const make = (orm: BetterSQLite3Database) => {
     inventory: countOf(T.inventory, tenant),
     orders: countOf(T.orders, tenant, eq(T.orders.deleted, 0)),
     deletedOrders: countOf(T.orders, tenant, eq(T.orders.deleted, 1)),
+    bills: countOf(T.bills, tenant, eq(T.bills.deleted, 0)),
+    deletedBills: countOf(T.bills, tenant, eq(T.bills.deleted, 1)),
+    customers: countOf(T.customers, tenant),
+    depots: countOf(T.depots, tenant),
+    categories: countOf(T.categories, tenant),
+    brands: countOf(T.brands, tenant),
     payments: countOf(T.payments, tenant),
     documents: countOf(T.documents, tenant),
     unknownEvents: countOf(T.unknownEvents, tenant)
   })
 
   return {
-    products, product, inventory, orders, order, payments, documents, document, webhooks, unknownEvents,
-    syncState, setSyncState, counts
+    ...SalesQueries.make(orm), ...ReferenceQueries.make(orm),
+    products, product, payments, documents, document, webhooks, unknownEvents, syncState, setSyncState, counts
   }
 }

@@ -45,7 +45,7 @@ export const serverConfig = (options: ServerConfigOptions) => ({
   api: { posBaseUrl: `${options.simUrl}/pos`, vpageBaseUrl: `${options.simUrl}/vpage`, timeoutMs: 5000 },
   rateLimits: {
     overrides: Object.fromEntries(
-      ["product", "order", "payment", "inventory"].map((r) => [`/v3.0/${r}/list`, { requests: 150, windowSeconds: options.windowSeconds ?? 3 }])
+      ["product/list", "order/list", "bill/list", "customer/list", "product/inventory"].map((r) => [`/v3.0/${r}`, { requests: 150, windowSeconds: options.windowSeconds ?? 3 }])
     )
   },
   sync: { resources: options.resources ?? ["product"], intervalSeconds: 3600, reconcileSeconds: 3600, overlapSeconds: 5, pageSize: 100 },

@@ -1,0 +1,1 @@
+ALTER TABLE `resource_state` ADD `window_end` integer;

@@ -1,0 +1,50 @@
+/**
+ * Quarantine of webhooks for businesses that are not registered (docs/architecture.md §3).
+ *
+ * Ingestion stores every webhook of a registered application, whatever business it names, so
+ * nothing is lost; but the projection applies a record only when its business is registered
+ * (`TenantStore.isRegistered`, asked per record). Records of other businesses are quarantined
+ * in the read-models file, listed by `GET /admin/quarantine`, and projected from the log when
+ * the business registers: at once through `POST /admin/tenants`, and at start for businesses
+ * registered while the server was down (configuration seeding included).
+ */
+import { Effect } from "effect"
+import type { EventLog } from "@ocs/event-log"
+import { ReadModels } from "@ocs/read-models"
+import { TenantStore } from "./TenantStore.ts"
+
+export interface Tenant {
+  readonly appId: string
+  readonly businessId: string
+}
+
+/**
+ * Projects the business's quarantined records; returns how many were applied. A failure is
+ * logged and leaves them quarantined (the next start releases them again): registering the
+ * business has already succeeded and must not be undone by it.
+ */
+export const release = (tenant: Tenant): Effect.Effect<number, never, ReadModels.ReadModels | EventLog.EventLog> =>
+  Effect.gen(function*() {
+    const readModels = yield* ReadModels.ReadModels
+    const stats = yield* readModels.release(tenant)
+    if (stats.records > 0) {
+      yield* Effect.logInfo(`released ${stats.records} quarantined record(s) of ${tenant.appId}:${tenant.businessId}`)
+    }
+    return stats.records
+  }).pipe(
+    Effect.catch((e) =>
+      Effect.logError(`could not release the quarantined records of ${tenant.appId}:${tenant.businessId}; they stay quarantined`, e).pipe(
+        Effect.as(0)
+      )
+    )
+  )
+
+/** Releases every quarantined business that is registered now. */
+export const releaseRegistered = Effect.gen(function*() {
+  const readModels = yield* ReadModels.ReadModels
+  const store = yield* TenantStore
+  const { tenants } = yield* readModels.quarantine({ limit: 1 })
+  for (const t of tenants) {
+    if (store.isRegistered(t.appId, t.businessId)) yield* release(t)
+  }
+}).pipe(Effect.catch((e) => Effect.logError("could not list the quarantined records", e)))

@@ -1,0 +1,52 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Operation } from "@ocs/protocol"
+import * as SyncWindows from "../src/SyncWindows.ts"
+
+const DAY = 24 * 3600 * 1000
+
+describe("sync windows", () => {
+  it("a full read of bill/list walks whole 31-day date windows back to the horizon, without gap or overlap", () => {
+    const window = Operation.billList.window!
+    const now = Date.UTC(2026, 10, 24, 5, 0)
+    const horizon = now - 365 * DAY
+    const days = new Set<string>()
+    let end = now
+    let windows = 0
+    for (let range = SyncWindows.fullWindow(window, end, horizon); range !== undefined; range = SyncWindows.fullWindow(window, end, horizon)) {
+      windows++
+      const f = SyncWindows.rangeFilters(window, range)
+      const from = Operation.parseBound(f["fromDate"], "date", "start")!
+      const to = Operation.parseBound(f["toDate"], "date", "end")!
+      assert.isAtMost(Math.round((to + 1 - from) / DAY), 31, `${f["fromDate"]}..${f["toDate"]}`)
+      for (let d = from; d < to; d += DAY) {
+        const day = Operation.formatBound(d, "date") as string
+        assert.isFalse(days.has(day), `day ${day} read twice`)
+        days.add(day)
+      }
+      end = SyncWindows.nextWindowEnd(range)
+    }
+    assert.strictEqual(windows, Math.ceil(366 / 31))
+    assert.isTrue(days.has(Operation.formatBound(now, "date") as string), "today is read")
+    assert.isTrue(days.has(Operation.formatBound(horizon, "date") as string), "the horizon's day is read")
+  })
+
+  it("unix windows (order/list by creation time) span at most 31 days each", () => {
+    const window = Operation.orderList.window!
+    const now = 1_800_000_000_000
+    const r = SyncWindows.fullWindow(window, now, now - 100 * DAY)!
+    const f = SyncWindows.rangeFilters(window, r)
+    assert.isAtMost((f["createdAtTo"] as number) - (f["createdAtFrom"] as number), 31 * 86400)
+    assert.strictEqual(SyncWindows.fullWindow(window, now - 101 * DAY, now - 100 * DAY), undefined)
+  })
+
+  it("an incremental range longer than the limit is read in pieces, oldest first", () => {
+    const inc = Operation.orderList.incremental!
+    const to = 1_800_000_000_000
+    const parts = SyncWindows.pieces(to - 70 * DAY, to, inc.maxDays, inc.format)
+    assert.strictEqual(parts.length, 3)
+    assert.strictEqual(parts[0]!.from, to - 70 * DAY)
+    assert.strictEqual(parts[2]!.to, to)
+    for (let i = 1; i < parts.length; i++) assert.strictEqual(parts[i]!.from, parts[i - 1]!.to + 1)
+    assert.deepStrictEqual(SyncWindows.pieces(5, 10, undefined, "unix"), [{ from: 5, to: 10 }])
+  })
+})
