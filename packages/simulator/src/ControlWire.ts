@@ -23,9 +23,8 @@ export type { WebhookPatch as WebhookSettings } from "./WebhookOptions.ts"
 
 // -- inputs --------------------------------------------------------------------------------------
 
-/** An id as a caller may pass it: JSON integer (number or bigint) or decimal string. */
-export type Id = string | number | bigint
-export const Id = Schema.Union([Schema.String, Schema.Number, Schema.BigInt])
+export { Id } from "./Id.ts"
+import { Id } from "./Id.ts"
 
 const Count = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 1_000_000 }))
 const Depots = Schema.Array(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)))

@@ -7,7 +7,7 @@
  */
 import { Result, Schema } from "effect"
 import { canonicalId } from "./Auth.ts"
-import { Id } from "./ControlWire.ts"
+import { Id } from "./Id.ts"
 import { fnv1a, stream } from "./internal/Random.ts"
 
 const scope = {

@@ -7,7 +7,7 @@
  * §3.1, §5.1). Orders name existing products and customers; half the bills are the delivery
  * bills of orders (mode 1), the rest retail sales and supplier imports.
  */
-import type { Bill, BillLine, Brand, CatalogOptions, Category, Customer, Order, OrderLine, Product } from "./Catalog.ts"
+import type { Bill, BillLine, Brand, CatalogOptions, Category, Customer, Order, OrderLine, Product } from "./CatalogRecords.ts"
 import { CARRIERS, idBases, lineAmount, ORDER_STATUS, round2, SALE_CHANNELS } from "./Codes.ts"
 import { hash3 } from "./internal/Random.ts"
 import { Table } from "./Table.ts"

@@ -8,28 +8,11 @@
  */
 import { DomainEvent } from "@ocs/protocol"
 import * as Rows from "./rows.ts"
-import type { Op } from "./statements.ts"
 
 export { children, columns, Op, opStatements, projectedTables, statementsSql } from "./statements.ts"
 
-/** A log record as the projector needs it (the event log's `LogRecord` fits). */
-export interface ProjectableRecord extends DomainEvent.RawRecord {
-  readonly offset: number
-}
-
-export type Param = string | number | null
-
-/**
- * The rows of a run of records, appended record by record: row `k` runs statement `ops[k]`
- * with `params[k]`; record `r` owns rows `ends[r - 1] .. ends[r]` (from 0 for the first) and
- * decoded to `events[r]` domain events. Plain arrays of primitives: cheap to post between threads.
- */
-export interface Plan {
-  readonly ops: Array<Op>
-  readonly params: Array<ReadonlyArray<Param>>
-  readonly ends: Array<number>
-  readonly events: Array<number>
-}
+export type { Param, Plan, ProjectableRecord } from "./planTypes.ts"
+import type { Plan, ProjectableRecord } from "./planTypes.ts"
 
 export const emptyPlan = (): Plan => ({ ops: [], params: [], ends: [], events: [] })
 

@@ -5,7 +5,7 @@
  */
 import { type DomainEvent, Json, Records } from "@ocs/protocol"
 import { asText, toMillis } from "../UpdatedAt.ts"
-import type { Param, Plan, ProjectableRecord } from "./plan.ts"
+import type { Param, Plan, ProjectableRecord } from "./planTypes.ts"
 import { Op } from "./statements.ts"
 
 /** What every row takes from its event. */
