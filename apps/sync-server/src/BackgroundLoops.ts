@@ -42,7 +42,7 @@ const tenantActivity = Effect.gen(function*() {
   )
 })
 
-/** Token expiry warnings (30, 7 and 1 days before; spec: Authentication 6) and webhook silence. */
+/** Token expiry warnings (30, 7 and 1 days before; docs/api-catalogue.md, Authentication 6) and webhook silence. */
 export const watchTenants = (silenceAlertMs: number) =>
   Effect.gen(function*() {
     const store = yield* TenantStore

@@ -126,7 +126,7 @@ export const Config = Schema.Struct({
     /** Tenants syncing at once (each still inside its own budget). */
     concurrency: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0)))
   }),
-  /** Operations the spec does not show, declared as data. */
+  /** operations the catalogue does not list, declared as data. */
   operations: Schema.optional(Schema.Array(Operation.OperationSpec)),
   webhooks: Schema.Struct({
     /** Source addresses allowed to deliver; absent: any (use behind a filtering proxy). */

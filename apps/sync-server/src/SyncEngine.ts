@@ -1,7 +1,7 @@
 /**
  * Pulls: per tenant and resource, a full sync the first time, incremental windows where the
  * operation accepts updatedAt filters, and a full reconciliation on a schedule (webhooks can
- * be lost or switched off). spec: Limits rule 5: keep a copy, update it from webhooks, and
+ * be lost or switched off). docs/api-catalogue.md, Limits 5: keep a copy, update it from webhooks, and
  * fetch only changed records.
  *
  * Every page goes to the event log exactly as received (source "sync") before its cursor is

@@ -28,8 +28,8 @@ export interface Options {
   /** An append not durable within this time is answered 503 (the service redelivers). Default 10 s. */
   readonly storeTimeoutMillis?: number | undefined
   /**
-   * Source-address allowlist (spec: Delivery rules 6). `false` (default): off, the verify token
-   * alone authenticates (local use, the simulator). `true`: the spec's addresses. A list:
+   * Source-address allowlist (docs/api-catalogue.md, Delivery rules 6). `false` (default): off, the verify token
+   * alone authenticates (local use, the simulator). `true`: the API reference's addresses. A list:
    * exactly those addresses / CIDR ranges. Can be changed at run time (`setSourceAllowlist`).
    */
   readonly sourceAllowlist?: boolean | ReadonlyArray<string> | undefined
@@ -60,7 +60,7 @@ export interface IngestionService {
   readonly metrics: Effect.Effect<IngestionMetrics.Snapshot>
   /** Prometheus text lines for the sync server's `/metrics`. */
   readonly prometheus: Effect.Effect<string>
-  /** Replaces the allowlist (`undefined` or `false`: off, `true`: the spec's list). */
+  /** Replaces the allowlist (`undefined` or `false`: off, `true`: the API reference's list). */
   readonly setSourceAllowlist: (list: boolean | ReadonlyArray<string> | undefined) => Effect.Effect<void, InvalidAddressList>
   readonly setTrustedProxies: (list: ReadonlyArray<string>) => Effect.Effect<void, InvalidAddressList>
 }

@@ -1,7 +1,7 @@
 /**
  * Where a delivery comes from, and whether that source is allowed.
  *
- * spec: Events, Delivery rules 6: deliveries come from a published list of addresses that "may
+ * docs/api-catalogue.md, Delivery rules 6: deliveries come from a published list of addresses that "may
  * be extended or changed", so the list is configuration (default: `Webhook.defaultSourceAddresses`)
  * and can be replaced while the receiver runs.
  *
@@ -56,7 +56,7 @@ export const makeList = (entries: ReadonlyArray<string>): AddressList => {
   }
 }
 
-/** The spec's published source addresses. */
+/** The API reference's published source addresses. */
 export const specList: ReadonlyArray<string> = Webhook.defaultSourceAddresses
 
 export interface Source {

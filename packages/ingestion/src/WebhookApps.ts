@@ -12,7 +12,7 @@ import { Context, Layer, Option, Result, Schema } from "effect"
 export interface WebhookApp {
   /** Canonical digit string, as in the callback path `/webhooks/<appId>`. */
   readonly appId: string
-  /** spec: Authentication 8: the `webhooksVerifyToken` values currently accepted. */
+  /** docs/api-catalogue.md, Authentication 8: the `webhooksVerifyToken` values currently accepted. */
   readonly verifyTokens: ReadonlyArray<string>
   /** A disabled application is answered as unknown (404) and nothing is stored. */
   readonly enabled: boolean

@@ -34,7 +34,7 @@ const env = Layer.mergeAll(
   Simulator.layer({ port: 0, products: 10, orders: 0, demo: false, webhooks: {
     timeoutMs: 300,
     retryDelaysMs: [50],
-    // The refusals below would otherwise make the sender re-check and switch webhooks off (spec: Delivery rules 4).
+    // The refusals below would otherwise make the sender re-check and switch webhooks off (docs/api-catalogue.md, Delivery rules 4).
     degradation: { minSamples: 1000 }
   } })
 )

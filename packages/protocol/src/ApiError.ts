@@ -1,8 +1,8 @@
 /**
  * Typed errors of the Open Commerce Service API v3.0.
  *
- * spec: Errors. One tagged error per errorCode of the spec (11 common codes, 2 of the page
- * service), `UnknownApiError` for any other code (kept, never dropped: the spec says the
+ * docs/api-catalogue.md, §11 Errors. One tagged error per errorCode of the API reference (11 common codes, 2 of the page
+ * service), `UnknownApiError` for any other code (kept, never dropped: the API reference says the
  * POS-only and operation-specific codes are "not shown"), and `MalformedResponse` for an
  * answer that is not a valid envelope at all.
  *
@@ -10,7 +10,7 @@
  */
 import { Schema } from "effect"
 
-/** spec: Errors: `messages` is a string, or a map from (dotted) field name to message. */
+/** docs/api-catalogue.md, §11 Errors: `messages` is a string, or a map from (dotted) field name to message. */
 /**
  * `messages` of a failure: one text, a list of texts, or a map from (dotted) field name to
  * its message (docs/api-catalogue.md §11). A list's items are kept as received.
@@ -52,13 +52,13 @@ export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", fiel
 export class PageExpired extends Schema.TaggedError<PageExpired>()("PageExpired", fields) {}
 export class InvalidPageId extends Schema.TaggedError<InvalidPageId>()("InvalidPageId", fields) {}
 
-/** spec: ERR_INVALID_FORM_FIELDS response shape: `messages` maps a dotted field path to a message. */
+/** docs/api-catalogue.md, §11 Errors: `messages` maps a dotted field path to a message. */
 export class InvalidFormFields extends Schema.TaggedError<InvalidFormFields>()("InvalidFormFields", {
   ...fields,
   fields: Schema.Record(Schema.String, Schema.String)
 }) {}
 
-/** spec: ERR_429 response shape: singular `message`, `data.lockedSeconds`, `data.unlockedAt`. */
+/** docs/api-catalogue.md, §11 Errors: singular `message`, `data.lockedSeconds`, `data.unlockedAt`. */
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
   ...fields,
   /** Seconds locked, as received (absent when the server left it out). */
@@ -67,7 +67,7 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited"
   unlockedAt: Schema.optional(Schema.Number)
 }) {}
 
-/** A failure whose errorCode is not in the spec's tables (or is missing): kept as received. */
+/** A failure whose errorCode is not in the API reference's tables (or is missing): kept as received. */
 export class UnknownApiError extends Schema.TaggedError<UnknownApiError>()("UnknownApiError", fields) {}
 
 /** The answer was not a valid response envelope (not JSON, not an object, wrong field types). */
@@ -107,7 +107,7 @@ interface ApiErrorProps {
   readonly data?: unknown
 }
 
-/** The spec's error tables, with what each code means for a caller. */
+/** The API reference's error tables, with what each code means for a caller. */
 export const catalog: { readonly [code: string]: Entry } = {
   ERR_INVALID_APP_ID: {
     make: (p) => new InvalidAppId(p),
@@ -260,5 +260,5 @@ export const isRetryable = (error: ApiError): boolean =>
 export const requiredAction = (error: ApiError): Action =>
   (Object.hasOwn(catalog, error.errorCode) ? catalog[error.errorCode]! : unknownEntry).action
 
-/** The errorCodes the spec lists (common and page service). */
+/** The errorCodes the API reference lists (common and page service). */
 export const knownCodes: ReadonlyArray<string> = Object.keys(catalog)

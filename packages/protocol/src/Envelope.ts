@@ -1,7 +1,7 @@
 /**
  * The response envelope shared by every operation.
  *
- * spec: Response envelope: `code` 1 (success) or 0 (failure); `data` optional; `warning`
+ * docs/api-catalogue.md, Response envelope: `code` 1 (success) or 0 (failure); `data` optional; `warning`
  * (string, object or array) optional on success; `errorCode` and `messages` on failure; ERR_429
  * uses the singular `message`. A success may be only `{"code": 1}`.
  */

@@ -1,7 +1,7 @@
 /**
  * Identifiers: appId, businessId, record ids.
  *
- * The spec types businessId as bigint in webhooks and ids as integers; real ids may exceed
+ * The API reference types businessId as bigint in webhooks and ids as integers; real ids may exceed
  * 2^53. In domain types every id is its canonical decimal string: exact, comparable, usable
  * as a SQLite key. On the wire (requests we send) an id is written back as an integer literal.
  */

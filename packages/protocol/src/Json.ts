@@ -1,7 +1,7 @@
 /**
  * Lossless JSON for the Open Commerce Service API.
  *
- * Ids and businessId may exceed 2^53 (spec: webhook envelope, businessId is a bigint), so a
+ * Ids and businessId may exceed 2^53 (docs/api-catalogue.md, webhook envelope, businessId is a bigint), so a
  * plain `JSON.parse` would silently round them. `parse` reads every integer literal outside the
  * safe range as a `bigint` (using the reviver's `context.source`, the exact text of each
  * primitive, available from Node 22+), and `stringify` writes bigints back digit for digit.

@@ -1,12 +1,12 @@
 /**
  * Operations as values.
  *
- * spec: Endpoints: every call is POST `{base_url}/v3.0/<resource>/<operation>?appId=&businessId=`
+ * docs/api-catalogue.md, Requests: every call is POST `{base_url}/v3.0/<resource>/<operation>?appId=&businessId=`
  * with headers `Authorization: <token>` and `Content-Type: application/json` and a raw JSON
  * body; `{base_url}` is the POS or the page service (Vpage) base.
  *
  * An operation carries everything the rest of the engine needs to call it, page through it,
- * budget it and store what it returns. The spec shows product/list and product/add; every
+ * budget it and store what it returns. The API reference shows product/list and product/add; every
  * other operation (orders, payments, invoices, ...) is declared as data with `declare`, so a
  * new resource syncs without new code.
  */
@@ -17,11 +17,11 @@ import * as Json from "./Json.ts"
 import * as Paginator from "./Paginator.ts"
 import * as Records from "./Records.ts"
 
-/** spec: What the service does, 2: two service families, each with its own base address. */
+/** docs/api-catalogue.md, Requests 2: two service families, each with its own base address. */
 export const Family = Schema.Literals(["pos", "vpage"])
 export type Family = typeof Family.Type
 
-/** spec: Limits: 150 requests per 30 seconds per appId + businessId + URL, unless stated. */
+/** docs/api-catalogue.md, Limits: 150 requests per 30 seconds per appId + businessId + URL, unless stated. */
 export const RateLimit = Schema.Struct({
   requests: Schema.Int.check(Schema.isGreaterThan(0)),
   windowSeconds: Schema.Finite.check(Schema.isGreaterThan(0))
@@ -43,7 +43,7 @@ export const Entity = Schema.Struct({
 })
 export type Entity = typeof Entity.Type
 
-/** Filters that select records changed in a time range (spec: Limits rule 5). */
+/** Filters that select records changed in a time range (docs/api-catalogue.md, Limits 5). */
 export const Incremental = Schema.Struct({
   from: Schema.String,
   to: Schema.String,
@@ -69,7 +69,7 @@ export type Window = typeof Window.Type
 
 /**
  * An operation as plain data: how a configuration file (or a plugin) declares an operation
- * the spec does not show.
+ * the catalogue does not list.
  */
 export const OperationSpec = Schema.Struct({
   family: Family,
@@ -100,9 +100,9 @@ export interface Operation<Item = unknown> {
   readonly kind: "list" | "command"
   /** `/v3.0/<resource>/<operation>` */
   readonly path: string
-  /** spec: Paginator: at most 100 by default; an operation may allow more. */
+  /** docs/api-catalogue.md, Paginator: at most 100 by default; an operation may allow more. */
   readonly pageSizeMax: number
-  /** spec: Limits: "Per-operation rate limit: stated with the operation where it differs". */
+  /** docs/api-catalogue.md, Limits: "Per-operation rate limit: stated with the operation where it differs". */
   readonly rateLimit: RateLimit
   readonly entity: Entity | undefined
   readonly incremental: Incremental | undefined
@@ -174,7 +174,7 @@ export const make = <Item = Records.AnyRecord>(spec: OperationSpec & { readonly 
 
 const decodeSpec = Schema.decodeUnknownSync(OperationSpec)
 
-/** Declares an operation the spec does not show, from plain data (validated). */
+/** Declares an operation the catalogue does not list, from plain data (validated). */
 export const declare = (spec: unknown): Operation<Records.AnyRecord> => make(decodeSpec(spec))
 
 /** `family:/v3.0/resource/operation`: the operation part of a rate-limit budget key. */
@@ -190,13 +190,13 @@ export const resourceKey = (op: Pick<Operation, "family" | "path" | "filters">):
     : `${key(op)}?${Json.stringify(Object.fromEntries(Object.entries(op.filters).sort(([a], [b]) => (a < b ? -1 : 1))))}`
 
 /**
- * The request URL. spec: Endpoints: `{base_url}/v3.0/<resource>/<operation>?appId=&businessId=`.
+ * The request URL. docs/api-catalogue.md, Requests: `{base_url}/v3.0/<resource>/<operation>?appId=&businessId=`.
  * `base` is the family's base address without a trailing slash (one is tolerated).
  */
 export const url = (base: string, op: Pick<Operation, "path">, tenant: Ids.Tenant): string =>
   `${base.replace(/\/+$/, "")}${op.path}?appId=${encodeURIComponent(tenant.appId)}&businessId=${encodeURIComponent(tenant.businessId)}`
 
-/** spec: Authentication 1 and Endpoints: the token goes in `Authorization` as is (no scheme). */
+/** docs/api-catalogue.md, Requests 1: the token goes in `Authorization` as is (no scheme). */
 export const headers = (accessToken: string): Readonly<Record<string, string>> => ({
   authorization: accessToken,
   "content-type": "application/json"
@@ -206,10 +206,10 @@ export const headers = (accessToken: string): Readonly<Record<string, string>> =
 export const body = (value: unknown): string => Json.stringify(value === undefined ? {} : value)
 
 // ---------------------------------------------------------------------------------------------
-// The operations the spec shows.
+// The operations the API reference shows.
 // ---------------------------------------------------------------------------------------------
 
-/** spec: Product list: filters.name; paginator size, sort (field -> asc|desc), next. */
+/** docs/api-catalogue.md, §2 Products: filters.name; paginator size, sort (field -> asc|desc), next. */
 export const ProductListFilters = Schema.StructWithRest(
   Schema.Struct({ name: Schema.optional(Schema.String) }),
   [Schema.Record(Schema.String, Schema.Unknown)]
@@ -231,7 +231,7 @@ export const productList: Operation<Records.Product> = make({
   item: Records.Product
 })
 
-/** spec: Product add: request is an array of products. Which fields are required: not shown. */
+/** docs/api-catalogue.md, §2 Products: request is an array of products. Which fields are required: not shown. */
 export const ProductAddItem = Schema.Struct({
   appProductId: Schema.optional(Schema.String),
   code: Schema.optional(Schema.String),
@@ -243,7 +243,7 @@ export type ProductAddItem = typeof ProductAddItem.Type
 
 export const ProductAddRequest = Schema.Array(ProductAddItem)
 
-/** spec: Product add: response `data` is an array of { appProductId, id, barcode }. */
+/** docs/api-catalogue.md, §2 Products: response `data` is an array of { appProductId, id, barcode }. */
 export const ProductAddResult = Schema.Array(
   Schema.StructWithRest(
     Schema.Struct({

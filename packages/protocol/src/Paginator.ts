@@ -1,7 +1,7 @@
 /**
  * Cursor pagination.
  *
- * spec: Paginator (request and response):
+ * docs/api-catalogue.md, Paginator (request and response):
  *  1. the first page omits `next`;
  *  2. `next` is passed back exactly in the structure received (an object stays an object with
  *     the same keys, never reduced to a bare value or a list of values);
@@ -26,12 +26,12 @@ export const cursorFromText = (text: string): Result.Result<Cursor, Json.JsonErr
 
 /**
  * The cursor for the following page, taken from a response body's exact text.
- * `None` when the data is exhausted (spec: Paginator rule 4: absent or null ends).
+ * `None` when the data is exhausted (docs/api-catalogue.md, Paginator 4: absent or null ends).
  * The body must be valid JSON (decode the envelope first).
  */
 export const nextCursor = (responseText: string): Option.Option<Cursor> => {
   const text = Json.extract(responseText, ["paginator", "next"])
-  // spec: Paginator rule 4: no `next`, or `next` null, means exhausted.
+  // docs/api-catalogue.md, Paginator 4: no `next`, or `next` null, means exhausted.
   if (text === undefined || text === "null") return Option.none()
   return Option.some(new Cursor(text))
 }
@@ -43,11 +43,11 @@ export type SortDirection = typeof SortDirection.Type
 export interface PaginatorRequest {
   readonly size?: number | undefined
   readonly sort?: unknown
-  /** Omitted for the first page (spec: Paginator rule 1). */
+  /** Omitted for the first page (docs/api-catalogue.md, Paginator 1). */
   readonly next?: Cursor | undefined
 }
 
-/** Default maximum page size. spec: Paginator: at most 100 unless an operation states more. */
+/** Default maximum page size. docs/api-catalogue.md, Paginator: at most 100 unless an operation states more. */
 export const DEFAULT_PAGE_SIZE_MAX = 100
 
 /**
@@ -64,7 +64,7 @@ export const toRequest = (paginator: PaginatorRequest): Record<string, unknown> 
 
 /**
  * Interprets `paginator.next` of a request (server side, e.g. the simulator): absent, null or
- * `""` mean the first page (spec: Product list: `next` empty or omitted for the first page).
+ * `""` mean the first page (docs/api-catalogue.md, §2 Products: `next` empty or omitted for the first page).
  */
 export const requestedNext = (next: unknown): Option.Option<unknown> =>
   next === undefined || next === null || next === "" ? Option.none() : Option.some(next)
@@ -82,5 +82,5 @@ export interface Page<A> {
   readonly text: string
 }
 
-/** spec: Paginator rule 5: a short page with a `next` still has more data. Only `next` decides. */
+/** docs/api-catalogue.md, Paginator 5: a short page with a `next` still has more data. Only `next` decides. */
 export const isLast = <A>(page: Page<A>): boolean => Option.isNone(page.next)

@@ -1,8 +1,8 @@
 /**
  * Non-fatal notes in a success response.
  *
- * spec: Response envelope: `warning` is a string, an object or an array. spec: Versioning
- * rule 3: a deprecated field is announced in a success response's `warning` array, naming the
+ * docs/api-catalogue.md, Response envelope: `warning` is a string, an object or an array;
+ * Versioning 3: a deprecated field is announced in a success response's `warning` array, naming the
  * replacement field. Warnings are never dropped: callers log them, count them and append them
  * to the event log.
  */
@@ -22,7 +22,7 @@ export interface Warning {
   readonly deprecation?: Deprecation | undefined
 }
 
-/** Deprecations the spec names. spec: Order: orderPrivateId is deprecated, use appOrderId. */
+/** Deprecations the API reference names. docs/api-catalogue.md, §3 Orders: orderPrivateId is deprecated, use appOrderId. */
 export const knownDeprecations: ReadonlyArray<Deprecation> = [{ field: "orderPrivateId", replacement: "appOrderId" }]
 
 const render = (value: unknown): string =>

@@ -14,7 +14,7 @@ import * as Ids from "./Ids.ts"
 import * as Json from "./Json.ts"
 import * as Records from "./Records.ts"
 
-/** spec: Event kinds. */
+/** docs/api-catalogue.md, §10 Webhooks. */
 export const EventName = Schema.Literals([
   "webhooksEnabled",
   "productAdd",
@@ -34,7 +34,7 @@ export const eventNames: ReadonlyArray<EventName> = EventName.literals
 
 const Rest = [Schema.Record(Schema.String, Schema.Unknown)] as const
 
-/** spec: Events, Envelope. Extra top-level fields are kept. */
+/** docs/api-catalogue.md, §10 Webhooks. Extra top-level fields are kept. */
 export const Envelope = Schema.StructWithRest(
   Schema.Struct({
     event: Schema.String,
@@ -46,13 +46,13 @@ export const Envelope = Schema.StructWithRest(
 )
 export type Envelope = typeof Envelope.Type
 
-/** spec: webhooksEnabled data: `registeredEvents` maps a numeric id (string key) to a name. */
+/** docs/api-catalogue.md, §10 Webhooks: `registeredEvents` maps a numeric id (string key) to a name. */
 export const WebhooksEnabledData = Schema.StructWithRest(
   Schema.Struct({ registeredEvents: Schema.optional(Schema.Record(Schema.String, Schema.String)) }),
   Rest
 )
 
-/** The ids the spec shows for registered events (others: not shown). */
+/** The ids the API reference shows for registered events (others: not shown). */
 export const knownEventIds: Readonly<Record<string, EventName>> = {
   "101": "productAdd",
   "102": "productUpdate",
@@ -102,7 +102,7 @@ export type Known = {
   }
 }[EventName]
 
-/** A delivery whose event name the spec does not list: kept whole. */
+/** A delivery whose event name the API reference does not list: kept whole. */
 export interface Unknown {
   readonly _tag: "Unknown"
   readonly event: string
@@ -171,7 +171,7 @@ export const decode = (value: unknown): Result.Result<Delivery, InvalidDelivery>
 export const decodeText = (text: string): Result.Result<Delivery, InvalidDelivery | Json.JsonError> =>
   Result.flatMap(Json.parse(text), (value) => decode(value))
 
-/** spec: Events, Delivery rules 6: the source addresses deliveries come from (may change). */
+/** docs/api-catalogue.md, Delivery rules 6: the source addresses deliveries come from (may change). */
 export const defaultSourceAddresses: ReadonlyArray<string> = [
   "34.80.42.152",
   "34.80.130.93",

@@ -13,5 +13,5 @@ export * as Records from "./Records.ts"
 export * as Warning from "./Warning.ts"
 export * as Webhook from "./Webhook.ts"
 
-/** The API version this package speaks (spec: Versioning 1: part of the URL path). */
+/** The API version this package speaks (docs/api-catalogue.md, Versioning 1: part of the URL path). */
 export const API_VERSION = "3.0"

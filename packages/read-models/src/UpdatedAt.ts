@@ -1,6 +1,6 @@
 /**
  * `updatedAt` values as the service sends them, normalised to epoch milliseconds for the
- * conflict rule. The spec does not show the format (spec: Resources, "not shown"), so this
+ * conflict rule. The API reference does not show the format (docs/api-catalogue.md, the catalogue's record shapes), so this
  * accepts what is common and returns `null` for anything else (the rule then falls back to log
  * order):
  * - numbers (and digit strings): epoch seconds when below 1e11, else epoch milliseconds;

@@ -3,7 +3,7 @@
  *
  * Order of checks: route, method, faults, appId, businessId, token (version, binding,
  * expiry), API enabled, rate limit, permission, body JSON, fields. Failures are answered
- * with HTTP 200 by default (spec: "HTTP status codes returned with failures: not shown"),
+ * with HTTP 200 by default (docs/api-catalogue.md, "HTTP status codes returned with failures: not shown"),
  * overridable per errorCode (option `errorHttpStatus`) and per fault (`httpStatus`).
  */
 import type * as Http from "node:http"

@@ -1,7 +1,7 @@
 /**
  * One API call in flight and how it is answered: every answer goes through `finish`, which
  * sends it and records it in the call log; `failure` writes the envelope of an error (HTTP 200
- * by default, spec: "HTTP status codes returned with failures: not shown").
+ * by default, docs/api-catalogue.md, "HTTP status codes returned with failures: not shown").
  */
 import type * as Http from "node:http"
 import type * as Json from "@ocs/protocol/Json"

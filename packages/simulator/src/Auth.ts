@@ -1,5 +1,5 @@
 /**
- * Applications, businesses and access tokens (spec: Authentication), and the checks every
+ * Applications, businesses and access tokens (docs/api-catalogue.md, Authentication), and the checks every
  * API call goes through, in this order: appId, businessId, token (version, binding, expiry),
  * API enabled. Ids are kept as canonical decimal strings, since businessId may exceed 2^53.
  */
@@ -10,7 +10,7 @@ export interface App {
   readonly appId: string
   name: string
   removed: boolean
-  /** Why the application is locked (spec: States, "Application locked"); undefined when not. */
+  /** Why the application is locked (docs/api-catalogue.md, States, "Application locked"); undefined when not. */
   lockedReason: string | undefined
   /** The verify token used when webhooks are enabled without naming one. */
   verifyToken: string
@@ -126,7 +126,7 @@ export class Registry {
     return token
   }
 
-  /** A token that still works for app + business (deliveries need one: spec: Delivery rule 5). */
+  /** A token that still works for app + business (deliveries need one: docs/api-catalogue.md, Delivery rules 5). */
   hasValidGrant(appId: string, businessId: string, now: number): boolean {
     for (const token of this.tokens.values()) {
       if (token.appId === appId && token.businessId === businessId && !token.revoked && token.expiresAtMs > now) {
@@ -186,6 +186,6 @@ export class Registry {
   }
 }
 
-/** spec: Authentication rule 5: a permission is a resource, or one "resource/operation". */
+/** docs/api-catalogue.md, Authentication 5: a permission is a resource, or one "resource/operation". */
 export const permits = (token: Token, permission: string, operationKey: string): boolean =>
   token.permissions.includes(permission) || token.permissions.includes(operationKey) || token.permissions.includes("*")

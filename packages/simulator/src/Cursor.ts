@@ -4,7 +4,7 @@
  * Stateless: a cursor holds the position itself (page number, sort, the sort values and id
  * of the last examined record) plus a signature, so a client can resume later from a stored
  * cursor, even after a restart with the same seed. Its JSON shape varies between operations
- * and between pages of one operation (spec: Paginator rule 3): objects whose keys are not in
+ * and between pages of one operation (docs/api-catalogue.md, Paginator 3): objects whose keys are not in
  * alphabetical order and include integer-like keys (which a JavaScript object would move to
  * the front), arrays, nesting, and integer literals above 2^53.
  *

@@ -3,7 +3,7 @@
  * the sort keys and then by id, and a page resumes strictly after the (values, id) of the
  * last position it examined. Deleted records leave holes; records hidden by filters are
  * skipped within a scan budget, so a page may be shorter than `size` and still have a next
- * (spec: Paginator rule 5).
+ * (docs/api-catalogue.md, Paginator 5).
  */
 
 export type SortValue = string | number | bigint

@@ -1,5 +1,5 @@
 /**
- * Rate limits (spec: Limits): a budget of `limit` calls in any span of `windowMs` (a sliding
+ * Rate limits (docs/api-catalogue.md, Limits): a budget of `limit` calls in any span of `windowMs` (a sliding
  * window, so a client that bursts at the edges of fixed windows is caught), per appId +
  * businessId + URL. The call over budget locks the key for `lockMs`; every call during the
  * lock extends it by `lockGrowthMs` (capped at `maxLockMs` from the lock's start); the lock
@@ -106,7 +106,7 @@ export class RateLimiter {
     }
     if (state.lockedUntil > 0) {
       if (now < state.lockedUntil) {
-        // spec: States, "Further calls while locked": lockedSeconds and unlockedAt increase
+        // docs/api-catalogue.md, States, "Further calls while locked": lockedSeconds and unlockedAt increase
         state.lockedUntil = Math.min(state.lockedUntil + this.config.lockGrowthMs, state.lockStart + this.config.maxLockMs)
         return this.denied(state, now, true)
       }

@@ -1,5 +1,5 @@
 /**
- * What a webhook delivery carries: the envelope the spec shows (event, businessId as a JSON
+ * What a webhook delivery carries: the envelope the API reference shows (event, businessId as a JSON
  * integer, webhooksVerifyToken, data), and the hostile bodies the `webhookMalformed` fault
  * sends instead, for testing a receiver against bad input.
  */
@@ -8,7 +8,7 @@ import type { FaultOf } from "./Faults.ts"
 
 export type HostileVariant = FaultOf<"webhookMalformed">["variant"]
 
-/** The envelope of one event (spec: Events); `businessId` is absent for webhooksEnabled. */
+/** The envelope of one event (docs/api-catalogue.md, §10 Webhooks); `businessId` is absent for webhooksEnabled. */
 export const envelope = (verifyToken: string, event: string, businessId: string | undefined, data: unknown): string =>
   Json.stringify({
     event,

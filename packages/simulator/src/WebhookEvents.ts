@@ -1,5 +1,5 @@
 /**
- * The webhook events the simulator sends and their ids (spec: webhooksEnabled data). One home
+ * The webhook events the simulator sends and their ids (docs/api-catalogue.md, §10 Webhooks). One home
  * for the names: the sender, the control API's input schemas and the control client use them.
  */
 

@@ -1,5 +1,5 @@
 /**
- * How the webhook sender behaves: timeouts, retries and the degradation ladder (spec: Delivery
+ * How the webhook sender behaves: timeouts, retries and the degradation ladder (docs/api-catalogue.md, Delivery
  * rules 4 and 8). `WebhookPatch` is the partial form the simulator's options, the control API
  * (`POST /_sim/webhook-options`) and the control client all accept.
  */
@@ -11,7 +11,7 @@ export interface WebhookOptions {
   readonly maxRetries: number
   /** Delay before retry n (the last value repeats). */
   readonly retryDelaysMs: ReadonlyArray<number>
-  /** The spec requires https; loopback tests use http, so this is off by default. */
+  /** The API reference requires https; loopback tests use http, so this is off by default. */
   readonly requireHttps: boolean
   readonly degradation: {
     readonly window: number

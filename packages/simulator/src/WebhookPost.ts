@@ -1,6 +1,6 @@
 /**
  * One webhook POST and how it ended. A delivery succeeds only on HTTP 200; redirects are not
- * followed (spec: Delivery rule 8); an answer slower than `timeoutMs` is a timeout. Requests
+ * followed (docs/api-catalogue.md, Delivery rules 8); an answer slower than `timeoutMs` is a timeout. Requests
  * in flight are tracked in `inflight` so a reset or close can cut them.
  */
 import * as Http from "node:http"

@@ -1,13 +1,13 @@
 /**
- * The webhook sender (spec: Events). Per application: a callback URL, a verify token and the
+ * The webhook sender (docs/api-catalogue.md, §10 Webhooks). Per application: a callback URL, a verify token and the
  * chosen events. Enabling sends `webhooksEnabled` and succeeds only on an HTTP 200. Data
  * changes are delivered to every application that chose the event and holds a valid token
- * for the business (spec: Delivery rule 5), one delivery at a time per application, in order.
+ * for the business (docs/api-catalogue.md, Delivery rules 5), one delivery at a time per application, in order.
  *
- * A delivery fails on any status other than 200 (redirects are not followed: spec: Delivery
+ * A delivery fails on any status other than 200 (redirects are not followed: docs/api-catalogue.md, Delivery
  * rule 8), on a connection error, or when the answer is slower than `timeoutMs`; it is
  * repeated at most `maxRetries` (3) times. The success rate over the last `window` attempts
- * drives a ladder of actions (spec: Delivery rule 4): each time it falls below `below`, the
+ * drives a ladder of actions (docs/api-catalogue.md, Delivery rules 4): each time it falls below `below`, the
  * next step runs: re-send webhooksEnabled, then switch webhooks off, then lock the app.
  */
 import type * as Http from "node:http"
@@ -89,7 +89,7 @@ export class Webhooks {
     return undefined
   }
 
-  /** Turns webhooks on: sends webhooksEnabled and enables only on a 200 (spec: States). */
+  /** Turns webhooks on: sends webhooksEnabled and enables only on a 200 (docs/api-catalogue.md, States). */
   async enable(
     appId: string,
     config: { readonly callbackUrl: string; readonly verifyToken: string; readonly events: ReadonlyArray<EventName> }
@@ -283,7 +283,7 @@ export class Webhooks {
     return "not deliverable"
   }
 
-  /** spec: Delivery rule 4: a low success rate re-checks, then switches off, then locks. */
+  /** docs/api-catalogue.md, Delivery rules 4: a low success rate re-checks, then switches off, then locks. */
   private async sample(sub: Subscription, ok: boolean): Promise<void> {
     const d = this.options.degradation
     sub.samples.push(ok)

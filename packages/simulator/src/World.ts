@@ -57,7 +57,7 @@ export interface SimulatorOptions extends DataOptions {
   readonly callLogLimit?: number | undefined
   readonly deliveryLogLimit?: number | undefined
   readonly maxBodyBytes?: number | undefined
-  /** Lifetime of tokens created without an expiry (spec: one year). */
+  /** Lifetime of tokens created without an expiry (docs/api-catalogue.md, one year). */
   readonly tokenLifetimeMs?: number | undefined
   /** Seeded times lie before this instant (default: the current hour, when the simulator starts). */
   readonly epochMs?: number | undefined

@@ -17,7 +17,7 @@ import { TransportEvents } from "./TransportEvents.ts"
 
 /** Who calls: a business that granted the application access, and its token. */
 export interface TenantAccess extends Ids.Tenant {
-  /** spec: Authentication 1: sent as is in the Authorization header. Never logged. */
+  /** docs/api-catalogue.md, Authentication 1: sent as is in the Authorization header. Never logged. */
   readonly accessToken: Redacted.Redacted<string>
 }
 
@@ -27,7 +27,7 @@ export const tenantAccess = (appId: string | number | bigint, businessId: string
 })
 
 export interface ClientOptions {
-  /** spec: Endpoints: `{base_url}` of each family. */
+  /** docs/api-catalogue.md, Requests: `{base_url}` of each family. */
   readonly posBaseUrl: string
   readonly vpageBaseUrl: string
   /** Per-request timeout (default 30 s). */
@@ -162,7 +162,7 @@ export const make = Effect.fnUntraced(function*(options: ClientOptions) {
       }),
       Effect.flatMap(({ status, text }): Effect.Effect<Envelope.Success, ApiError.ApiError | ApiError.MalformedResponse | ServerError> => {
         const decoded = Envelope.decode(text)
-        // spec: Errors, Not shown: HTTP status codes with failures. An envelope decides,
+        // docs/api-catalogue.md, §11 Errors: HTTP status codes with failures. An envelope decides,
         // whatever the status; a 5xx that is not an envelope is a server failure.
         if (Result.isFailure(decoded) && decoded.failure._tag === "MalformedResponse" && status >= 500) {
           return Effect.fail(
@@ -194,7 +194,7 @@ export const make = Effect.fnUntraced(function*(options: ClientOptions) {
     const once = limiter.withPermit(key, priority, () => send(tenant, op, bodyText)).pipe(
       Effect.tapError((error) => {
         if (!isRateLimited(error)) return Effect.void
-        // spec: Limits rule 2: stop calling that URL until unlockedAt. The lock makes the
+        // docs/api-catalogue.md, Limits 2: stop calling that URL until unlockedAt. The lock makes the
         // next attempt (and every other call for the key) wait in the limiter.
         return Effect.gen(function*() {
           const receivedAt = yield* Clock.currentTimeMillis
@@ -240,7 +240,7 @@ export const make = Effect.fnUntraced(function*(options: ClientOptions) {
         body["paginator"] = Paginator.toRequest({ size, sort: pageOptions.sort, next: Option.getOrUndefined(state.cursor) })
         const result = yield* call(tenant, op, body, { priority: pageOptions.priority ?? "bulk" })
         const records: ReadonlyArray<unknown> = Array.isArray(result.data) ? result.data : result.data == null ? [] : [result.data]
-        // spec: Paginator rule 4: no next, or null, ends; rule 5: a short page with next goes on.
+        // docs/api-catalogue.md, Paginator 4: no next, or null, ends; rule 5: a short page with next goes on.
         const next = Paginator.nextCursor(result.text)
         const page: RawPage = { records, cursor: state.cursor, next, size, text: result.text, warnings: result.warnings }
         const same = Option.isSome(next) && Option.isSome(state.cursor) && next.value.text === state.cursor.value.text

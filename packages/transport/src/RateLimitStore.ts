@@ -1,5 +1,5 @@
 /**
- * Where the rate limiter keeps what must survive a restart: the locks (spec: Limits rule 2:
+ * Where the rate limiter keeps what must survive a restart: the locks (docs/api-catalogue.md, Limits 2:
  * no call to a locked URL before unlockedAt) and the recent calls of each budget key (so a
  * restart does not spend the budget twice).
  *

@@ -1,7 +1,7 @@
 /**
  * The rate-limit scheduler.
  *
- * spec: Limits: 150 requests per 30 seconds per appId + businessId + URL by default; an
+ * docs/api-catalogue.md, Limits: 150 requests per 30 seconds per appId + businessId + URL by default; an
  * operation may state its own limit; exceeding it gives ERR_429 and locks that URL for that
  * business until `unlockedAt`; calls during the lock extend it; other URLs and businesses are
  * not affected; limits are never lifted on request.
@@ -24,7 +24,7 @@ import { TransportEvents } from "./TransportEvents.ts"
 
 export type Priority = "interactive" | "bulk"
 
-/** The budget a call spends: spec: Limits: per appId + businessId + URL. */
+/** The budget a call spends: docs/api-catalogue.md, Limits: per appId + businessId + URL. */
 export interface BudgetKey {
   readonly tenant: Ids.Tenant
   readonly operation: Pick<Operation.Operation, "family" | "path" | "rateLimit">
@@ -328,7 +328,7 @@ export const make = Effect.fnUntraced(function*(options: RateLimiterOptions) {
       const k = keyString(key)
       const { limit, windowMs } = limitOf(key.operation)
       const s = core.keyState(k, limit, windowMs)
-      // spec: ERR_429: locked until unlockedAt; we also honour receipt + lockedSeconds, whichever
+      // docs/api-catalogue.md, §11 Errors: locked until unlockedAt; we also honour receipt + lockedSeconds, whichever
       // is later, then add the skew allowance (our clock and the service's may differ).
       const byUnlockedAt = info.unlockedAt === undefined ? 0 : info.unlockedAt * 1000
       const byLockedSeconds = info.lockedSeconds === undefined ? 0 : info.receivedAt + info.lockedSeconds * 1000

@@ -138,7 +138,7 @@ const blank = (bytes: Uint8Array): boolean => {
 const short = (message: string): string => (message.length > 300 ? `${message.slice(0, 300)}...` : message)
 
 /**
- * spec: Envelope: businessId is a bigint. Judged on its exact text so that no rounding can
+ * docs/api-catalogue.md, Envelope: businessId is a bigint. Judged on its exact text so that no rounding can
  * turn `9007199254740993.5` or `1e3` into an id: only a non-negative integer literal (or a
  * string of digits) is accepted, and its canonical digits are kept.
  */
@@ -237,7 +237,7 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
   }
 
   /**
-   * spec: Authentication 8: the token is in the body field `webhooksVerifyToken`, or in the
+   * docs/api-catalogue.md, Authentication 8: the token is in the body field `webhooksVerifyToken`, or in the
    * `Authorization` header. Every token a delivery presents must verify: the header first (no
    * look at the body at all), then the body field, found by a byte scan (./tokenField.ts)
    * before anything is decoded or parsed. Only an authenticated body is parsed.
@@ -290,7 +290,7 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
     const json = text.success.charCodeAt(0) === 0xfeff ? text.success.slice(1) : text.success
     const businessId = businessIdOf(json, fields)
     if (Result.isFailure(businessId)) return done(reject(400, "bad_envelope", businessId.failure))
-    // spec: Events, Envelope: `event` names the event; every other field is kept as is.
+    // docs/api-catalogue.md, §10 Webhooks: `event` names the event; every other field is kept as is.
     const event = fields["event"]
     if (typeof event !== "string" || event.length === 0) {
       return done(reject(400, "bad_envelope", "`event` must be a non-empty string"))
@@ -302,7 +302,7 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
       type: event,
       receivedAt: clock.currentTimeMillisUnsafe(),
       body: text.success,
-      // spec: Delivery rules 2: redeliveries carry the same body, so its bytes are the key.
+      // docs/api-catalogue.md, Delivery rules 2: redeliveries carry the same body, so its bytes are the key.
       // The original bytes, token included: the recipe predates redaction, and redeliveries
       // made before and after it must keep the same key.
       dedupeKey: `sha256:${Crypto.hash("sha256", Buffer.concat([Buffer.from(`${d.appId}\n`), d.bytes]), "hex")}`,

@@ -1,6 +1,6 @@
 /**
  * Finds the top-level `webhooksVerifyToken` member of a delivery's raw bytes without parsing
- * the body (spec: Authentication 8), so that a delivery with a wrong token costs a byte walk,
+ * the body (docs/api-catalogue.md, Authentication 8), so that a delivery with a wrong token costs a byte walk,
  * not a UTF-8 decode and a JSON.parse of up to `maxBodyBytes`. The same walk gives the byte
  * range of the token's value, which the receiver replaces before storing the body.
  *

@@ -1,5 +1,5 @@
 /**
- * Record timestamps. Decision (spec: not shown): every record's `updatedAt` is an ISO-8601
+ * Record timestamps. Decision (docs/api-catalogue.md, not shown): every record's `updatedAt` is an ISO-8601
  * UTC string with milliseconds ("2024-05-01T10:00:00.000Z"); filters `updatedAtFrom` and
  * `updatedAtTo` accept that form or unix seconds (a number), both bounds inclusive.
  */

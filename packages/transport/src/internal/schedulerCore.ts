@@ -1,7 +1,7 @@
 /**
  * The rate-limit scheduler's state machine: synchronous, allocation-light, clock passed in.
  *
- * Per budget key (appId + businessId + operation URL; spec: Limits) it keeps:
+ * Per budget key (appId + businessId + operation URL; docs/api-catalogue.md, Limits) it keeps:
  * - a sliding log of the completion times of the last `limit` calls: a ring of uint16 ticks
  *   from a per-key base (2 bytes a slot; a tick is 1 ms for windows under 40 s, coarser for
  *   longer ones, and times are rounded up, so rounding only ever makes us wait longer);
