@@ -14,7 +14,7 @@ import * as Http from "node:http"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { files } from "../src/Server.ts"
-import { APP, BUSINESS, startWebhookServer } from "./webhookServer.ts"
+import { APP, BUSINESS, cpuMicrosOf, startWebhookServer } from "./webhookServer.ts"
 
 export interface FloodBenchResult {
   readonly bench: "sync-server-flood"
@@ -33,11 +33,6 @@ export interface FloodBenchResult {
 
 const CONNECTIONS = 32
 
-const cpuMicrosOf = (pid: number) => {
-  const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-  return (Number(fields[11]) + Number(fields[12])) * 10_000
-}
 
 const percentile = (xs: ReadonlyArray<number>, p: number) => {
   const sorted = [...xs].sort((a, b) => a - b)

@@ -2,6 +2,7 @@
  * The sync server process the webhook benchmarks drive: started as `./ocs start` starts it,
  * one tenant, and no pulls (the API address is unreachable on purpose), so only webhooks flow.
  */
+import * as Fs from "node:fs"
 import { startServerProcess } from "../test/processes.ts"
 
 export const APP = "7001"
@@ -18,3 +19,11 @@ export const startWebhookServer = (options: { readonly adminKey: string; readonl
     webhooks: { silenceAlertSeconds: 86_400 },
     tenants: [{ appId: APP, verifyTokens: [TOKEN], businesses: [{ businessId: BUSINESS, accessToken: "unused" }] }]
   }, { OCS_ENCRYPTION_KEY: options.encryptionKey })
+
+/** utime + stime of a process (every thread), in microseconds (from /proc, clock ticks of 10 ms). */
+export const cpuMicrosOf = (pid: number): number => {
+  const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+  // Fields after the command name (which may contain spaces) start after the last ")".
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return (Number(fields[11]) + Number(fields[12])) * 10_000
+}

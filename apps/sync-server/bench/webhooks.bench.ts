@@ -17,7 +17,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { files } from "../src/Server.ts"
-import { APP, BUSINESS, startWebhookServer, TOKEN } from "./webhookServer.ts"
+import { APP, BUSINESS, cpuMicrosOf, startWebhookServer, TOKEN } from "./webhookServer.ts"
 
 export interface WebhooksBenchResult {
   readonly bench: "sync-server-webhooks"
@@ -35,13 +35,6 @@ export interface WebhooksBenchResult {
 
 const CONNECTIONS = 64
 
-/** utime + stime of a process, in microseconds (from /proc, clock ticks of 10 ms). */
-const cpuMicrosOf = (pid: number) => {
-  const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-  // Fields after the command name (which may contain spaces) start after the last ")".
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-  return (Number(fields[11]) + Number(fields[12])) * 10_000
-}
 
 export const runWebhooksBench = async (options: { readonly quick?: boolean } = {}): Promise<WebhooksBenchResult> => {
   const seconds = options.quick ? 3 : 10
