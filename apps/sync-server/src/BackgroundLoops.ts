@@ -4,7 +4,8 @@
  *
  * - `projection`: the read models follow the log (docs/architecture.md, section 5), applying the
  *   records of registered businesses only (the others are quarantined, see ./Quarantine.ts);
- * - `tenant-activity`: the last webhook of each tenant, for the silence alert;
+ * - `tenant-activity`: the last webhook of each tenant, for the silence alert; a tenant whose
+ *   business removed the application goes on hold;
  * - `tenant-watch`: token expiry warnings and webhook silence, hourly.
  *
  * The sync supervisor is started by the sync engine under the same supervision.
@@ -18,7 +19,23 @@ import { TenantStore } from "./TenantStore.ts"
 
 const DAY = 24 * 3600 * 1000
 
-/** Follows webhook records to know when each tenant last heard from the service. */
+/**
+ * The business removed the application (docs/api-catalogue.md §10, appUninstalled): its
+ * deliveries stop and its token no longer works, so the tenant goes on hold with the reason
+ * instead of failing every pull. Granting access again (a new token) makes it active.
+ */
+const uninstalled = (store: TenantStore["Service"], appId: string, businessId: string) =>
+  Effect.gen(function*() {
+    const message = `business ${businessId} removed application ${appId}: it must install the application and grant access again`
+    if (!(yield* store.setStatus(appId, businessId, "attention", { code: "APP_UNINSTALLED", message }))) return
+    yield* store.recordError({ appId, businessId, resource: null, tag: "AppUninstalled", message })
+    yield* Effect.logWarning(message)
+  })
+
+/**
+ * Follows webhook records to know when each tenant last heard from the service, and puts a
+ * tenant whose business removed the application on hold.
+ */
 const tenantActivity = Effect.gen(function*() {
   const log = yield* EventLog.EventLog
   const store = yield* TenantStore
@@ -36,6 +53,9 @@ const tenantActivity = Effect.gen(function*() {
           else seen.at = Math.max(seen.at, record.receivedAt)
         }
         for (const t of latest.values()) yield* store.touchWebhook(t.appId, t.businessId, t.at)
+        for (const { record } of batch) {
+          if (record.type === "appUninstalled") yield* uninstalled(store, record.appId, record.businessId!)
+        }
         yield* log.commit("tenant-activity", batch[batch.length - 1]!.checkpoint)
       })
     )

@@ -52,7 +52,7 @@ const event1 = (plan: Plan, record: ProjectableRecord, event: DomainEvent.Domain
       return Rows.webhooksEnabled(plan, record, event, index)
     case "AppUninstalled":
       // No table changes: the business removed the app, which is a fact about the tenant (the
-      // sync server stops pulling), not about its commerce data. The rows stay as the last
+      // sync server puts it on hold), not about its commerce data. The rows stay as the last
       // state known, and the event itself stays in the log for audit.
       return
     case "UnknownEvent":
