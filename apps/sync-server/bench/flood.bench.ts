@@ -8,13 +8,11 @@
  *   ./ocs node apps/sync-server/bench/flood.bench.ts [--quick]
  */
 import autocannon from "autocannon"
-import Database from "better-sqlite3"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import { files } from "../src/Server.ts"
-import { APP, BUSINESS, cpuMicrosOf, startWebhookServer } from "./webhookServer.ts"
+import { APP, BUSINESS, cpuMicrosOf, startWebhookServer, stopAndCountStored } from "./webhookServer.ts"
 
 export interface FloodBenchResult {
   readonly bench: "sync-server-flood"
@@ -82,12 +80,8 @@ export const runFloodBench = async (options: { readonly quick?: boolean } = {}):
     done = true
     const during = await probes
     const cpu = cpuMicrosOf(pid) - before
-    const exitCode = await server.proc.stop("SIGTERM")
     stopped = true
-    if (exitCode !== 0) throw new Error(`server exited with ${exitCode}\n${server.proc.output().slice(-3000)}`)
-    const db = new Database(files(Path.join(server.dir, "data")).events, { readonly: true })
-    const stored = (db.prepare("SELECT count(*) AS n FROM records WHERE source = 'webhook'").get() as { n: number }).n
-    db.close()
+    const stored = await stopAndCountStored(server)
     if (stored !== 0) throw new Error(`${stored} records of an unauthenticated flood were stored`)
     const codes = result.statusCodeStats
     const count = (code: string) => codes[code]?.count ?? 0

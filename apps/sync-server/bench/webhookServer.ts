@@ -2,7 +2,10 @@
  * The sync server process the webhook benchmarks drive: started as `./ocs start` starts it,
  * one tenant, and no pulls (the API address is unreachable on purpose), so only webhooks flow.
  */
+import Database from "better-sqlite3"
 import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { files } from "../src/Server.ts"
 import { startServerProcess } from "../test/processes.ts"
 
 export const APP = "7001"
@@ -26,4 +29,19 @@ export const cpuMicrosOf = (pid: number): number => {
   // Fields after the command name (which may contain spaces) start after the last ")".
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
   return (Number(fields[11]) + Number(fields[12])) * 10_000
+}
+
+/**
+ * Stops the server gracefully (a non-zero exit fails the bench, with its output) and counts
+ * the webhooks its event log holds, read from the file it left behind.
+ */
+export const stopAndCountStored = async (server: Awaited<ReturnType<typeof startWebhookServer>>): Promise<number> => {
+  const exitCode = await server.proc.stop("SIGTERM")
+  if (exitCode !== 0) throw new Error(`server exited with ${exitCode}\n${server.proc.output().slice(-3000)}`)
+  const db = new Database(files(Path.join(server.dir, "data")).events, { readonly: true })
+  try {
+    return (db.prepare("SELECT count(*) AS n FROM records WHERE source = 'webhook'").get() as { n: number }).n
+  } finally {
+    db.close()
+  }
 }

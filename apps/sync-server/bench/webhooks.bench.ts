@@ -12,12 +12,10 @@
  *   ./ocs node apps/sync-server/bench/webhooks.bench.ts [--quick]
  */
 import autocannon from "autocannon"
-import Database from "better-sqlite3"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import { files } from "../src/Server.ts"
-import { APP, BUSINESS, cpuMicrosOf, startWebhookServer, TOKEN } from "./webhookServer.ts"
+import { APP, BUSINESS, cpuMicrosOf, startWebhookServer, stopAndCountStored, TOKEN } from "./webhookServer.ts"
 
 export interface WebhooksBenchResult {
   readonly bench: "sync-server-webhooks"
@@ -62,12 +60,8 @@ export const runWebhooksBench = async (options: { readonly quick?: boolean } = {
     const before = cpuMicrosOf(pid)
     const run = await load(seconds)
     const cpu = cpuMicrosOf(pid) - before
-    const exitCode = await server.proc.stop("SIGTERM")
     stopped = true
-    if (exitCode !== 0) throw new Error(`server exited with ${exitCode}\n${server.proc.output().slice(-3000)}`)
-    const db = new Database(files(Path.join(server.dir, "data")).events, { readonly: true })
-    const stored = (db.prepare("SELECT count(*) AS n FROM records WHERE source = 'webhook'").get() as { n: number }).n
-    db.close()
+    const stored = await stopAndCountStored(server)
     const answered = warm["2xx"] + run["2xx"]
     // Requests in flight when autocannon stops are stored but their answers are not counted.
     if (stored < answered || stored - answered > 2 * CONNECTIONS) {
