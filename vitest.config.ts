@@ -25,7 +25,8 @@ export default defineConfig({
       pkg("event-log", "packages/event-log"),
       pkg("read-models", "packages/read-models"),
       pkg("ingestion", "packages/ingestion"),
-      pkg("sync-server", "apps/sync-server"),
+      // The console's browser suite runs in its own project ("console", below).
+      { ...pkg("sync-server", "apps/sync-server"), test: { ...pkg("sync-server", "apps/sync-server").test, exclude: ["test/kafka/**", "test/console/**", "**/node_modules/**"] } },
       pkg("replay", "apps/replay"),
       pkg("plugin-sdk", "packages/plugin-sdk"),
       pkg("plugin-low-stock-alert", "plugins/low-stock-alert"),
@@ -41,6 +42,20 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: ["**/node_modules/**"],
           testTimeout: 300_000,
+          fileParallelism: false
+        }
+      },
+      {
+        // The operator console in real Chromium (Debian's package, installed by
+        // tooling/scripts/install-chromium.sh from the global setup) against real servers.
+        extends: true as const,
+        test: {
+          name: "console",
+          root: "./apps/sync-server",
+          include: ["test/console/**/*.test.ts"],
+          exclude: ["**/node_modules/**"],
+          globalSetup: ["./test/console/globalSetup.ts"],
+          testTimeout: 90_000,
           fileParallelism: false
         }
       },
