@@ -116,6 +116,18 @@ interface Detail extends Omit<Tenant, "sync"> {
   readonly counts: Record<string, number>
 }
 
+/** What a sync-now answer says, in a line. */
+const syncSummary = (reports: ReadonlyArray<{ readonly mode: string; readonly pages: number; readonly records: number; readonly outcome: string }>) => {
+  const ran = reports.filter((r) => r.mode !== "skipped")
+  const pages = ran.reduce((n, r) => n + r.pages, 0)
+  const records = ran.reduce((n, r) => n + r.records, 0)
+  const skipped = reports.length - ran.length
+  const failed = ran.filter((r) => r.outcome !== "done").length
+  return `Sync ran: ${pages} pages, ${records} records` +
+    (skipped > 0 ? `; ${skipped} resources were already running or not due` : "") +
+    (failed > 0 ? `; ${failed} did not finish (see Sync progress)` : "") + "."
+}
+
 export const TenantDetail = ({ live, appId, businessId }: { live: Live; appId: string; businessId: string }) => {
   const path = `/admin/tenants/${appId}/${businessId}`
   const { data: t, error, reload } = useLoad<Detail>(path, live)
@@ -125,7 +137,7 @@ export const TenantDetail = ({ live, appId, businessId }: { live: Live; appId: s
     setBusy(what)
     setMessage(undefined)
     api(`${path}/${action}`, "POST").then(
-      (r: any) => setMessage(action === "sync" ? `Sync ran: ${(r.reports ?? []).reduce((n: number, x: any) => n + (x.pages ?? 0), 0)} pages.` : `Tenant ${r.status}.`),
+      (r: any) => setMessage(r.reports === undefined ? `Tenant ${r.status}.` : syncSummary(r.reports)),
       (e: Error) => setMessage(`Failed: ${e.message}`)
     ).finally(() => (setBusy(undefined), reload()))
   }
@@ -140,6 +152,7 @@ export const TenantDetail = ({ live, appId, businessId }: { live: Live; appId: s
         ? html`<button type="button" disabled=${busy !== undefined} onClick=${() => act("resume", "resume")}>Resume</button>`
         : html`<button type="button" disabled=${busy !== undefined} onClick=${() => act("pause", "pause")}>Pause</button>`}
       <button type="button" disabled=${busy !== undefined || t.status === "paused"} onClick=${() => act("sync", "sync")}>${busy === "sync" ? "Syncing…" : "Sync now"}</button>
+      <button type="button" disabled=${busy !== undefined || t.status === "paused"} onClick=${() => act("full", "sync?full=true")} title="Read every resource again from the first page">${busy === "full" ? "Syncing…" : "Full sync"}</button>
       <a href=${`#/events?tenant=${t.appId}:${t.businessId}`}>Event browser</a>
       <span role="status" class="message">${message ?? ""}</span>
     </div>
