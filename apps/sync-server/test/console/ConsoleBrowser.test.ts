@@ -70,7 +70,7 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
     assert.ok(session, "a session cookie")
     assert.strictEqual(session.httpOnly, true)
     assert.strictEqual(session.sameSite, "Strict")
-    assert.strictEqual(await page.evaluate(() => document.cookie), "", "the page's script cannot read the cookie")
+    assert.strictEqual(await page.evaluate("document.cookie"), "", "the page's script cannot read the cookie")
     // Rates need two snapshots.
     await until("a webhook rate", async () => (await page.getByTestId("webhook-rate").textContent()) !== "–")
     await shoot("overview")
@@ -162,7 +162,7 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
       await page.goto(`${servers.server.url}/ui${hash}`)
       await page.locator("main h1").waitFor()
       // Nothing wider than the screen: wide tables scroll inside their own box.
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+      const overflow = Number(await page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth"))
       assert.ok(overflow <= 0, `${name}: the page is ${overflow}px wider than the phone`)
       await shoot(`${name}-phone`)
     }

@@ -61,7 +61,7 @@ describe("console sign-in and sessions", () => {
     const session = cookie.split(";")[0]!
     const r = await fetch(`${origin}/admin/tenants`, { headers: { cookie: session } })
     assert.strictEqual(r.status, 200)
-    const me = await (await fetch(`${origin}/ui/session`, { headers: { cookie: session } })).json()
+    const me: any = await (await fetch(`${origin}/ui/session`, { headers: { cookie: session } })).json()
     assert.deepStrictEqual(me.signedIn, true)
     assert.strictEqual(me.csrf, s.body.csrf)
   })
