@@ -67,13 +67,19 @@ const Page = ({ hash, live }: { hash: string; live: Live }) => {
   }
 }
 
+/** The skip link moves the focus without touching the hash, which is the page's route. */
+const skipToContent = (e: Event) => {
+  e.preventDefault()
+  document.getElementById("main")?.focus()
+}
+
 const Console = ({ signOut }: { signOut: () => void }) => {
   const hash = useHash()
   const [live, setLive] = useState<Live>({ state: "connecting" })
   useEffect(() => follow(setLive), [])
   const current = (href: string) => href === "#/" ? hash === "#/" || hash === "" : hash.startsWith(href)
   return html`
-    <a class="skip" href="#main">Skip to content</a>
+    <a class="skip" href="#main" onClick=${skipToContent}>Skip to content</a>
     <header>
       <span class="brand">ocs console</span>
       <nav aria-label="Pages">${NAV.map(([href, label]) => html`<a href=${href} aria-current=${current(href) ? "page" : undefined}>${label}</a>`)}</nav>

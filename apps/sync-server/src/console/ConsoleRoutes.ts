@@ -6,7 +6,8 @@
  *   GET  /ui               the page (it routes by `#/...` on its own)
  *   GET  /ui/app.js        the bundle; GET /ui/app.css the styles
  *   GET  /ui/session       { signedIn, csrf } for the cookie's session
- *   POST /ui/session       { key } -> session cookie and its CSRF token
+ *   POST /ui/session       { key } -> session cookie and its CSRF token (429 after too
+ *                          many wrong keys in a minute)
  *   POST /ui/session/end   sign out (same origin and CSRF token required)
  *
  * The page's data comes from the JSON admin API, which accepts the session cookie for reads
@@ -87,13 +88,16 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions & { rea
         const request = yield* HttpServerRequest.HttpServerRequest
         // A page elsewhere must not sign a browser in with a key of its choosing.
         if (!sameOrigin(request)) return problem(403, "cross-origin request refused")
+        const at = yield* Clock.currentTimeMillis
+        if (sessions.signInBlocked(at)) return problem(429, "too many wrong keys in the last minute: wait, then sign in again")
         const input = yield* body(SignIn, 4096)
         const ok = options.adminKey !== undefined && safeEqual(input.key, Redacted.value(options.adminKey))
         if (!ok) {
+          sessions.failedSignIn(at)
           yield* Effect.logWarning("console: sign-in refused (wrong admin key)")
           return problem(401, options.adminKey === undefined ? "the server has no admin key configured (server.adminKey)" : "wrong admin key")
         }
-        const s = sessions.create(yield* Clock.currentTimeMillis)
+        const s = sessions.create(at)
         return HttpServerResponse.setHeader(json({ signedIn: true, csrf: s.csrf, idleTimeoutMs: sessions.ttlMs }), "set-cookie", sessions.cookie(s))
       }).pipe(Effect.catch((e: unknown) => Effect.succeed(HttpServerResponse.isHttpServerResponse(e) ? e : problem(400, "bad sign-in request"))))
     )

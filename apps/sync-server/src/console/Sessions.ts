@@ -11,7 +11,8 @@
 import * as Crypto from "node:crypto"
 import { safeEqual } from "../Secrets.ts"
 
-export const COOKIE = "ocs_session"
+/** The cookie's name; under TLS the `__Host-` prefix makes browsers insist on Secure, Path=/ and no Domain. */
+export const cookieName = (secure: boolean) => (secure ? "__Host-ocs_session" : "ocs_session")
 
 export interface Session {
   readonly id: string
@@ -26,6 +27,8 @@ export interface SessionOptions {
   /** Longest life of a session, used or not (default 12 hours). */
   readonly maxAgeMs?: number | undefined
   readonly maxSessions?: number | undefined
+  /** Wrong keys allowed per minute before sign-in is refused for the rest of it (default 20). */
+  readonly maxFailuresPerMinute?: number | undefined
   /** Cookies get `Secure` (the server speaks TLS). */
   readonly secure: boolean
 }
@@ -42,6 +45,13 @@ export interface Sessions {
   readonly cookie: (session: Session | undefined) => string
   /** Constant-time check of a request's CSRF header against the session's token. */
   readonly csrfValid: (session: Session, header: string | undefined) => boolean
+  /**
+   * Counts a wrong key. Past `maxFailuresPerMinute` in the last minute, `signInBlocked` holds
+   * until the oldest failure is a minute old: guessing the key from a browser stays slow. The
+   * key header of the JSON API is not affected.
+   */
+  readonly failedSignIn: (now: number) => void
+  readonly signInBlocked: (now: number) => boolean
   readonly size: () => number
 }
 
@@ -61,6 +71,13 @@ export const make = (options: SessionOptions): Sessions => {
   const ttlMs = options.ttlMs ?? 30 * 60_000
   const maxAgeMs = options.maxAgeMs ?? 12 * 3600_000
   const maxSessions = options.maxSessions ?? 1000
+  const maxFailures = options.maxFailuresPerMinute ?? 20
+  const name = cookieName(options.secure)
+  const failures: Array<number> = []
+  const recentFailures = (now: number) => {
+    while (failures.length > 0 && now - failures[0]! >= 60_000) failures.shift()
+    return failures.length
+  }
   // Insertion order is sign-in order: the first entry is the oldest session.
   const live = new Map<string, Session>()
   const expired = (s: Session, now: number) => now - s.lastUsedAt > ttlMs || now - s.createdAt > maxAgeMs
@@ -78,7 +95,7 @@ export const make = (options: SessionOptions): Sessions => {
       return s
     },
     fromCookie: (header, now) => {
-      const id = cookieValue(header, COOKIE)
+      const id = cookieValue(header, name)
       if (id === undefined || id.length > 100) return undefined
       const s = live.get(id)
       if (s === undefined) return undefined
@@ -92,7 +109,7 @@ export const make = (options: SessionOptions): Sessions => {
     end: (id) => void live.delete(id),
     cookie: (s) =>
       [
-        `${COOKIE}=${s === undefined ? "" : s.id}`,
+        `${name}=${s === undefined ? "" : s.id}`,
         "Path=/",
         "HttpOnly",
         "SameSite=Strict",
@@ -100,6 +117,11 @@ export const make = (options: SessionOptions): Sessions => {
         `Max-Age=${s === undefined ? 0 : Math.floor(maxAgeMs / 1000)}`
       ].join("; "),
     csrfValid: (s, header) => typeof header === "string" && header.length > 0 && safeEqual(header, s.csrf),
+    failedSignIn: (now) => {
+      recentFailures(now)
+      failures.push(now)
+    },
+    signInBlocked: (now) => recentFailures(now) >= maxFailures,
     size: () => live.size
   }
 }

@@ -64,6 +64,12 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
     await page.keyboard.type(ADMIN_KEY)
     await page.keyboard.press("Enter")
     await page.getByRole("heading", { name: "Overview" }).waitFor()
+    // The first Tab reaches the skip link; it moves the focus to the content, not the route.
+    await page.keyboard.press("Tab")
+    assert.strictEqual(await page.evaluate("document.activeElement.textContent"), "Skip to content")
+    await page.keyboard.press("Enter")
+    assert.strictEqual(await page.evaluate("document.activeElement.id"), "main")
+    assert.strictEqual(new URL(page.url()).hash, "")
     await until("the live stream", async () => (await page.getByTestId("live").textContent()) === "live")
     const cookies = await page.context().cookies()
     const session = cookies.find((c) => c.name === "ocs_session")

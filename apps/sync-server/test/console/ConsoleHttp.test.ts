@@ -150,3 +150,16 @@ describe("live feed and history", () => {
     assert.strictEqual((await admin(servers, `/admin/tenants/${servers.demo.appId}/999999/history/${id}`)).status, 404)
   })
 })
+
+// Last: it leaves sign-in blocked for a minute on this server.
+describe("guessing the key", () => {
+  it("is refused with 429 after too many wrong keys, while the key header keeps working", async () => {
+    let tries = 0
+    while ((await signIn(`guess-${tries}`)).status === 401 && tries < 30) tries++
+    assert.isBelow(tries, 30, "sign-in became blocked")
+    const right = await signIn()
+    assert.strictEqual(right.status, 429, "even the right key waits out the minute")
+    assert.strictEqual(right.cookie, null)
+    assert.strictEqual((await admin(servers, "/admin/tenants")).status, 200)
+  })
+})
