@@ -2,13 +2,13 @@ import { defineConfig } from "vitest/config"
 
 // One project per package. Suites that need the Kafka broker live in `test/kafka/` of their
 // package and run in the `kafka` project, which starts a real broker once (tooling/kafka).
-const pkg = (name: string, dir: string) => ({
+const pkg = (name: string, dir: string, exclude: ReadonlyArray<string> = []) => ({
   extends: true as const,
   test: {
     name,
     root: `./${dir}`,
     include: ["test/**/*.test.ts"],
-    exclude: ["test/kafka/**", "**/node_modules/**"]
+    exclude: ["test/kafka/**", "**/node_modules/**", ...exclude]
   }
 })
 
@@ -26,7 +26,7 @@ export default defineConfig({
       pkg("read-models", "packages/read-models"),
       pkg("ingestion", "packages/ingestion"),
       // The console's browser suite runs in its own project ("console", below).
-      { ...pkg("sync-server", "apps/sync-server"), test: { ...pkg("sync-server", "apps/sync-server").test, exclude: ["test/kafka/**", "test/console/**", "**/node_modules/**"] } },
+      pkg("sync-server", "apps/sync-server", ["test/console/**"]),
       pkg("replay", "apps/replay"),
       pkg("plugin-sdk", "packages/plugin-sdk"),
       pkg("plugin-low-stock-alert", "plugins/low-stock-alert"),

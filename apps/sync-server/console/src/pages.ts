@@ -272,7 +272,8 @@ export const Plugins = ({ live }: { live: Live }) => {
   return html`
     <h1>Plugins</h1>
     ${plugins.length === 0 ? html`<${Empty}>No plugin is configured (see plugins in the configuration).<//>` : html`<${Table} label="Plugins"><thead><tr><th>plugin</th><th>status</th><th>handled</th><th>failures</th><th>lag (records)</th><th>dead letters</th></tr></thead><tbody>
-      ${plugins.map((p) => html`<tr><td>${p.name} <small>${p.version}</small></td><td><${Status} status=${p.status} /></td><td>${p.handled}</td><td>${p.failures}</td><td>${p.lag ?? "–"}</td><td>${p.deadLetters}</td></tr>`)}
+      ${plugins.map((p) => html`<tr><td>${p.name} <small>${p.version}</small></td><td><${Status} status=${p.status} /></td><td>${p.handled}</td><td>${p.failures}</td><td>${p.lag ?? "–"}</td>
+        <td>${p.deadLetters}${p.deadLetters > 0 ? html` <button type="button" onClick=${() => redrive(`plugin=${encodeURIComponent(p.name)}`)}>Redrive all</button>` : null}</td></tr>`)}
     </tbody><//>`}
     <h2>Dead letters</h2>
     <span role="status" class="message">${message ?? ""}</span>
