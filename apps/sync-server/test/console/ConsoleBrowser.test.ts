@@ -146,6 +146,18 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
     await shoot("events")
   })
 
+  it("says so when a list is empty or a request fails", async () => {
+    const tenant = `${servers.demo.appId}:${servers.demo.businessId}`
+    await page.goto(`${servers.server.url}/ui#/tenants?status=paused`)
+    await page.locator("p.empty").filter({ hasText: "No tenants here" }).waitFor()
+    await page.goto(`${servers.server.url}/ui#/events?tenant=${tenant}&entity=987654321987`)
+    await page.locator("p.empty").filter({ hasText: "No record of this tenant mentions 987654321987" }).waitFor()
+    await page.goto(`${servers.server.url}/ui#/events?tenant=${tenant}&entity=abc`)
+    await page.getByRole("alert").filter({ hasText: "entityId must be a positive integer" }).waitFor()
+    await page.goto(`${servers.server.url}/ui#/nowhere`)
+    await page.getByRole("heading", { name: "Not found" }).waitFor()
+  })
+
   it("redrives a dead letter", async () => {
     // The forwarder's receiver fails: the demo's new orders end as dead letters.
     await until("a dead letter", async () => (await admin(servers, "/admin/plugins/dead-letters")).body.deadLetters.length > 0, 60_000)
