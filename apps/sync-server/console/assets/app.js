@@ -40,7 +40,7 @@ var Te=function(t,e,n,o){var s;e[0]=0;for(var r=1;r<e.length;r++){var a=e[r++],u
     <${V} error=${r} />
     ${s.status==="attention"&&s.attention!==null?c`<div class="attention" role="alert"><p><b>Needs attention:</b> <code>${s.attention.code}</code> ${s.attention.message} (${O(s.attention.at)})</p><p>${et(s.attention.code)}</p></div>`:null}
     <div class="actions">
-      ${s.status==="paused"?c`<button type="button" disabled=${u!==void 0} onClick=${()=>y("resume","resume")}>Resume</button>`:c`<button type="button" disabled=${u!==void 0} onClick=${()=>y("pause","pause")}>Pause</button>`}
+      ${s.status!=="active"?c`<button type="button" disabled=${u!==void 0} onClick=${()=>y("resume","resume")}>Resume</button>`:c`<button type="button" disabled=${u!==void 0} onClick=${()=>y("pause","pause")}>Pause</button>`}
       <button type="button" disabled=${u!==void 0||s.status==="paused"} onClick=${()=>y("sync","sync")}>${u==="sync"?"Syncing\u2026":"Sync now"}</button>
       <button type="button" disabled=${u!==void 0||s.status==="paused"} onClick=${()=>y("full","sync?full=true")} title="Read every resource again from the first page">${u==="full"?"Syncing\u2026":"Full sync"}</button>
       <a href=${`#/events?tenant=${s.appId}:${s.businessId}`}>Event browser</a>

@@ -148,7 +148,7 @@ export const TenantDetail = ({ live, appId, businessId }: { live: Live; appId: s
     <${Failure} error=${error} />
     ${t.status === "attention" && t.attention !== null ? html`<div class="attention" role="alert"><p><b>Needs attention:</b> <code>${t.attention.code}</code> ${t.attention.message} (${ago(t.attention.at)})</p><p>${advice(t.attention.code)}</p></div>` : null}
     <div class="actions">
-      ${t.status === "paused"
+      ${t.status !== "active"
         ? html`<button type="button" disabled=${busy !== undefined} onClick=${() => act("resume", "resume")}>Resume</button>`
         : html`<button type="button" disabled=${busy !== undefined} onClick=${() => act("pause", "pause")}>Pause</button>`}
       <button type="button" disabled=${busy !== undefined || t.status === "paused"} onClick=${() => act("sync", "sync")}>${busy === "sync" ? "Syncing…" : "Sync now"}</button>

@@ -108,6 +108,28 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
     assert.strictEqual((await admin(servers, path)).body.status, "active")
   })
 
+  it("shows which tenant needs attention, why, and what to do", async () => {
+    // A second business whose token the service no longer accepts.
+    const t = await servers.control.createTenant({ products: 5 })
+    await servers.control.expireToken(t.token.accessToken)
+    const post = (path: string, body: unknown) =>
+      fetch(`${servers.server.url}${path}`, { method: "POST", headers: { "x-admin-key": ADMIN_KEY, "content-type": "application/json" }, body: JSON.stringify(body) })
+    assert.strictEqual((await post("/admin/apps", { appId: t.app.appId, verifyTokens: [t.app.verifyToken] })).status, 201)
+    assert.strictEqual((await post("/admin/tenants", { appId: t.app.appId, businessId: t.business.businessId, accessToken: t.token.accessToken })).status, 201)
+    await admin(servers, `/admin/tenants/${t.app.appId}/${t.business.businessId}/sync`, "POST")
+    await page.getByRole("link", { name: "Overview" }).click()
+    const item = page.locator("ul.list li").filter({ hasText: `${t.app.appId}:${t.business.businessId}` })
+    await item.waitFor()
+    assert.include(await item.textContent(), "attention")
+    await item.getByRole("link").click()
+    const alert = page.getByRole("alert").filter({ hasText: "Needs attention" })
+    await alert.waitFor()
+    const text = (await alert.textContent()) ?? ""
+    assert.include(text, "ERR_INVALID_ACCESS_TOKEN")
+    assert.include(text, "grant access again", "what to do")
+    await shoot("tenant-attention")
+  })
+
   it("shows a lock counting down after a forced 429", async () => {
     // One call per minute: the server's next calls are answered ERR_429 with a 40 s lock.
     await servers.control.setRateLimits({ limit: 1, windowMs: 60_000, lockMs: 40_000, lockGrowthMs: 0, maxLockMs: 40_000 })
@@ -132,6 +154,7 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
 
   it("opens an entity's history with each record's exact stored body", async () => {
     await page.getByRole("link", { name: "Events" }).click()
+    await page.getByLabel("Tenant").selectOption(`${servers.demo.appId}:${servers.demo.businessId}`)
     const product = page.locator(".suggest a").first()
     await product.waitFor()
     const id = (await product.textContent())!.trim()
