@@ -43,6 +43,8 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
     // As root (CI) Chromium's sandbox cannot start; the pages are our own and loopback only.
     browser = await chromium.launch({ executablePath, headless: true, args: ["--no-sandbox", "--disable-dev-shm-usage"] })
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+    // Generous: `./ocs test` runs every suite at once on a small machine.
+    page.setDefaultTimeout(60_000)
   }, 120_000)
 
   afterAll(async () => {
