@@ -4,7 +4,8 @@
  * updates without reloading; docs/architecture.md §4.14).
  *
  * A snapshot holds counters, not rates: the console derives webhooks/s and pulls/s from two
- * snapshots and their `at`. Tenants are listed up to `MAX_TENANTS` (those needing attention
+ * snapshots and their `at`. A snapshot is made at most once a second and shared by every
+ * viewer. Tenants are listed up to `MAX_TENANTS` (those needing attention
  * first); the tenants page reads `/admin/tenants` for the full list.
  */
 import { Effect, Stream } from "effect"
@@ -16,7 +17,7 @@ import { RateLimiter } from "@ocs/transport"
 import { LoopHealth } from "../LoopHealth.ts"
 import { Metrics } from "../ServerMetrics.ts"
 import { TenantStore } from "../TenantStore.ts"
-import { type AdminOptions, describeBusiness, guard, json, now } from "./AdminHttp.ts"
+import { type AdminOptions, describeBusiness, guard, now } from "./AdminHttp.ts"
 
 export const MAX_TENANTS = 500
 const MAX_KEYS = 500
@@ -73,7 +74,22 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
       }
     })
 
-    yield* router.add("GET", "/admin/overview", admin(Effect.map(overview, (o) => json(o))))
+    // One snapshot a second at most, however many consoles follow the stream: the cost of a
+    // snapshot (every tenant's sync state) does not grow with the number of viewers.
+    let cached: { readonly at: number; readonly text: string } | undefined
+    const snapshotText = Effect.gen(function*() {
+      const at = yield* now
+      if (cached !== undefined && at - cached.at < 900 && at >= cached.at) return cached.text
+      const text = Json.stringify(yield* overview)
+      cached = { at, text }
+      return text
+    })
+
+    yield* router.add(
+      "GET",
+      "/admin/overview",
+      admin(Effect.map(snapshotText, (text) => HttpServerResponse.text(text, { contentType: "application/json" })))
+    )
 
     const encoder = new TextEncoder()
     yield* router.add(
@@ -84,8 +100,8 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
           // Ends when the server starts to shut down, so an open console never holds it up.
           Stream.takeWhile(() => options.ready()),
           Stream.mapEffect(() =>
-            overview.pipe(
-              Effect.map((o) => `event: snapshot\ndata: ${Json.stringify(o)}\n\n`),
+            snapshotText.pipe(
+              Effect.map((text) => `event: snapshot\ndata: ${text}\n\n`),
               Effect.catch((e) =>
                 Effect.logError("console stream: snapshot failed", e).pipe(
                   Effect.as(`event: failure\ndata: ${JSON.stringify({ error: "snapshot failed; see the server log" })}\n\n`)
