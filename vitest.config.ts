@@ -2,13 +2,13 @@ import { defineConfig } from "vitest/config"
 
 // One project per package. Suites that need the Kafka broker live in `test/kafka/` of their
 // package and run in the `kafka` project, which starts a real broker once (tooling/kafka).
-const pkg = (name: string, dir: string) => ({
+const pkg = (name: string, dir: string, exclude: ReadonlyArray<string> = []) => ({
   extends: true as const,
   test: {
     name,
     root: `./${dir}`,
     include: ["test/**/*.test.ts"],
-    exclude: ["test/kafka/**", "**/node_modules/**"]
+    exclude: ["test/kafka/**", "**/node_modules/**", ...exclude]
   }
 })
 
@@ -25,7 +25,8 @@ export default defineConfig({
       pkg("event-log", "packages/event-log"),
       pkg("read-models", "packages/read-models"),
       pkg("ingestion", "packages/ingestion"),
-      pkg("sync-server", "apps/sync-server"),
+      // The console's browser suite runs in its own project ("console", below).
+      pkg("sync-server", "apps/sync-server", ["test/console/**"]),
       pkg("replay", "apps/replay"),
       pkg("plugin-sdk", "packages/plugin-sdk"),
       pkg("plugin-low-stock-alert", "plugins/low-stock-alert"),
@@ -41,6 +42,20 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: ["**/node_modules/**"],
           testTimeout: 300_000,
+          fileParallelism: false
+        }
+      },
+      {
+        // The operator console in real Chromium (Debian's package, installed by
+        // tooling/scripts/install-chromium.sh from the global setup) against real servers.
+        extends: true as const,
+        test: {
+          name: "console",
+          root: "./apps/sync-server",
+          include: ["test/console/**/*.test.ts"],
+          exclude: ["**/node_modules/**"],
+          globalSetup: ["./test/console/globalSetup.ts"],
+          testTimeout: 90_000,
           fileParallelism: false
         }
       },

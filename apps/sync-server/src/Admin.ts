@@ -6,6 +6,8 @@
  * never returned or logged. Every parameter is bounded: a value the server cannot honour is
  * answered 400 with what was expected, never 500.
  *
+ * A console session (`/ui`, see console/) stands for the key as admin/AdminHttp.ts allows.
+ *
  * The routes live by subject in `admin/`; each group takes the services it needs from the
  * context, so this module only composes them.
  */
@@ -13,10 +15,13 @@ import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
 import type { AdminOptions } from "./admin/AdminHttp.ts"
 import * as HealthRoutes from "./admin/HealthRoutes.ts"
+import * as HistoryRoutes from "./admin/HistoryRoutes.ts"
 import * as OperationRoutes from "./admin/OperationRoutes.ts"
+import * as OverviewRoutes from "./admin/OverviewRoutes.ts"
 import * as QuarantineRoutes from "./admin/QuarantineRoutes.ts"
 import * as ReadModelRoutes from "./admin/ReadModelRoutes.ts"
 import * as TenantRoutes from "./admin/TenantRoutes.ts"
+import * as ConsoleRoutes from "./console/ConsoleRoutes.ts"
 
 export type { AdminOptions } from "./admin/AdminHttp.ts"
 export { describeBusiness, parseDate } from "./admin/AdminHttp.ts"
@@ -29,5 +34,9 @@ export const routes = (options: AdminOptions) =>
     yield* OperationRoutes.add(router, options)
     yield* ReadModelRoutes.add(router, options)
     yield* QuarantineRoutes.add(router, options)
+    yield* OverviewRoutes.add(router, options)
+    yield* HistoryRoutes.add(router, options)
+    // The operator console (`/ui`), when the server keeps console sessions.
+    if (options.sessions !== undefined) yield* ConsoleRoutes.add(router, { ...options, sessions: options.sessions })
     return router
   })

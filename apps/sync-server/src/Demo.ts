@@ -66,6 +66,7 @@ export const drive = (simUrl: string, demo: DemoInfo, server: RunningServer, adm
     console.log(`
 ocs sync server   ${server.url}
   webhooks        ${server.webhookUrl(demo.appId)}  (webhooksEnabled: ${enabled.enabled ? "answered 200" : enabled.outcome})
+  console         ${server.url}/ui   (sign in with the admin key)
   admin API       ${server.url}/admin/tenants   (header x-admin-key: ${adminKey})
   health          ${server.url}/healthz  ${server.url}/readyz  ${server.url}/metrics
 simulator         ${simUrl}   (control API ${simUrl}/_sim)

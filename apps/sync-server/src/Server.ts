@@ -33,6 +33,7 @@ import * as LoopHealthModule from "./LoopHealth.ts"
 import { LoopHealth } from "./LoopHealth.ts"
 import * as ProjectionLag from "./ProjectionLag.ts"
 import * as ServerLimits from "./ServerLimits.ts"
+import * as Sessions from "./console/Sessions.ts"
 import * as ServerTls from "./ServerTls.ts"
 import { makeSealer, resolveKey } from "./Secrets.ts"
 import { Metrics, type ServerMetrics } from "./ServerMetrics.ts"
@@ -265,7 +266,8 @@ export const start = (config: Config) =>
         maxLagRecords: config.server.readiness?.maxProjectionLagRecords,
         maxLagSeconds: config.server.readiness?.maxProjectionLagSeconds ?? 300
       },
-      silenceAlertMs: config.webhooks.silenceAlertSeconds * 1000
+      silenceAlertMs: config.webhooks.silenceAlertSeconds * 1000,
+      sessions: Sessions.make({ secure: config.server.tls !== undefined })
     })
     const adminListener = yield* NodeHttpServer.makeHandler(router.asHttpEffect(), { scope })
 

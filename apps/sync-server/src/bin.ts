@@ -4,6 +4,7 @@
  *
  *   ocs-sync-server                      the demo: bundled simulator, demo tenant, embedded SQLite
  *   ocs-sync-server --config ocs.yaml    your configuration (YAML or JSON), then OCS_* overrides
+ *   ocs-sync-server --demo --config f    the demo on top of your configuration (plugins, admin key)
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Logger, Runtime } from "effect"
@@ -19,6 +20,7 @@ const { values } = parseArgs({
     "data-dir": { type: "string" },
     port: { type: "string" },
     "simulator-port": { type: "string", default: "8788" },
+    demo: { type: "boolean" },
     help: { type: "boolean", short: "h" }
   }
 })
@@ -29,6 +31,8 @@ if (values.help) {
   --config, -c FILE      configuration file (YAML or JSON); without it (and without OCS_CONFIG)
                          the demo runs: the bundled simulator and a demo tenant
   --data-dir DIR         folder of the SQLite files (default .ocs-data)
+  --demo                 run the demo (bundled simulator, demo tenant) even with --config,
+                         on top of that configuration (its admin key, plugins, data folder)
   --port N               server port (default 8787)
   --simulator-port N     the demo's simulator port (default 8788)
 
@@ -38,13 +42,13 @@ as OCS_<PATH> with __ between levels, e.g. OCS_SERVER__ADMIN_KEY, OCS_EVENT_LOG_
 }
 
 const file = values.config ?? process.env["OCS_CONFIG"]
-const demo = file === undefined
+const demo = file === undefined || values.demo === true
 
 const program = Effect.gen(function*() {
   const overrides: Record<string, unknown> = {}
   if (values["data-dir"] !== undefined) overrides["dataDir"] = values["data-dir"]
   if (values.port !== undefined) overrides["server"] = { port: Number(values.port) }
-  if (demo && values["data-dir"] === undefined) overrides["dataDir"] = Path.join(".ocs-data", "demo")
+  if (file === undefined && values["data-dir"] === undefined) overrides["dataDir"] = Path.join(".ocs-data", "demo")
   let config = yield* Config.load({ file, env: process.env, overrides })
   let sim: { readonly url: string; readonly demo: Demo.DemoInfo } | undefined
   if (demo) {

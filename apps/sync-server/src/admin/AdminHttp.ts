@@ -8,6 +8,7 @@
 import { Clock, Effect, Option, Redacted, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Ids, Json } from "@ocs/protocol"
+import type { Sessions } from "../console/Sessions.ts"
 import type { LoopHealthService } from "../LoopHealth.ts"
 import type { ProjectionLagService } from "../ProjectionLag.ts"
 import { safeEqual } from "../Secrets.ts"
@@ -23,6 +24,8 @@ export interface AdminOptions {
   readonly ready: () => boolean
   /** What else `/readyz` checks: loops down, projection lag past its bounds. */
   readonly readiness?: Readiness | undefined
+  /** The console's sessions: with them, a session cookie stands for the key (see `guard`). */
+  readonly sessions?: Sessions | undefined
 }
 
 export interface Readiness {
@@ -42,14 +45,44 @@ export const problem = (status: number, message: string) => json({ error: messag
 /** A route's handler: fails with a response (4xx) or with an error the guard logs (500). */
 export type Handler<E> = Effect.Effect<HttpServerResponse.HttpServerResponse, E, HttpServerRequest.HttpServerRequest | HttpRouter.RouteContext>
 
-/** Runs `handler` only with the admin key (`x-admin-key` or `Authorization: Bearer`). */
+/**
+ * Whether a browser request came from this server's own pages: its `Origin` names the host it
+ * was sent to. Browsers send `Origin` on every POST; a request without one is refused.
+ */
+export const sameOrigin = (request: HttpServerRequest.HttpServerRequest) => {
+  const origin = request.headers["origin"]
+  const host = request.headers["host"]
+  if (typeof origin !== "string" || typeof host !== "string") return false
+  try {
+    return new URL(origin).host === host
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Who may use the admin routes: a caller with the admin key (`x-admin-key` or `Authorization:
+ * Bearer`), or a console session (docs/architecture.md §4.14). A session may read; it may act
+ * (any method but GET and HEAD) only from the same origin and with its CSRF token in
+ * `x-csrf-token`. Answers 401 (no credentials) or 403 (a session without the checks).
+ */
+const authorize = (options: AdminOptions, request: HttpServerRequest.HttpServerRequest, at: number) => {
+  const header = request.headers["x-admin-key"] ?? request.headers["authorization"]?.replace(/^Bearer\s+/i, "")
+  if (options.adminKey !== undefined && typeof header === "string" && safeEqual(header, Redacted.value(options.adminKey))) return undefined
+  const session = options.adminKey === undefined ? undefined : options.sessions?.fromCookie(request.headers["cookie"], at)
+  if (session === undefined) return problem(401, "admin key required (x-admin-key or Authorization: Bearer)")
+  if (request.method === "GET" || request.method === "HEAD") return undefined
+  if (!sameOrigin(request)) return problem(403, "cross-origin request refused")
+  if (!options.sessions!.csrfValid(session, request.headers["x-csrf-token"])) return problem(403, "missing or wrong CSRF token (x-csrf-token)")
+  return undefined
+}
+
+/** Runs `handler` only for an authorized caller (see `authorize`). */
 export const guard = (options: AdminOptions) => <E>(handler: Handler<E>): Handler<never> =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const header = request.headers["x-admin-key"] ?? request.headers["authorization"]?.replace(/^Bearer\s+/i, "")
-    const authorized = options.adminKey !== undefined && typeof header === "string" &&
-      safeEqual(header, Redacted.value(options.adminKey))
-    if (!authorized) return problem(401, "admin key required (x-admin-key or Authorization: Bearer)")
+    const refused = authorize(options, request, yield* Clock.currentTimeMillis)
+    if (refused !== undefined) return refused
     return yield* handler.pipe(
       Effect.catch((e: unknown) =>
         HttpServerResponse.isHttpServerResponse(e)
