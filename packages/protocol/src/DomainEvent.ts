@@ -204,6 +204,13 @@ export const CHANGES_TYPE = "ocs:changes"
 /** Type of the record a sync appends when a full pass completed (source "sync"). */
 export const PASS_TYPE = "ocs:pass"
 
+/**
+ * Type of the record a sync appends when a page of a full pass was already in the log (same
+ * cursor, same content: the log dropped it as a duplicate), so that the pass still counts its
+ * ids as seen: body `{"pass":"<pass id>","ids":["..."]}`. Bookkeeping: it decodes to no event.
+ */
+export const PASS_SEEN_TYPE = "ocs:pass-seen"
+
 /** One change inside a `changes` record (`{"changes":[...]}`), as JSON. */
 export type ChangeEntry =
   | { readonly change: "ProductAdded"; readonly product: unknown }
@@ -481,6 +488,7 @@ export const decodeV1 = (record: RawRecord): ReadonlyArray<DomainEvent> => {
     case "sync":
       if (record.type === CHANGES_TYPE) return fromChanges(record)
       if (record.type === PASS_TYPE) return fromPass(record)
+      if (record.type === PASS_SEEN_TYPE) return []
       return fromSync(record)
     case "system":
       // Notes of our own (locks, warnings, retries) are for audit; they change no read model.

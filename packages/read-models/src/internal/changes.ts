@@ -111,9 +111,27 @@ export const make = (client: Database.Database) => {
   const missingOrders = missing("orders")
   const outbox = client.prepare("INSERT INTO change_outbox (app_id, business_id, source_record_id, source_offset, body) VALUES (?, ?, ?, ?, ?)")
 
+  /** A page the log already held, seen again by a pass: its ids count as seen. */
+  const seenAgain = (record: ProjectableRecord) => {
+    if (record.businessId === null) return
+    let body: unknown
+    try {
+      body = JSON.parse(record.body)
+    } catch {
+      return
+    }
+    const { ids, pass } = (body ?? {}) as { ids?: unknown; pass?: unknown }
+    if (typeof pass !== "string" || !Array.isArray(ids)) return
+    for (const id of ids) if (typeof id === "string" && id !== "") seen.run(record.appId, record.businessId, pass, id)
+  }
+
   /** Reads the rows the record's events will touch (before its rows are written). */
   const before = (record: ProjectableRecord, events: ReadonlyArray<DomainEvent.DomainEvent>): ReadonlyArray<Probe> => {
     const probes: Array<Probe> = []
+    if (record.source === "sync" && record.type === DomainEvent.PASS_SEEN_TYPE) {
+      seenAgain(record)
+      return probes
+    }
     const isPage = record.source === "sync" && record.type !== DomainEvent.CHANGES_TYPE
     const pass = isPage ? passOf(record.meta) : undefined
     const baseline = isPage && isBaseline(record.meta)
