@@ -95,11 +95,18 @@ export const runReconciliationBench = async (options: { readonly quick?: boolean
       // The baseline (first full sync): not measured.
       yield* sync.runOnce(b, Operation.productList)
       yield* project
-      // The simulator numbers a tenant's products from a base id, one after the other.
-      const first = (yield* rm.products(b, { limit: 1000 })).items.map((p) => BigInt(p.id)).reduce((a, c) => (c < a ? c : a))
+      // Every id of the copy, in id order (the read API pages them as text).
+      const all: Array<bigint> = []
+      for (let after: string | undefined; ;) {
+        const page = yield* rm.products(b, { limit: 1000, after })
+        all.push(...page.items.map((p) => BigInt(p.id)))
+        if (page.next === undefined) break
+        after = page.next
+      }
+      all.sort((x, y) => (x < y ? -1 : x > y ? 1 : 0))
       yield* Effect.promise(async () => {
-        for (let k = 0; k < edits; k++) await control.updateProduct(b.businessId, String(first + BigInt(k * PAGE)), { name: `edited ${k}` }, { silent: true })
-        for (let k = 0; k < deletes; k++) await control.deleteProduct(b.businessId, String(first + BigInt(k * 1000 + 1)), { silent: true })
+        for (let k = 0; k < edits; k++) await control.updateProduct(b.businessId, String(all[k * PAGE]!), { name: `edited ${k}` }, { silent: true })
+        for (let k = 0; k < deletes; k++) await control.deleteProduct(b.businessId, String(all[k * 1000 + 1]!), { silent: true })
       })
       const before = yield* count
 

@@ -233,4 +233,30 @@ describe("reconciliation: 50 tenants, lost webhooks, silent deletes and edits", 
     assert.isAbove(sources.get("sync") ?? 0, TENANTS * 3, "changes found by pulls reached the plugin")
     assert.isAbove(sources.get("webhook") ?? 0, 0, "changes told by webhooks reached the plugin")
   }, 240_000)
+
+  it("per-tenant settings: validated with the path of each field at fault, then used by the tenant's sync", async () => {
+    const t = tenants[0]!
+    const settings = `/admin/tenants/${t.appId}/${t.businessId}/settings`
+    const put = (body: unknown) => admin(settings, { method: "PUT", body: JSON.stringify(body) })
+    const bad = await put({ intervalSeconds: 0, depots: [1, "two"], colour: "red" })
+    assert.strictEqual(bad.status, 400)
+    for (const path of [`["intervalSeconds"]`, `["depots"][1]`, `["colour"]`]) assert.include(bad.body.error, path)
+    const unknown = await put({ resources: ["product/list", "no/such-read"] })
+    assert.strictEqual(unknown.status, 400)
+    assert.include(unknown.body.error, "resources[1]")
+    assert.deepStrictEqual((await admin(settings)).body.settings, {}, "nothing refused was stored")
+
+    const ok = await put({ resources: ["product/list", "product/inventory"], depots: [1, 2], intervalSeconds: 120, gapFillSilenceSeconds: 900 })
+    assert.strictEqual(ok.status, 200)
+    assert.deepStrictEqual(ok.body.resources, ["pos:/v3.0/product/list", `pos:/v3.0/product/inventory?{"depotIds":[1,2]}`])
+    const again = (await admin(settings)).body
+    assert.deepStrictEqual(again.settings, { resources: ["product/list", "product/inventory"], depots: [1, 2], intervalSeconds: 120, gapFillSilenceSeconds: 900 })
+    // A sync of the tenant now reads only its resources, its stock in its depots only.
+    const { body } = await admin(`/admin/tenants/${t.appId}/${t.businessId}/sync`, { method: "POST" })
+    assert.strictEqual(body.reports.length, 2)
+    await eventually("the depot-narrowed stock read", async () => {
+      const states = (await admin("/admin/sync")).body.sync.filter((s: any) => s.appId === t.appId && s.resource.includes("depotIds"))
+      return states.length === 1 && states[0].fullCompletedAt !== null ? true : undefined
+    }, 30_000, 300)
+  }, 60_000)
 })

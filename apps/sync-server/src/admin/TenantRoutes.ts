@@ -145,7 +145,10 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
       "/admin/tenants/:appId/:businessId/settings",
       admin(Effect.gen(function*() {
         const b = yield* existing
-        const settings = yield* body(TenantSettings.TenantSettings, maxBody)
+        // Every field at fault, each with its path; unknown fields are refused, not ignored.
+        const settings = yield* body(Schema.Unknown, maxBody).pipe(
+          Effect.flatMap((raw) => Effect.mapError(TenantSettings.validate(raw), (e) => problem(400, e.message)))
+        )
         const unknown = yield* checkResources(settings, "")
         if (unknown !== undefined) return unknown
         yield* store.setSettings(b.appId, b.businessId, settings)
