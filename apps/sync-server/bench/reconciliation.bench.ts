@@ -27,7 +27,9 @@ import { TenantStore } from "../src/TenantStore.ts"
 import { startSimulatorProcess, tempDir } from "../test/processes.ts"
 
 export interface ReconciliationBench {
+  /** Products the tenant was seeded with, and those product/list serves (the copy). */
   readonly products: number
+  readonly served: number
   readonly edits: number
   readonly deletes: number
   /** Calls (pages) of the reconciliation pass. */
@@ -93,7 +95,8 @@ export const runReconciliationBench = async (options: { readonly quick?: boolean
       const count = Effect.map(Stream.runCount(log.read({ tenant: "all" })), Number)
 
       // The baseline (first full sync): not measured.
-      yield* sync.runOnce(b, Operation.productList)
+      const baseline = yield* sync.runOnce(b, Operation.productList)
+      if (baseline.outcome !== "done") throw new Error(`baseline pass: ${baseline.error ?? baseline.outcome}`)
       yield* project
       // Every id of the copy, in id order (the read API pages them as text).
       const all: Array<bigint> = []
@@ -104,9 +107,11 @@ export const runReconciliationBench = async (options: { readonly quick?: boolean
         after = page.next
       }
       all.sort((x, y) => (x < y ? -1 : x > y ? 1 : 0))
+      if (all.length !== baseline.records) throw new Error(`the copy holds ${all.length} products after the baseline, ${baseline.records} read`)
       yield* Effect.promise(async () => {
-        for (let k = 0; k < edits; k++) await control.updateProduct(b.businessId, String(all[k * PAGE]!), { name: `edited ${k}` }, { silent: true })
-        for (let k = 0; k < deletes; k++) await control.deleteProduct(b.businessId, String(all[k * 1000 + 1]!), { silent: true })
+        // Spread evenly (the simulator serves a little less than it seeds: some seeds are hidden).
+        for (let k = 0; k < edits; k++) await control.updateProduct(b.businessId, String(all[Math.floor((k * all.length) / edits)]!), { name: `edited ${k}` }, { silent: true })
+        for (let k = 0; k < deletes; k++) await control.deleteProduct(b.businessId, String(all[Math.floor((k * all.length) / deletes) + 1]!), { silent: true })
       })
       const before = yield* count
 
@@ -121,6 +126,7 @@ export const runReconciliationBench = async (options: { readonly quick?: boolean
       const changesFound = changes.flatMap((r) => DomainEvent.decode(r)).length
       return {
         products,
+        served: all.length,
         edits,
         deletes,
         calls: report.pages,
