@@ -8,7 +8,10 @@ import { APP, append, BIZ, files, layer, order, readLog, stockItem, syncPage, te
 
 /** A page of a pull, with the pass it belongs to and whether it is the resource's first (baseline). */
 const page = (kind: string, items: ReadonlyArray<unknown>, options: { readonly pass?: string; readonly baseline?: boolean; readonly idField?: string; readonly updatedAtField?: string } = {}): LogRecord.NewRecord => {
-  const p = syncPage(BIZ, kind, items, { idField: options.idField, updatedAtField: options.updatedAtField })
+  const p = syncPage(BIZ, kind, items, {
+    ...(options.idField === undefined ? {} : { idField: options.idField }),
+    ...(options.updatedAtField === undefined ? {} : { updatedAtField: options.updatedAtField })
+  })
   return { ...p, meta: { ...p.meta, ...(options.pass === undefined ? {} : { pass: options.pass }), ...(options.baseline === true ? { baseline: true } : {}) } }
 }
 
