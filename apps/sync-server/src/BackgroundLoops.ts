@@ -14,6 +14,7 @@ import { Effect, Fiber, Schedule, Scope, Stream } from "effect"
 import { EventLog } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
 import { LoopHealth } from "./LoopHealth.ts"
+import { Ownership } from "./Ownership.ts"
 import * as Quarantine from "./Quarantine.ts"
 import { TenantStore } from "./TenantStore.ts"
 
@@ -112,7 +113,10 @@ export const start = (options: {
     const health = yield* LoopHealth
     const readModels = yield* ReadModels.ReadModels
     const store = yield* TenantStore
-    const follow = { accepts: store.isRegistered }
+    const ownership = yield* Ownership
+    // Changes found by the projection are relayed by the tenant's owner only (with several
+    // servers, each projection finds the same ones; docs/architecture.md §4.14).
+    const follow = { accepts: store.isRegistered, relays: ownership.owns }
     // Businesses registered while the server was down (or seeded from the configuration).
     yield* Quarantine.releaseRegistered
     const projection = yield* Effect.forkIn(

@@ -88,6 +88,12 @@ export interface FollowOptions {
    * never stalls; `release` projects them once the business is accepted. Default: accept all.
    */
   readonly accepts?: Accepts | undefined
+  /**
+   * Whose changes this process relays to the log (docs/architecture.md §4.14). With several
+   * servers over one log every projection finds the same changes; only the tenant's owner (the
+   * server that pulls it) appends them, the others forget theirs. Default: every tenant.
+   */
+  readonly relays?: Accepts | undefined
 }
 
 export interface ProjectOptions extends FollowOptions {
@@ -378,13 +384,14 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
     drop: client.prepare("DELETE FROM change_outbox WHERE seq <= ?")
   }))
 
-  const relayChanges = Effect.gen(function*() {
+  const relay = (relays: Accepts | undefined) => Effect.gen(function*() {
     const log = yield* EventLog.EventLog
     let relayed = 0
     for (;;) {
-      const rows = yield* handle.use("changeOutbox", () => outbox.take.all(500))
-      if (rows.length === 0) return relayed
-      yield* log.append(rows.map((r) => ({
+      const taken = yield* handle.use("changeOutbox", () => outbox.take.all(500))
+      if (taken.length === 0) return relayed
+      const rows = relays === undefined ? taken : taken.filter((r) => relays(r.app_id, r.business_id))
+      if (rows.length > 0) yield* log.append(rows.map((r) => ({
         appId: r.app_id,
         businessId: r.business_id,
         source: "sync" as const,
@@ -395,10 +402,11 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
       })))
       // Forgotten only once durable in the log; a crash before this appends them again, and
       // the log drops them by their dedupe key.
-      yield* handle.transaction("changeOutbox", () => outbox.drop.run(rows[rows.length - 1]!.seq))
+      yield* handle.transaction("changeOutbox", () => outbox.drop.run(taken[taken.length - 1]!.seq))
       relayed += rows.length
     }
   }).pipe(Effect.withSpan("ReadModels.relayChanges"))
+  const relayChanges = relay(undefined)
   const q = Queries.make(handle.drizzle)
   const query = <A>(name: string, f: () => A) => handle.use(name, f)
 
@@ -420,7 +428,7 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
       Stream.rechunk(batchSize),
       Stream.runForEachArray((page) => Effect.map(project(page, { consumer, accepts: options?.accepts }), (s) => (total = addStats(total, s))))
     )
-    yield* relayChanges
+    yield* relay(options?.relays)
     return total
   })
 
@@ -428,12 +436,12 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
     const log = yield* EventLog.EventLog
     const stored = yield* checkpoint(consumer)
     // Changes a crash left in the outbox go first.
-    yield* relayChanges.pipe(Effect.catch((e) => Effect.logWarning(`change relay: ${e.message}`)))
+    yield* relay(options?.relays).pipe(Effect.catch((e) => Effect.logWarning(`change relay: ${e.message}`)))
     return yield* log.subscribe(consumer, { tenant: "all", from: Option.getOrUndefined(stored), pageSize: batchSize }).pipe(
       Stream.groupedWithin(batchSize, maxWait),
       Stream.runForEach((deliveries) =>
         project(deliveries.map((d) => d.record), { consumer, checkpoint: deliveries[deliveries.length - 1]!.checkpoint, accepts: options?.accepts }).pipe(
-          Effect.flatMap((stats) => (stats.changes ?? 0) > 0 ? relayChanges : Effect.void)
+          Effect.flatMap((stats) => (stats.changes ?? 0) > 0 ? relay(options?.relays) : Effect.void)
         )),
       Effect.forkScoped
     )

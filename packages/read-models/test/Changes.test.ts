@@ -113,6 +113,21 @@ describe("changes found by comparing pulls with the copy", () => {
     }).pipe(Effect.provide(layer(f)))
   })
 
+  it.live("with several servers only the tenant's owner relays the changes; the others forget theirs", () => {
+    const f = files()
+    return Effect.gen(function*() {
+      const rm = yield* ReadModels.ReadModels
+      yield* append([page("product", [product(1, "a", 100)], { baseline: true }), page("product", [product(1, "a1", 200)])])
+      yield* rm.catchUp(undefined, { relays: () => false })
+      assert.strictEqual((yield* readLog).filter((r) => r.type === DomainEvent.CHANGES_TYPE).length, 0)
+      // Forgotten, not kept for later: the owner appends them.
+      assert.strictEqual(yield* rm.relayChanges, 0)
+      yield* append([page("product", [product(1, "a2", 300)])])
+      yield* rm.catchUp(undefined, { relays: (appId, businessId) => appId === APP && businessId === BIZ })
+      assert.strictEqual((yield* readLog).filter((r) => r.type === DomainEvent.CHANGES_TYPE).length, 1)
+    }).pipe(Effect.provide(layer(f)))
+  })
+
   it.live("replaying the log: a rebuild equals the live projection and appends nothing", () => {
     const f = files()
     return Effect.gen(function*() {
