@@ -175,6 +175,7 @@ describe("reconciliation: 50 tenants, lost webhooks, silent deletes and edits", 
     })
     await control.drainDeliveries(30_000)
     const dropped = (await control.deliveries({ outcome: "dropped", limit: 10_000 })).deliveries.length
+    const delivered = (await control.deliveries({ outcome: "ok", limit: 10_000 })).deliveries.length
     assert.isAbove(dropped, 0, "the fault dropped webhooks")
     await control.clearFaults()
     await settled("the projection of the webhooks that arrived")
@@ -230,6 +231,7 @@ describe("reconciliation: 50 tenants, lost webhooks, silent deletes and edits", 
       assert.deepStrictEqual(Object.fromEntries([...(perTenant.get(key) ?? new Map())].sort()), Object.fromEntries([...want].sort()), `events of ${key}`)
     }
     assert.strictEqual(perTenant.size, TENANTS)
+    console.log(`[reconciliation] ${TENANTS} tenants, ${expected.size * 9} changes (${TENANTS * 3} silent); webhooks: ${delivered} delivered, ${dropped} dropped; events seen by the plugin: ${sources.get("webhook") ?? 0} from webhooks, ${sources.get("sync") ?? 0} from pulls`)
     assert.isAbove(sources.get("sync") ?? 0, TENANTS * 3, "changes found by pulls reached the plugin")
     assert.isAbove(sources.get("webhook") ?? 0, 0, "changes told by webhooks reached the plugin")
   }, 240_000)
