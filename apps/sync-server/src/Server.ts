@@ -254,15 +254,27 @@ export const start = (config: Config) =>
     yield* seedTenants(config)
 
     const sync = yield* SyncEngine
-    yield* BackgroundLoops.start({
-      silenceAlertMs: config.webhooks.silenceAlertSeconds * 1000,
-      consumer: "read-models",
-      onWebhooksEnabled: (appId) => sync.gapFill({ appId }, "webhooksEnabled")
-    })
     const lag = yield* ProjectionLag.make({
       logFilename: config.eventLog.mode === "kafka" ? files(config.dataDir).outbox : files(config.dataDir).events,
       readModels: yield* ReadModels.ReadModels,
       consumer: "read-models"
+    })
+    // A read-models file started empty over a log that already holds records (the old file was
+    // removed): those records are history, their changes are in the log already; they are
+    // projected but not compared again (docs/architecture.md §4.14). SQLite log only: over Kafka
+    // offsets are topic positions.
+    if (config.eventLog.mode !== "kafka") {
+      const readModels = yield* ReadModels.ReadModels
+      const head = yield* lag.head
+      if (Option.isNone(yield* readModels.checkpoint("read-models")) && Option.isSome(head) && head.value > 0) {
+        yield* readModels.historyUntil(head.value)
+        yield* Effect.logInfo(`read models start empty over ${head.value} log records: projected as history, not compared for changes`)
+      }
+    }
+    yield* BackgroundLoops.start({
+      silenceAlertMs: config.webhooks.silenceAlertSeconds * 1000,
+      consumer: "read-models",
+      onWebhooksEnabled: (appId) => sync.gapFill({ appId }, "webhooksEnabled")
     })
     yield* sync.start
 

@@ -139,6 +139,13 @@ export interface ReadModelsService {
    * crash appends nothing twice), then forgets them. `run` does it after every batch.
    */
   readonly relayChanges: Effect.Effect<number, ReadModelsError, EventLog.EventLog>
+  /**
+   * Records up to `offset` (inclusive) are history for change detection: projected, never
+   * compared (their changes are in the log already). For a file started empty over a log that
+   * already holds records, e.g. after the old file was deleted: give it the log's last offset
+   * before it projects anything. Kept in the file; it never moves back.
+   */
+  readonly historyUntil: (offset: number) => Effect.Effect<void, SqliteError>
 
   readonly products: (tenant: V.Tenant, options?: V.ProductQuery) => Effect.Effect<V.Page<V.Product>, SqliteError>
   readonly product: (tenant: V.Tenant, id: string) => Effect.Effect<Option.Option<V.Product>, SqliteError>
@@ -207,8 +214,14 @@ const open = Effect.fnUntraced(function*(options: {
 
 /** The projection core of one open file: `project` plus its prepared statements. */
 const projection = Effect.fnUntraced(function*(handle: SqliteDatabase.Handle, defaultConsumer: string, options?: Projector.Options & { readonly detectChanges?: boolean | undefined }) {
-  // -1: every record goes through change detection; undefined: none does.
-  const detectAfter = options?.detectChanges === false ? undefined : -1
+  // Records past `detect.after` go through change detection (-1: all; undefined: none). A file
+  // started over a log that already held records treats those as history (`historyUntil`).
+  const detect: { after: number | undefined } = { after: options?.detectChanges === false ? undefined : -1 }
+  if (detect.after !== undefined) {
+    const stored = yield* handle.use("historyUntil", (orm) => Checkpoints.load(orm, historyKey(defaultConsumer)))
+    const until = Option.isSome(stored) ? Checkpoints.parseSqlite(stored.value) : undefined
+    if (until !== undefined) detect.after = until
+  }
   const projector = yield* handle.use("prepare", (_, client) => Projector.make(client, options))
   const quarantine = yield* handle.use("prepare", (_, client) => Quarantine.make(client))
   /**
@@ -241,7 +254,7 @@ const projection = Effect.fnUntraced(function*(handle: SqliteDatabase.Handle, de
         let stats: Projector.ApplyStats & { readonly quarantined: number }
         if (plans === undefined) {
           const { accepted, quarantined } = admit(records, options?.accepts)
-          stats = { ...projector.apply(accepted, detectAfter), quarantined }
+          stats = { ...projector.apply(accepted, detect.after), quarantined }
         } else {
           // Rebuilds plan ahead on another thread and take no predicate.
           stats = { ...projector.execute(records, plans), quarantined: 0 }
@@ -261,14 +274,25 @@ const projection = Effect.fnUntraced(function*(handle: SqliteDatabase.Handle, de
     Effect.gen(function*() {
       const started = performance.now()
       const applied = yield* handle.transaction("release", () => {
-        const stats = projector.apply(records, detectAfter)
+        const stats = projector.apply(records, detect.after)
         for (const record of records) quarantine.remove(record.offset)
         return stats
       })
       return { ...applied, quarantined: 0, lastOffset: lastOffsetOf(records), millis: performance.now() - started }
     })
-  return { project, projectPlanned, quarantine, applyReleased }
+  /** Records up to `offset` are history: projected, never compared again (kept in the file). */
+  const historyUntil = (offset: number) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      handle.transaction("historyUntil", () => {
+        if (detect.after === undefined || offset <= detect.after) return
+        Checkpoints.save(handle.drizzle, historyKey(defaultConsumer), Checkpoints.sqlite(offset), now)
+        detect.after = offset
+      }))
+  return { project, projectPlanned, quarantine, applyReleased, historyUntil }
 })
+
+/** Where a file keeps the offset up to which the log is history for change detection. */
+const historyKey = (consumer: string) => `${consumer}:history-until`
 
 const addStats = (a: ProjectStats, b: ProjectStats): ProjectStats => ({
   records: a.records + b.records,
@@ -376,7 +400,7 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
   const batchSize = options.batchSize ?? 2000
   const maxWait = Duration.millis(options.maxBatchWaitMillis ?? 200)
   const handle = yield* open({ ...options, cacheSizeKiB: options.cacheSizeKiB ?? 65_536 })
-  const { applyReleased, project, quarantine } = yield* projection(handle, defaultConsumer, { detectChanges: options.detectChanges })
+  const { applyReleased, historyUntil, project, quarantine } = yield* projection(handle, defaultConsumer, { detectChanges: options.detectChanges })
   const outbox = yield* handle.use("prepare", (_, client) => ({
     take: client.prepare<[number], { seq: number; app_id: string; business_id: string; source_record_id: string; source_offset: number; body: string }>(
       "SELECT seq, app_id, business_id, source_record_id, source_offset, body FROM change_outbox ORDER BY seq LIMIT ?"
@@ -473,6 +497,7 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
     release,
     rebuild,
     relayChanges,
+    historyUntil,
     products: (tenant, o) => query("products", () => q.products(tenant, o)),
     product: (tenant, id) => query("product", () => Option.fromUndefinedOr(q.product(tenant, id))),
     inventory: (tenant, o) => query("inventory", () => q.inventory(tenant, o)),

@@ -128,6 +128,40 @@ describe("changes found by comparing pulls with the copy", () => {
     }).pipe(Effect.provide(layer(f)))
   })
 
+  it.live("a new file over a log that already holds records: history is projected, not compared again", () => {
+    const f = files()
+    const second = NodePath.join(f.dir, "second.db")
+    return Effect.gen(function*() {
+      yield* step([page("product", [product(1, "a", 100)], { baseline: true }), page("product", [product(1, "a1", 200)])])
+      const log = yield* readLog
+      assert.strictEqual(log.filter((r) => r.type === DomainEvent.CHANGES_TYPE).length, 1)
+      const head = log[log.length - 1]!.offset
+      // The old file is gone; a new one starts over the same log.
+      const again = (filename: string) =>
+        Effect.scoped(Effect.gen(function*() {
+          const rm = yield* ReadModels.make({ filename })
+          const found = yield* rm.catchUp()
+          return { found: found.changes ?? 0, relayed: yield* rm.relayChanges }
+        }))
+      const fresh = yield* Effect.scoped(Effect.gen(function*() {
+        const rm = yield* ReadModels.make({ filename: second })
+        yield* rm.historyUntil(head)
+        const found = yield* rm.catchUp()
+        return { found: found.changes ?? 0, digest: yield* rm.digest() }
+      }))
+      assert.strictEqual(fresh.found, 0, "nothing compared again")
+      const live = yield* ReadModels.ReadModels
+      assert.deepStrictEqual(fresh.digest, yield* live.digest())
+      // Kept in the file: a new change after the history is found.
+      yield* append([page("product", [product(1, "a2", 300)])])
+      const later = yield* again(second)
+      assert.strictEqual(later.found, 1)
+      // Without it, a file started empty compares the history again.
+      const blind = yield* again(NodePath.join(f.dir, "blind.db"))
+      assert.isAbove(blind.found, 0)
+    }).pipe(Effect.provide(layer(f)))
+  })
+
   it.live("replaying the log: a rebuild equals the live projection and appends nothing", () => {
     const f = files()
     return Effect.gen(function*() {
