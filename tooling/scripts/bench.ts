@@ -136,6 +136,19 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
       }
     ]
   }],
+  ["reconciliation", async (quick) => {
+    const { runReconciliationBench } = await import("../../apps/sync-server/bench/reconciliation.bench.ts")
+    const r = await runReconciliationBench({ quick })
+    return [{
+      scenario: `reconciliation of ${fmt(r.products)} products: calls, s (pass + compare; ${fmt(r.changesFound)} changes found)`,
+      ours: `${fmt(r.calls)} calls, ${fmt(r.totalSeconds, 1)} s (${fmt(r.passSeconds, 1)} + ${fmt(r.projectSeconds, 1)})`,
+      baseline: `${fmt(r.calls)} pages: >= ${fmt(r.budgetSeconds)} s API budget (150 calls/30 s)`,
+      ratio: r.budgetSeconds === 0 ? null : r.totalSeconds / r.budgetSeconds,
+      target: "report (< 1: the budget, not the engine, bounds it)",
+      met: null,
+      details: r
+    }]
+  }],
   ["server memory", async (quick) => {
     const { runMemoryBench } = await import("../../apps/sync-server/bench/memory.bench.ts")
     const r = await runMemoryBench({ quick })
@@ -200,6 +213,7 @@ const available: Record<string, string> = {
   "sync utilisation": "packages/transport/bench/utilization.bench.ts",
   scheduler: "packages/transport/bench/scheduler.bench.ts",
   "server memory": "apps/sync-server/bench/memory.bench.ts",
+  reconciliation: "apps/sync-server/bench/reconciliation.bench.ts",
   kafka: "apps/sync-server/bench/kafka.bench.ts",
   replay: "apps/replay/bench/replay.bench.ts",
   simulator: "packages/simulator/bench/list.bench.ts",

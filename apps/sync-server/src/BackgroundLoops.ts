@@ -14,6 +14,7 @@ import { Effect, Fiber, Schedule, Scope, Stream } from "effect"
 import { EventLog } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
 import { LoopHealth } from "./LoopHealth.ts"
+import { Ownership } from "./Ownership.ts"
 import * as Quarantine from "./Quarantine.ts"
 import { TenantStore } from "./TenantStore.ts"
 
@@ -36,17 +37,18 @@ const uninstalled = (store: TenantStore["Service"], appId: string, businessId: s
  * Follows webhook records to know when each tenant last heard from the service, and puts a
  * tenant whose business removed the application on hold.
  */
-const tenantActivity = Effect.gen(function*() {
+const tenantActivity = (onWebhooksEnabled: ((appId: string) => Effect.Effect<void>) | undefined) => Effect.gen(function*() {
   const log = yield* EventLog.EventLog
   const store = yield* TenantStore
   return yield* log.subscribe("tenant-activity", { tenant: "all" }).pipe(
-    Stream.filter((d) => d.record.source === "webhook" && d.record.businessId !== null),
+    Stream.filter((d) => d.record.source === "webhook" && (d.record.businessId !== null || d.record.type === "webhooksEnabled")),
     Stream.groupedWithin(500, "1 second"),
     Stream.runForEach((batch) =>
       Effect.gen(function*() {
         // The latest webhook of each tenant in the batch, one store write per tenant.
         const latest = new Map<string, { readonly appId: string; readonly businessId: string; at: number }>()
         for (const { record } of batch) {
+          if (record.businessId === null) continue
           const k = `${record.appId}:${record.businessId}`
           const seen = latest.get(k)
           if (seen === undefined) latest.set(k, { appId: record.appId, businessId: record.businessId!, at: record.receivedAt })
@@ -55,6 +57,9 @@ const tenantActivity = Effect.gen(function*() {
         for (const t of latest.values()) yield* store.touchWebhook(t.appId, t.businessId, t.at)
         for (const { record } of batch) {
           if (record.type === "appUninstalled") yield* uninstalled(store, record.appId, record.businessId!)
+          // The service re-sends webhooksEnabled when deliveries fail (docs/api-catalogue.md
+          // §10): what it failed to deliver is pulled (gap fill, docs/architecture.md §4.14).
+          if (record.type === "webhooksEnabled" && onWebhooksEnabled !== undefined) yield* onWebhooksEnabled(record.appId)
         }
         yield* log.commit("tenant-activity", batch[batch.length - 1]!.checkpoint)
       })
@@ -97,13 +102,21 @@ export const watchTenants = (silenceAlertMs: number) =>
  * up once more (finalizers run in reverse, so after the HTTP server and the sync loops have
  * stopped): the files a stopped server leaves behind are up to date with its log.
  */
-export const start = (options: { readonly silenceAlertMs: number; readonly consumer: string }) =>
+export const start = (options: {
+  readonly silenceAlertMs: number
+  readonly consumer: string
+  /** Told of every webhooksEnabled delivery (the sync engine fills the application's gaps). */
+  readonly onWebhooksEnabled?: ((appId: string) => Effect.Effect<void>) | undefined
+}) =>
   Effect.gen(function*() {
     const scope = yield* Scope.Scope
     const health = yield* LoopHealth
     const readModels = yield* ReadModels.ReadModels
     const store = yield* TenantStore
-    const follow = { accepts: store.isRegistered }
+    const ownership = yield* Ownership
+    // Changes found by the projection are relayed by the tenant's owner only (with several
+    // servers, each projection finds the same ones; docs/architecture.md §4.14).
+    const follow = { accepts: store.isRegistered, relays: ownership.owns }
     // Businesses registered while the server was down (or seeded from the configuration).
     yield* Quarantine.releaseRegistered
     const projection = yield* Effect.forkIn(
@@ -116,7 +129,7 @@ export const start = (options: { readonly silenceAlertMs: number; readonly consu
         Effect.catch((e) => Effect.logWarning("final projection catch-up failed; it resumes at the next start", e))
       )
     )
-    yield* Effect.forkIn(health.supervise("tenant-activity", tenantActivity), scope)
+    yield* Effect.forkIn(health.supervise("tenant-activity", tenantActivity(options.onWebhooksEnabled)), scope)
     yield* Effect.forkIn(
       health.supervise("tenant-watch", Effect.repeat(watchTenants(options.silenceAlertMs), Schedule.spaced("1 hour"))),
       scope

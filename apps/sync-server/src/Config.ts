@@ -6,6 +6,7 @@
  * `OCS_EVENT_LOG__MODE=kafka`, `OCS_EVENT_LOG__KAFKA__BROKERS=127.0.0.1:9092,127.0.0.1:9093`.
  * Keys are matched case-insensitively with underscores removed (`EVENT_LOG` -> `eventLog`).
  */
+import { TenantSettings } from "./TenantSettings.ts"
 import { Effect, Schema } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -28,7 +29,9 @@ export const BusinessConfig = Schema.Struct({
   permissions: Schema.optional(Schema.Array(Schema.String)),
   depots: Schema.optional(Schema.Array(Schema.String)),
   grantedAt: Schema.optional(Schema.String),
-  expiresAt: Schema.optional(Schema.String)
+  expiresAt: Schema.optional(Schema.String),
+  /** This tenant's own sync settings (./TenantSettings.ts); absent fields keep `sync`'s. */
+  settings: Schema.optional(TenantSettings)
 })
 
 export const AppConfig = Schema.Struct({
@@ -123,6 +126,11 @@ export const Config = Schema.Struct({
      */
     horizonDays: Schema.optional(PositiveNumber),
     pageSize: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 }))),
+    /**
+     * A tenant whose webhooks were silent this long gets an incremental pull (gap fill,
+     * docs/architecture.md §4.14). Default 600.
+     */
+    gapFillSilenceSeconds: Schema.optional(PositiveNumber),
     /** Tenants syncing at once (each still inside its own budget). */
     concurrency: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0)))
   }),

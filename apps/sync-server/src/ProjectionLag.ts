@@ -20,6 +20,8 @@ export interface Lag {
 export interface ProjectionLagService {
   /** None when it cannot be known (Kafka checkpoints, a file that cannot be read). */
   readonly lag: Effect.Effect<Option.Option<Lag>>
+  /** The log file's last offset (0 when empty); None when the file cannot be read. */
+  readonly head: Effect.Effect<Option.Option<number>>
 }
 
 export const make = Effect.fnUntraced(function*(options: {
@@ -46,7 +48,12 @@ export const make = Effect.fnUntraced(function*(options: {
       seconds: row.oldest === undefined ? 0 : Math.max(0, (now - row.oldest) / 1000)
     })
   }).pipe(Effect.orElseSucceed(() => Option.none()))
-  return { lag } satisfies ProjectionLagService
+  const head: Effect.Effect<Option.Option<number>> = Option.isNone(file)
+    ? Effect.succeed(Option.none())
+    : file.value.use("head", (_, db) => Option.some((db.prepare(`SELECT coalesce(max("offset"), 0) AS head FROM records`).get() as { head: number }).head)).pipe(
+      Effect.orElseSucceed(() => Option.none<number>())
+    )
+  return { lag, head } satisfies ProjectionLagService
 })
 
 export const prometheus = (lag: Option.Option<Lag>): string =>

@@ -166,6 +166,8 @@ export const layer = (config: Config) => {
         reconcileMs: config.sync.reconcileSeconds * 1000,
         overlapMs: config.sync.overlapSeconds * 1000,
         horizonMs: (config.sync.horizonDays ?? 365) * 24 * 3600 * 1000,
+        gapFillSilenceMs: config.sync.gapFillSilenceSeconds === undefined ? undefined : config.sync.gapFillSilenceSeconds * 1000,
+        declared: config.operations ?? [],
         pageSize: config.sync.pageSize,
         onRun: (report: RunReport, _operation: string, errorTag: string | undefined) => countRun(metrics, report, errorTag)
       })
@@ -222,7 +224,11 @@ const seedTenants = (config: Config) =>
       if (Option.isNone(yield* store.app(appId))) yield* store.upsertApp(appId, app.verifyTokens)
       for (const b of app.businesses ?? []) {
         const businessId = String(b.businessId)
-        if (Option.isSome(yield* store.business(appId, businessId))) continue
+        // Settings given in the config apply at every start (the admin API changes them until then).
+        if (Option.isSome(yield* store.business(appId, businessId))) {
+          if (b.settings !== undefined) yield* store.setSettings(appId, businessId, b.settings)
+          continue
+        }
         yield* store.upsertBusiness({
           appId,
           businessId,
@@ -233,6 +239,7 @@ const seedTenants = (config: Config) =>
           grantedAt: b.grantedAt === undefined ? null : Date.parse(b.grantedAt),
           expiresAt: b.expiresAt === undefined ? null : Date.parse(b.expiresAt)
         })
+        if (b.settings !== undefined) yield* store.setSettings(appId, businessId, b.settings)
       }
     }
   })
@@ -247,13 +254,29 @@ export const start = (config: Config) =>
     let ready = false
     yield* seedTenants(config)
 
-    yield* BackgroundLoops.start({ silenceAlertMs: config.webhooks.silenceAlertSeconds * 1000, consumer: "read-models" })
+    const sync = yield* SyncEngine
     const lag = yield* ProjectionLag.make({
       logFilename: config.eventLog.mode === "kafka" ? files(config.dataDir).outbox : files(config.dataDir).events,
       readModels: yield* ReadModels.ReadModels,
       consumer: "read-models"
     })
-    const sync = yield* SyncEngine
+    // A read-models file started empty over a log that already holds records (the old file was
+    // removed): those records are history, their changes are in the log already; they are
+    // projected but not compared again (docs/architecture.md §4.14). SQLite log only: over Kafka
+    // offsets are topic positions.
+    if (config.eventLog.mode !== "kafka") {
+      const readModels = yield* ReadModels.ReadModels
+      const head = yield* lag.head
+      if (Option.isNone(yield* readModels.checkpoint("read-models")) && Option.isSome(head) && head.value > 0) {
+        yield* readModels.historyUntil(head.value)
+        yield* Effect.logInfo(`read models start empty over ${head.value} log records: projected as history, not compared for changes`)
+      }
+    }
+    yield* BackgroundLoops.start({
+      silenceAlertMs: config.webhooks.silenceAlertSeconds * 1000,
+      consumer: "read-models",
+      onWebhooksEnabled: (appId) => sync.gapFill({ appId }, "webhooksEnabled")
+    })
     yield* sync.start
 
     const ingestion = yield* Ingestion.Ingestion

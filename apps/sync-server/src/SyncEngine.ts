@@ -9,14 +9,15 @@
  * the same fact and the log's dedupe key drops it. Errors that need a person put the tenant
  * (or the resource) in a visible state instead of retrying forever.
  */
-import { Clock, Context, Duration, Effect, FiberMap, Layer, Option, Random, Schedule, Schema, Stream } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, FiberMap, Layer, Option, Random, Schedule, Schema, Stream } from "effect"
 import * as Crypto from "node:crypto"
-import { Catalogue, DomainEvent, Operation, Paginator } from "@ocs/protocol"
-import { EventLog } from "@ocs/event-log"
+import { Catalogue, DomainEvent, Operation, Paginator, Records } from "@ocs/protocol"
+import { EventLog, type EventLogError } from "@ocs/event-log"
 import { CommerceClient } from "@ocs/transport"
 import { Ownership } from "./Ownership.ts"
 import * as SyncWindows from "./SyncWindows.ts"
 import { type Business, TenantStore } from "./TenantStore.ts"
+import type { TenantSettings } from "./TenantSettings.ts"
 
 export interface SyncOptions {
   readonly operations: ReadonlyArray<Operation.Operation<unknown>>
@@ -29,6 +30,13 @@ export interface SyncOptions {
    */
   readonly horizonMs: number
   readonly pageSize?: number | undefined
+  /**
+   * A tenant whose webhooks were silent this long gets an incremental pull of every resource
+   * (gap fill, docs/architecture.md §4.14); a tenant's settings may say otherwise. Default 10 min.
+   */
+  readonly gapFillSilenceMs?: number | undefined
+  /** Operations declared in the config, for tenants whose settings name their own resources. */
+  readonly declared?: ReadonlyArray<Operation.OperationSpec> | undefined
   /** How often the supervisor looks for added, removed or re-granted tenants. */
   readonly superviseEveryMs?: number | undefined
   /**
@@ -54,9 +62,16 @@ const resourcePause = new Set(["Forbidden", "InvalidDepotId"])
 
 export class SyncEngine extends Context.Service<SyncEngine, {
   /** Runs one pass for a tenant's resource now (what the scheduler does when it is due). */
-  readonly runOnce: (business: Business, operation: Operation.Operation<unknown>, options?: { readonly forceFull?: boolean }) => Effect.Effect<RunReport>
-  /** Syncs every resource of a tenant now, in sequence. */
-  readonly syncTenant: (appId: string, businessId: string, options?: { readonly forceFull?: boolean }) => Effect.Effect<ReadonlyArray<RunReport>>
+  readonly runOnce: (business: Business, operation: Operation.Operation<unknown>, options?: { readonly forceFull?: boolean; readonly gapFill?: boolean }) => Effect.Effect<RunReport>
+  /** Syncs every resource of a tenant now, in sequence (`gapFill`: incremental passes are due now). */
+  readonly syncTenant: (appId: string, businessId: string, options?: { readonly forceFull?: boolean; readonly gapFill?: boolean }) => Effect.Effect<ReadonlyArray<RunReport>>
+  /**
+   * Gap fill: every tenant of the application (or the one named) owes an incremental pull of
+   * each resource, run as soon as its loop is free (docs/architecture.md §4.14).
+   */
+  readonly gapFill: (target: { readonly appId: string; readonly businessId?: string | undefined }, reason: string) => Effect.Effect<void>
+  /** The operations a tenant syncs (its settings' resources and depots, else the server's). */
+  readonly operationsOf: (business: Business) => Effect.Effect<ReadonlyArray<Operation.Operation<unknown>>, UnknownResource>
   /** Starts the per-tenant loops and keeps them in step with the tenant store (scoped). */
   readonly start: Effect.Effect<void, never, import("effect").Scope.Scope>
   readonly operations: ReadonlyArray<Operation.Operation<unknown>>
@@ -64,6 +79,15 @@ export class SyncEngine extends Context.Service<SyncEngine, {
   static readonly layer = (options: SyncOptions): Layer.Layer<SyncEngine, never, CommerceClient.CommerceClient | EventLog.EventLog | TenantStore | Ownership> =>
     Layer.effect(SyncEngine, make(options))
 }
+
+/** What the pages of a full pass carry: the pass (when it can find deletions) and whether it is the first. */
+interface PassMeta {
+  readonly id: string | undefined
+  readonly baseline: boolean
+}
+
+/** A per-tenant setting in seconds, else the server's value in ms. */
+const secondsOr = (seconds: number | undefined, ms: number): number => seconds === undefined ? ms : seconds * 1000
 
 const sha = (text: string) => Crypto.createHash("sha256").update(text).digest("hex")
 
@@ -88,7 +112,32 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
    * cursor (none) and may share a text (an empty page), yet are different facts: the range is
    * part of their dedupe key and kept in meta.
    */
-  const appendPage = (b: Business, op: Operation.Operation<unknown>, page: CommerceClient.RawPage, mode: string, range: Readonly<Record<string, unknown>> | undefined) =>
+  const appendPage = (b: Business, op: Operation.Operation<unknown>, page: CommerceClient.RawPage, mode: string, range: Readonly<Record<string, unknown>> | undefined, pass: PassMeta | undefined): Effect.Effect<unknown, EventLogError.EventLogError> =>
+    Effect.flatMap(appendRaw(b, op, page, mode, range, pass), ([result]) =>
+      // The log already held this page (same cursor, same content): the pass still saw its
+      // records, so a small record says which (docs/architecture.md §4.14).
+      result?._tag === "Duplicate" && pass?.id !== undefined
+        ? log.append([{
+          appId: b.appId,
+          businessId: b.businessId,
+          source: "sync",
+          type: DomainEvent.PASS_SEEN_TYPE,
+          body: JSON.stringify({ pass: pass.id, ids: idsOf(op, page) }),
+          dedupeKey: `pass-seen:${pass.id}:${result.id}`
+        }])
+        : Effect.void)
+
+  const idsOf = (op: Operation.Operation<unknown>, page: CommerceClient.RawPage): Array<string> => {
+    const field = op.entity?.idField ?? "id"
+    const out: Array<string> = []
+    for (const r of page.records) {
+      const id = Records.recordId(r, field) ?? (op.entity?.kind === "order" ? Records.recordId(r, "id") : undefined)
+      if (id !== undefined) out.push(id)
+    }
+    return out
+  }
+
+  const appendRaw = (b: Business, op: Operation.Operation<unknown>, page: CommerceClient.RawPage, mode: string, range: Readonly<Record<string, unknown>> | undefined, pass: PassMeta | undefined) =>
     log.append([{
       appId: b.appId,
       businessId: b.businessId,
@@ -101,6 +150,10 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
         ...DomainEvent.syncMeta(op.entity ?? { kind: op.resource, idField: "id" }),
         mode,
         ...(range === undefined ? {} : { range }),
+        // The full pass the page belongs to (its ids count towards tombstones) and whether it
+        // is the resource's first (it reveals no change): docs/architecture.md §4.14.
+        ...(pass?.id === undefined ? {} : { pass: pass.id }),
+        ...(pass?.baseline === true ? { baseline: true } : {}),
         cursor: Option.match(page.cursor, { onNone: () => null, onSome: (c) => c.text }),
         next: Option.match(page.next, { onNone: () => null, onSome: (c) => c.text }),
         records: page.records.length,
@@ -137,8 +190,10 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
       return "error" as const
     })
 
-  const runOnce = (b: Business, op: Operation.Operation<unknown>, runOptions?: { readonly forceFull?: boolean }) =>
+  const runOnce = (b: Business, op: Operation.Operation<unknown>, runOptions?: { readonly forceFull?: boolean; readonly gapFill?: boolean }) =>
     Effect.gen(function*() {
+      const intervalMs = secondsOr(b.settings.intervalSeconds, options.intervalMs)
+      const reconcileMs = secondsOr(b.settings.reconcileSeconds, options.reconcileMs)
       const key = Operation.resourceKey(op)
       const state = yield* store.state(b.appId, b.businessId, key)
       const now = yield* Clock.currentTimeMillis
@@ -150,22 +205,22 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
       // A forced full sync starts from the first page, whatever cursor is stored.
       const forced = runOptions?.forceFull === true
       const resuming = (state.cursor !== null || state.windowEnd !== null) && !forced
-      const fullDue = forced || resuming || state.fullCompletedAt === null || now - state.fullCompletedAt >= options.reconcileMs
+      const fullDue = forced || resuming || state.fullCompletedAt === null || now - state.fullCompletedAt >= reconcileMs
       // Operations confined to windows without an updated-time filter (bill/list) keep a
       // rolling window instead: the range since the last pass, re-read with overlap.
       const incrementalDue = !fullDue && (op.incremental !== undefined || op.window !== undefined) &&
-        (state.lastRunAt === null || now - state.lastRunAt >= options.intervalMs)
+        (runOptions?.gapFill === true || state.lastRunAt === null || now - state.lastRunAt >= intervalMs)
       if (!fullDue && !incrementalDue) return { mode: "skipped", pages: 0, records: 0, outcome: "done" } satisfies RunReport
 
       let pages = 0
       let records = 0
       const mode: RunReport["mode"] = fullDue ? (resuming ? "resume" : "full") : "incremental"
       /** Reads every page of one query; with `saveCursor`, each page's cursor is kept after it is durable. */
-      const readAll = (range: Readonly<Record<string, unknown>> | undefined, cursor: Paginator.Cursor | undefined, saveCursor: boolean, keyedByRange: boolean) =>
+      const readAll = (range: Readonly<Record<string, unknown>> | undefined, cursor: Paginator.Cursor | undefined, saveCursor: boolean, keyedByRange: boolean, pass?: PassMeta) =>
         client.pages(access(b), op, { size: options.pageSize, cursor, filters: range === undefined ? op.filters : { ...op.filters, ...range } }).pipe(
           Stream.runForEach((page) =>
             Effect.gen(function*() {
-              yield* appendPage(b, op, page, mode, keyedByRange ? range : undefined)
+              yield* appendPage(b, op, page, mode, keyedByRange ? range : undefined, pass)
               pages++
               records += page.records.length
               // Saved after the page is durable: a crash resumes right here.
@@ -185,8 +240,16 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
           const stored = !resuming || state.cursor === null ? undefined : Paginator.cursorFromText(state.cursor)
           let cursor = stored !== undefined && stored._tag === "Success" ? stored.success : undefined
           const window = op.window
+          const kind = op.entity?.kind
+          // Only a pass that reads everything can tell what is gone: no filters, and a kind
+          // whose read model keeps tombstones (docs/architecture.md §4.14).
+          const whole = (op.filters === undefined || Object.keys(op.filters).length === 0) && (kind === "product" || kind === "order")
+          const pass: PassMeta = {
+            id: whole ? `${key}:${startedAt}` : undefined,
+            baseline: state.fullCompletedAt === null
+          }
           if (window === undefined) {
-            yield* readAll(undefined, cursor, true, false)
+            yield* readAll(undefined, cursor, true, false, pass)
           } else {
             // Newest window first, back to the horizon; the window and the cursor in it are
             // saved, so a crash resumes inside the window it was reading.
@@ -194,11 +257,26 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
             let end = resuming && state.windowEnd !== null ? state.windowEnd : startedAt
             for (let range = SyncWindows.fullWindow(window, end, horizon); range !== undefined; range = SyncWindows.fullWindow(window, end, horizon)) {
               if (end !== state.windowEnd) yield* store.updateState(b.appId, b.businessId, key, { windowEnd: end })
-              yield* readAll(SyncWindows.rangeFilters(window, range), cursor, true, true)
+              yield* readAll(SyncWindows.rangeFilters(window, range), cursor, true, true, pass)
               cursor = undefined
               end = SyncWindows.nextWindowEnd(range)
               yield* store.updateState(b.appId, b.businessId, key, { windowEnd: end, cursor: null })
             }
+          }
+          if (pass.id !== undefined && kind !== undefined) {
+            // Appended before the state says "done": a crash in between repeats the pass, and
+            // the completion's dedupe key keeps it once. Windowed reads reached back to the
+            // horizon only (a day of margin: windows are cut on the service's calendar days).
+            const createdFrom = window === undefined ? undefined : startedAt - options.horizonMs + 24 * 3600 * 1000
+            yield* log.append([{
+              appId: b.appId,
+              businessId: b.businessId,
+              source: "sync",
+              type: DomainEvent.PASS_TYPE,
+              body: JSON.stringify({ pass: { id: pass.id, kind, startedAt, ...(createdFrom === undefined ? {} : { createdFrom }) } } satisfies DomainEvent.PassBody),
+              dedupeKey: `pass:${b.appId}:${b.businessId}:${pass.id}`,
+              meta: { resource: key, pages, records }
+            }])
           }
           // Changes made while the full sync ran are caught by the next incremental window.
           const done = yield* Clock.currentTimeMillis
@@ -230,12 +308,32 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
       Effect.withSpan("SyncEngine.runOnce", { attributes: { tenant: `${b.appId}:${b.businessId}`, operation: Operation.resourceKey(op) } })
     )
 
-  const syncTenant = (appId: string, businessId: string, runOptions?: { readonly forceFull?: boolean }) =>
+  const resolved = new Map<string, ReadonlyArray<Operation.Operation<unknown>>>()
+  /** A tenant's operations: its settings' resources (resolved once per distinct list) and depots. */
+  const operationsOf = (b: Business): Effect.Effect<ReadonlyArray<Operation.Operation<unknown>>, UnknownResource> =>
+    Effect.gen(function*() {
+      const settings: TenantSettings = b.settings
+      if (settings.resources === undefined && settings.depots === undefined) return options.operations
+      const cacheKey = JSON.stringify([settings.resources ?? null, settings.depots ?? null])
+      const cached = resolved.get(cacheKey)
+      if (cached !== undefined) return cached
+      const base = settings.resources === undefined ? options.operations : yield* resolveOperations(settings.resources, options.declared ?? [])
+      const depots = settings.depots
+      // Stock reads narrowed to the tenant's depots (a partial read: it never deletes).
+      const ops = depots === undefined ? base : base.map((op) => op.entity?.kind === "inventory" && op.filters === undefined ? Operation.productInventory(depots) as Operation.Operation<unknown> : op)
+      resolved.set(cacheKey, ops)
+      return ops
+    })
+
+  const syncTenant = (appId: string, businessId: string, runOptions?: { readonly forceFull?: boolean; readonly gapFill?: boolean }) =>
     Effect.gen(function*() {
       const b = yield* store.business(appId, businessId).pipe(Effect.orElseSucceed(() => Option.none<Business>()))
       if (Option.isNone(b)) return []
       const reports: Array<RunReport> = []
-      for (const op of options.operations) {
+      const operations = yield* operationsOf(b.value).pipe(
+        Effect.catch((e) => Effect.as(Effect.logWarning(`tenant ${appId}:${businessId}: ${e.message}; syncing the server's resources`), options.operations))
+      )
+      for (const op of operations) {
         // Re-read the tenant: a previous resource may have put it on hold.
         const fresh = yield* store.business(appId, businessId).pipe(Effect.orElseSucceed(() => b))
         reports.push(yield* runOnce(Option.getOrElse(fresh, () => b.value), op, runOptions))
@@ -243,16 +341,58 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
       return reports
     })
 
-  // Tenants started together would stay in step for ever: each pause gets up to 10% more, at
-  // random. Never less (unlike Schedule.jittered): a pass that woke before its interval had
-  // run would find nothing due and wait a whole interval more.
-  const period = Math.min(options.intervalMs, options.reconcileMs)
-  const tenantPasses = Schedule.spaced(period).pipe(
-    Schedule.modifyDelay(({ duration }) => Effect.map(Random.next, (r) => Duration.sum(duration, Duration.millis(Math.round(r * period * 0.1)))))
-  )
+  /** Tenants that owe an incremental pull (gap fill), and how to wake each tenant's loop. */
+  const owed = new Set<string>()
+  const wakers = new Map<string, Deferred.Deferred<void>>()
+  const tenantKey = (appId: string, businessId: string) => `${appId}:${businessId}`
 
-  /** One loop per tenant: sync what is due, then pause until the next interval. */
-  const tenantLoop = (appId: string, businessId: string) => syncTenant(appId, businessId).pipe(Effect.repeat(tenantPasses))
+  const gapFill = (target: { readonly appId: string; readonly businessId?: string | undefined }, reason: string) =>
+    Effect.gen(function*() {
+      const targets = target.businessId !== undefined
+        ? [{ appId: target.appId, businessId: target.businessId }]
+        : yield* store.businesses({ appId: target.appId, status: "active" }).pipe(Effect.orElseSucceed(() => []))
+      for (const t of targets) {
+        const k = tenantKey(t.appId, t.businessId)
+        owed.add(k)
+        const wake = wakers.get(k)
+        if (wake !== undefined) yield* Deferred.succeed(wake, undefined)
+      }
+      if (targets.length > 0) yield* Effect.logInfo(`gap fill (${reason}): ${targets.length} tenant(s) of ${target.appId} pull what changed`)
+    })
+
+  /**
+   * One loop per tenant: sync what is due, then pause until the next interval (or a gap fill
+   * wakes it). The first pass after a start is a gap fill (what changed while the server was
+   * down), and so is a pass after the tenant's webhooks were silent for its silence period.
+   * Tenants started together would stay in step for ever: each pause gets up to 10% more, at
+   * random. Never less (unlike Schedule.jittered): a pass that woke before its interval had
+   * run would find nothing due and wait a whole interval more.
+   */
+  const tenantLoop = (appId: string, businessId: string) =>
+    Effect.gen(function*() {
+      const k = tenantKey(appId, businessId)
+      owed.add(k)
+      let quietSince = yield* Clock.currentTimeMillis
+      for (;;) {
+        const b = Option.getOrUndefined(yield* store.business(appId, businessId).pipe(Effect.orElseSucceed(() => Option.none<Business>())))
+        const now = yield* Clock.currentTimeMillis
+        const silenceMs = secondsOr(b?.settings.gapFillSilenceSeconds, options.gapFillSilenceMs ?? 600_000)
+        quietSince = Math.max(quietSince, b?.lastWebhookAt ?? 0)
+        if (now - quietSince >= silenceMs) {
+          owed.add(k)
+          quietSince = now
+        }
+        const gap = owed.delete(k)
+        yield* syncTenant(appId, businessId, { gapFill: gap })
+        if (owed.has(k)) continue
+        const period = Math.min(secondsOr(b?.settings.intervalSeconds, options.intervalMs), secondsOr(b?.settings.reconcileSeconds, options.reconcileMs), silenceMs)
+        const wake = yield* Deferred.make<void>()
+        wakers.set(k, wake)
+        const pause = Duration.millis(period + Math.round((yield* Random.next) * period * 0.1))
+        yield* Effect.race(Effect.sleep(pause), Deferred.await(wake))
+        wakers.delete(k)
+      }
+    })
 
   const start = Effect.gen(function*() {
     const loops = yield* FiberMap.make<string>()
@@ -280,7 +420,7 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
     yield* Effect.forkScoped(options.runLoop === undefined ? loop : options.runLoop("sync-supervisor", loop))
   })
 
-  return SyncEngine.of({ runOnce, syncTenant, start, operations: options.operations })
+  return SyncEngine.of({ runOnce, syncTenant, gapFill, operationsOf, start, operations: options.operations })
 })
 
 /**

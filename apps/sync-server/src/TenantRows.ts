@@ -5,6 +5,7 @@
  */
 import { Redacted, Result } from "effect"
 import type { Sealer } from "./Secrets.ts"
+import type { TenantSettings } from "./TenantSettings.ts"
 
 export type BusinessStatus = "active" | "paused" | "attention"
 
@@ -27,6 +28,8 @@ export interface Business {
   /** Why a person is needed (errorCode and message), when status is "attention". */
   readonly attention: { readonly code: string; readonly message: string; readonly at: number } | null
   readonly lastWebhookAt: number | null
+  /** Per-tenant sync settings (./TenantSettings.ts), validated when they were stored. */
+  readonly settings: TenantSettings
 }
 
 export interface ResourceState {
@@ -93,6 +96,7 @@ export interface BusinessRow {
   attention_message: string | null
   attention_at: number | null
   last_webhook_at: number | null
+  settings: string
 }
 
 /** A row of `resource_state` as `SELECT *` reads it. */
@@ -147,7 +151,8 @@ export const rowReader = (sealer: Sealer) => {
     expiresAt: r.expires_at,
     status: r.status,
     attention: r.attention_code === null ? null : { code: r.attention_code, message: r.attention_message ?? "", at: r.attention_at ?? 0 },
-    lastWebhookAt: r.last_webhook_at
+    lastWebhookAt: r.last_webhook_at,
+    settings: JSON.parse(r.settings) as TenantSettings
   })
 
   return { app, business }

@@ -17,6 +17,7 @@ import type Database from "better-sqlite3"
 import { Clock, Context, Effect, Layer, Option, Result, Schema, type Scope } from "effect"
 import * as NodeUrl from "node:url"
 import type { Sealer } from "./Secrets.ts"
+import type { TenantSettings } from "./TenantSettings.ts"
 import {
   type App,
   type AppRow,
@@ -98,6 +99,7 @@ const makeApi = (handle: SqliteDatabase.Handle, sealer: Sealer) => {
     touchWebhook: db.prepare<[number, string, string]>(
       "UPDATE businesses SET last_webhook_at = max(coalesce(last_webhook_at, 0), ?) WHERE app_id = ? AND business_id = ?"
     ),
+    setSettings: db.prepare<[string, string, string]>("UPDATE businesses SET settings = ? WHERE app_id = ? AND business_id = ?"),
     state: db.prepare<[string, string, string], StateRow>("SELECT * FROM resource_state WHERE app_id = ? AND business_id = ? AND resource = ?"),
     states: db.prepare<[{ appId: string | null; businessId: string | null }], StateRow>(
       "SELECT * FROM resource_state WHERE (@appId IS NULL OR app_id = @appId) AND (@businessId IS NULL OR business_id = @businessId) ORDER BY app_id, business_id, resource"
@@ -243,6 +245,9 @@ const makeApi = (handle: SqliteDatabase.Handle, sealer: Sealer) => {
       }),
     touchWebhook: (appId: string, businessId: string, at: number) =>
       tryDb("touch webhook", () => void s.touchWebhook.run(at, appId, businessId)),
+    /** Replaces a tenant's sync settings (validated by the caller, ./TenantSettings.ts); false if no such tenant. */
+    setSettings: (appId: string, businessId: string, settings: TenantSettings) =>
+      tryDb("set settings", () => s.setSettings.run(JSON.stringify(settings), appId, businessId).changes > 0),
 
     state: (appId: string, businessId: string, resource: string) =>
       tryDb("read sync state", () => {

@@ -30,6 +30,8 @@ export const businesses = sqliteTable("businesses", {
   attentionMessage: text("attention_message"),
   attentionAt: integer("attention_at"),
   lastWebhookAt: integer("last_webhook_at"),
+  /** Per-tenant sync settings as JSON (./TenantSettings.ts); "{}" keeps the server's. */
+  settings: text("settings").notNull().default("{}"),
   createdAt: integer("created_at").notNull()
 }, (t) => [primaryKey({ columns: [t.appId, t.businessId] })])
 

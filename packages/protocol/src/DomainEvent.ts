@@ -46,12 +46,34 @@ interface Base {
 }
 
 export interface ProductAdded extends Base { readonly _tag: "ProductAdded"; readonly product: Records.Product }
-export interface ProductUpdated extends Base { readonly _tag: "ProductUpdated"; readonly product: Records.Product }
+export interface ProductUpdated extends Base {
+  readonly _tag: "ProductUpdated"
+  readonly product: Records.Product
+  /** Found by a pull (a `changes` record): the top-level fields that differ from the copy. */
+  readonly changedFields?: ReadonlyArray<string> | undefined
+}
 export interface ProductDeleted extends Base { readonly _tag: "ProductDeleted"; readonly productId: string | undefined; readonly data: unknown }
 /** Stock changed: one level per product and depot the delivery names. */
 export interface InventoryChanged extends Base { readonly _tag: "InventoryChanged"; readonly items: ReadonlyArray<Records.StockLevel> }
 export interface OrderAdded extends Base { readonly _tag: "OrderAdded"; readonly order: Records.Order; readonly appOrderId: string | undefined }
-export interface OrderUpdated extends Base { readonly _tag: "OrderUpdated"; readonly order: Records.Order; readonly appOrderId: string | undefined }
+export interface OrderUpdated extends Base {
+  readonly _tag: "OrderUpdated"
+  readonly order: Records.Order
+  readonly appOrderId: string | undefined
+  /** Found by a pull (a `changes` record): the top-level fields that differ from the copy. */
+  readonly changedFields?: ReadonlyArray<string> | undefined
+}
+/**
+ * An order's status moved (compared with the copy, whatever told us: a webhook or a pull).
+ * Comes from a `changes` record, beside the OrderUpdated of the same change.
+ */
+export interface OrderStatusChanged extends Base {
+  readonly _tag: "OrderStatusChanged"
+  readonly orderId: string
+  readonly from: string | undefined
+  readonly to: string | undefined
+  readonly order: Records.Order
+}
 export interface OrderDeleted extends Base { readonly _tag: "OrderDeleted"; readonly orderId: string | undefined; readonly data: unknown }
 export interface PaymentReceived extends Base { readonly _tag: "PaymentReceived"; readonly payment: Records.Payment }
 /** The business removed the application: no more deliveries, and its token stops working. */
@@ -90,6 +112,21 @@ export interface DocumentObserved extends Base {
   readonly document: Records.AnyRecord
 }
 
+/**
+ * A full pass over a resource finished without error and without filters: every entity of
+ * `kind` it did not see (and that no later record touched) is gone from the service. The read
+ * models answer with deletion events in a `changes` record (docs/architecture.md §4.14).
+ */
+export interface SyncPassCompleted extends Base {
+  readonly _tag: "SyncPassCompleted"
+  readonly kind: string
+  readonly passId: string
+  /** When the pass started (ms): only entities last received before it can be missing. */
+  readonly startedAt: number
+  /** Windowed reads: entities created before this (ms) were not read, so are not missing. */
+  readonly createdFrom: number | undefined
+}
+
 /** A record the decoder cannot give meaning to: kept, with the reason, never dropped. */
 export interface UnknownEvent {
   readonly _tag: "UnknownEvent"
@@ -112,6 +149,7 @@ export type DomainEvent =
   | OrderAdded
   | OrderUpdated
   | OrderDeleted
+  | OrderStatusChanged
   | PaymentReceived
   | AppUninstalled
   | WebhooksEnabled
@@ -125,6 +163,7 @@ export type DomainEvent =
   | CategoryObserved
   | BrandObserved
   | DocumentObserved
+  | SyncPassCompleted
   | UnknownEvent
 
 export type Tag = DomainEvent["_tag"]
@@ -138,6 +177,7 @@ export const tags: ReadonlyArray<Tag> = [
   "OrderAdded",
   "OrderUpdated",
   "OrderDeleted",
+  "OrderStatusChanged",
   "PaymentReceived",
   "AppUninstalled",
   "WebhooksEnabled",
@@ -151,8 +191,41 @@ export const tags: ReadonlyArray<Tag> = [
   "CategoryObserved",
   "BrandObserved",
   "DocumentObserved",
+  "SyncPassCompleted",
   "UnknownEvent"
 ]
+
+/**
+ * Type of the records the read models append with the changes they found by comparing what a
+ * pull saw (or a webhook said) with the copy (docs/architecture.md §4.14). Source "sync".
+ */
+export const CHANGES_TYPE = "ocs:changes"
+
+/** Type of the record a sync appends when a full pass completed (source "sync"). */
+export const PASS_TYPE = "ocs:pass"
+
+/**
+ * Type of the record a sync appends when a page of a full pass was already in the log (same
+ * cursor, same content: the log dropped it as a duplicate), so that the pass still counts its
+ * ids as seen: body `{"pass":"<pass id>","ids":["..."]}`. Bookkeeping: it decodes to no event.
+ */
+export const PASS_SEEN_TYPE = "ocs:pass-seen"
+
+/** One change inside a `changes` record (`{"changes":[...]}`), as JSON. */
+export type ChangeEntry =
+  | { readonly change: "ProductAdded"; readonly product: unknown }
+  | { readonly change: "ProductUpdated"; readonly product: unknown; readonly changedFields: ReadonlyArray<string> }
+  | { readonly change: "ProductDeleted"; readonly productId: string; readonly reason: string }
+  | { readonly change: "InventoryChanged"; readonly productId: string; readonly item: unknown }
+  | { readonly change: "OrderAdded"; readonly order: unknown }
+  | { readonly change: "OrderUpdated"; readonly order: unknown; readonly changedFields: ReadonlyArray<string> }
+  | { readonly change: "OrderStatusChanged"; readonly orderId: string; readonly from: string | null; readonly to: string | null; readonly order: unknown }
+  | { readonly change: "OrderDeleted"; readonly orderId: string; readonly reason: string }
+
+/** What a completed pass says (the body of a `PASS_TYPE` record). */
+export interface PassBody {
+  readonly pass: { readonly id: string; readonly kind: string; readonly startedAt: number; readonly createdFrom?: number | undefined }
+}
 
 /** Meta a sync writes beside a list page so the page decodes without outside knowledge. */
 export interface SyncMeta {
@@ -337,12 +410,85 @@ const fromSync = (record: RawRecord): ReadonlyArray<DomainEvent> => {
   return items.map((item, i) => observed(record, entity, businessId, item, i))
 }
 
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)
+
+const fromChanges = (record: RawRecord): ReadonlyArray<DomainEvent> => {
+  const businessId = Ids.normalize(record.businessId)
+  if (businessId === undefined) return [unknownEvent(record, 0, "changes record without businessId", undefined)]
+  const value = parsed(record)
+  if (Result.isFailure(value)) return [unknownEvent(record, 0, value.failure, record.body)]
+  const list = (value.success as { changes?: unknown } | null)?.changes
+  if (!Array.isArray(list)) return [unknownEvent(record, 0, "changes record without a changes list", value.success)]
+  return list.map((entry: Record<string, unknown>, i): DomainEvent => {
+    const b = base(record, i, businessId)
+    const bad = (message: string) => unknownEvent(record, i, `changes: ${message}`, entry)
+    const fields = Array.isArray(entry["changedFields"]) ? entry["changedFields"].filter((f): f is string => typeof f === "string") : []
+    switch (entry["change"]) {
+      case "ProductAdded":
+      case "ProductUpdated": {
+        const r = decodeProduct(entry["product"])
+        if (Result.isFailure(r)) return bad(r.failure.message)
+        return entry["change"] === "ProductAdded"
+          ? { ...b, _tag: "ProductAdded", product: r.success }
+          : { ...b, _tag: "ProductUpdated", product: r.success, changedFields: fields }
+      }
+      case "ProductDeleted":
+        return { ...b, _tag: "ProductDeleted", productId: str(entry["productId"]), data: { reason: entry["reason"] ?? null, ids: [entry["productId"]] } }
+      case "InventoryChanged": {
+        const r = decodeStock(entry["item"])
+        if (Result.isFailure(r)) return bad(r.failure.message)
+        return { ...b, _tag: "InventoryChanged", items: Records.stockLevels(str(entry["productId"]), r.success.inventory ?? r.success, r.success.updatedAt ?? undefined) }
+      }
+      case "OrderAdded":
+      case "OrderUpdated":
+      case "OrderStatusChanged": {
+        const r = decodeOrder(entry["order"])
+        if (Result.isFailure(r)) return bad(r.failure.message)
+        const appOrderId = Records.appOrderIdOf(r.success)
+        if (entry["change"] === "OrderAdded") return { ...b, _tag: "OrderAdded", order: r.success, appOrderId }
+        if (entry["change"] === "OrderUpdated") return { ...b, _tag: "OrderUpdated", order: r.success, appOrderId, changedFields: fields }
+        const orderId = str(entry["orderId"]) ?? Records.orderIdOf(r.success)
+        if (orderId === undefined) return bad("OrderStatusChanged without orderId")
+        return { ...b, _tag: "OrderStatusChanged", orderId, from: str(entry["from"]), to: str(entry["to"]), order: r.success }
+      }
+      case "OrderDeleted":
+        return { ...b, _tag: "OrderDeleted", orderId: str(entry["orderId"]), data: { reason: entry["reason"] ?? null, ids: [entry["orderId"]] } }
+      default:
+        return bad(`unknown change ${JSON.stringify(entry["change"])}`)
+    }
+  })
+}
+
+const fromPass = (record: RawRecord): ReadonlyArray<DomainEvent> => {
+  const businessId = Ids.normalize(record.businessId)
+  if (businessId === undefined) return [unknownEvent(record, 0, "pass record without businessId", undefined)]
+  const value = parsed(record)
+  if (Result.isFailure(value)) return [unknownEvent(record, 0, value.failure, record.body)]
+  const pass = (value.success as { pass?: Record<string, unknown> } | null)?.pass
+  const startedAt = pass?.["startedAt"]
+  if (pass === undefined || typeof pass["id"] !== "string" || typeof pass["kind"] !== "string" || typeof startedAt !== "number") {
+    return [unknownEvent(record, 0, "pass record without pass.id, pass.kind and pass.startedAt", value.success)]
+  }
+  const createdFrom = pass["createdFrom"]
+  return [{
+    ...base(record, 0, businessId),
+    _tag: "SyncPassCompleted",
+    kind: pass["kind"],
+    passId: pass["id"],
+    startedAt,
+    createdFrom: typeof createdFrom === "number" ? createdFrom : undefined
+  }]
+}
+
 /** Version 1 of the record decoder. */
 export const decodeV1 = (record: RawRecord): ReadonlyArray<DomainEvent> => {
   switch (record.source) {
     case "webhook":
       return fromWebhook(record)
     case "sync":
+      if (record.type === CHANGES_TYPE) return fromChanges(record)
+      if (record.type === PASS_TYPE) return fromPass(record)
+      if (record.type === PASS_SEEN_TYPE) return []
       return fromSync(record)
     case "system":
       // Notes of our own (locks, warnings, retries) are for audit; they change no read model.
@@ -373,6 +519,8 @@ export const entityId = (event: DomainEvent): Option.Option<string> => {
       return Option.fromNullishOr(Records.orderIdOf(event.order))
     case "OrderDeleted":
       return Option.fromNullishOr(event.orderId)
+    case "OrderStatusChanged":
+      return Option.some(event.orderId)
     case "PaymentReceived":
     case "PaymentObserved":
       return Option.fromNullishOr(Records.recordId(event.payment))

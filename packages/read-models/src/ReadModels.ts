@@ -11,6 +11,7 @@
  * - The read API: every query names its tenant.
  */
 import { Checkpoints, EventLog, type LogRecord } from "@ocs/event-log"
+import { DomainEvent } from "@ocs/protocol"
 import { SqliteDatabase } from "@ocs/sqlite"
 import type Database from "better-sqlite3"
 import { Clock, Context, Duration, Effect, type Fiber, Layer, Option, type Scope, Stream } from "effect"
@@ -50,6 +51,11 @@ export interface Options {
   readonly busyTimeoutMillis?: number | undefined
   /** SQLite page cache of the connection in KiB. Default 65536 (64 MiB). */
   readonly cacheSizeKiB?: number | undefined
+  /**
+   * Compare what pulls see with the copy and relay the changes found to the log (default true;
+   * docs/architecture.md §4.14). `rebuild` never does: the changes are in the log already.
+   */
+  readonly detectChanges?: boolean | undefined
 }
 
 export interface RebuildOptions {
@@ -82,6 +88,12 @@ export interface FollowOptions {
    * never stalls; `release` projects them once the business is accepted. Default: accept all.
    */
   readonly accepts?: Accepts | undefined
+  /**
+   * Whose changes this process relays to the log (docs/architecture.md §4.14). With several
+   * servers over one log every projection finds the same changes; only the tenant's owner (the
+   * server that pulls it) appends them, the others forget theirs. Default: every tenant.
+   */
+  readonly relays?: Accepts | undefined
 }
 
 export interface ProjectOptions extends FollowOptions {
@@ -93,6 +105,8 @@ export interface ProjectOptions extends FollowOptions {
 export interface ProjectStats {
   /** Records applied (quarantined records and records applied before are not counted). */
   readonly records: number
+  /** Changes found by comparing with the copy, waiting in the change outbox for the log. */
+  readonly changes?: number | undefined
   /** Records quarantined by the tenant predicate. */
   readonly quarantined: number
   readonly events: number
@@ -119,6 +133,19 @@ export interface ReadModelsService {
    */
   readonly release: (tenant: V.Tenant) => Effect.Effect<ProjectStats, ReadModelsError, EventLog.EventLog>
   readonly rebuild: (options: RebuildOptions) => Effect.Effect<ProjectStats, ReadModelsError, EventLog.EventLog>
+  /**
+   * Appends the changes waiting in the change outbox to the log, oldest first, as `changes`
+   * records (dedupe key `changes:<record that revealed them>`, so a relay repeated after a
+   * crash appends nothing twice), then forgets them. `run` does it after every batch.
+   */
+  readonly relayChanges: Effect.Effect<number, ReadModelsError, EventLog.EventLog>
+  /**
+   * Records up to `offset` (inclusive) are history for change detection: projected, never
+   * compared (their changes are in the log already). For a file started empty over a log that
+   * already holds records, e.g. after the old file was deleted: give it the log's last offset
+   * before it projects anything. Kept in the file; it never moves back.
+   */
+  readonly historyUntil: (offset: number) => Effect.Effect<void, SqliteError>
 
   readonly products: (tenant: V.Tenant, options?: V.ProductQuery) => Effect.Effect<V.Page<V.Product>, SqliteError>
   readonly product: (tenant: V.Tenant, id: string) => Effect.Effect<Option.Option<V.Product>, SqliteError>
@@ -186,7 +213,15 @@ const open = Effect.fnUntraced(function*(options: {
 })
 
 /** The projection core of one open file: `project` plus its prepared statements. */
-const projection = Effect.fnUntraced(function*(handle: SqliteDatabase.Handle, defaultConsumer: string, options?: Projector.Options) {
+const projection = Effect.fnUntraced(function*(handle: SqliteDatabase.Handle, defaultConsumer: string, options?: Projector.Options & { readonly detectChanges?: boolean | undefined }) {
+  // Records past `detect.after` go through change detection (-1: all; undefined: none). A file
+  // started over a log that already held records treats those as history (`historyUntil`).
+  const detect: { after: number | undefined } = { after: options?.detectChanges === false ? undefined : -1 }
+  if (detect.after !== undefined) {
+    const stored = yield* handle.use("historyUntil", (orm) => Checkpoints.load(orm, historyKey(defaultConsumer)))
+    const until = Option.isSome(stored) ? Checkpoints.parseSqlite(stored.value) : undefined
+    if (until !== undefined) detect.after = until
+  }
   const projector = yield* handle.use("prepare", (_, client) => Projector.make(client, options))
   const quarantine = yield* handle.use("prepare", (_, client) => Quarantine.make(client))
   /**
@@ -219,7 +254,7 @@ const projection = Effect.fnUntraced(function*(handle: SqliteDatabase.Handle, de
         let stats: Projector.ApplyStats & { readonly quarantined: number }
         if (plans === undefined) {
           const { accepted, quarantined } = admit(records, options?.accepts)
-          stats = { ...projector.apply(accepted), quarantined }
+          stats = { ...projector.apply(accepted, detect.after), quarantined }
         } else {
           // Rebuilds plan ahead on another thread and take no predicate.
           stats = { ...projector.execute(records, plans), quarantined: 0 }
@@ -239,17 +274,29 @@ const projection = Effect.fnUntraced(function*(handle: SqliteDatabase.Handle, de
     Effect.gen(function*() {
       const started = performance.now()
       const applied = yield* handle.transaction("release", () => {
-        const stats = projector.apply(records)
+        const stats = projector.apply(records, detect.after)
         for (const record of records) quarantine.remove(record.offset)
         return stats
       })
       return { ...applied, quarantined: 0, lastOffset: lastOffsetOf(records), millis: performance.now() - started }
     })
-  return { project, projectPlanned, quarantine, applyReleased }
+  /** Records up to `offset` are history: projected, never compared again (kept in the file). */
+  const historyUntil = (offset: number) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      handle.transaction("historyUntil", () => {
+        if (detect.after === undefined || offset <= detect.after) return
+        Checkpoints.save(handle.drizzle, historyKey(defaultConsumer), Checkpoints.sqlite(offset), now)
+        detect.after = offset
+      }))
+  return { project, projectPlanned, quarantine, applyReleased, historyUntil }
 })
+
+/** Where a file keeps the offset up to which the log is history for change detection. */
+const historyKey = (consumer: string) => `${consumer}:history-until`
 
 const addStats = (a: ProjectStats, b: ProjectStats): ProjectStats => ({
   records: a.records + b.records,
+  changes: (a.changes ?? 0) + (b.changes ?? 0),
   quarantined: a.quarantined + b.quarantined,
   events: a.events + b.events,
   lastOffset: b.lastOffset ?? a.lastOffset,
@@ -305,7 +352,7 @@ export const rebuild = Effect.fn("ReadModels.rebuild")(function*(options: Rebuil
       client.pragma("synchronous = OFF")
       return dropSecondaryIndexes(client)
     })
-    const { projectPlanned } = yield* projection(handle, options.consumer ?? DEFAULT_CONSUMER, { fresh: true })
+    const { projectPlanned } = yield* projection(handle, options.consumer ?? DEFAULT_CONSUMER, { fresh: true, detectChanges: false })
     // Pipeline: the planner thread decodes the next batches while this thread writes the
     // oldest one (plans are pure, so planning ahead changes nothing).
     let total = emptyStats
@@ -353,7 +400,37 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
   const batchSize = options.batchSize ?? 2000
   const maxWait = Duration.millis(options.maxBatchWaitMillis ?? 200)
   const handle = yield* open({ ...options, cacheSizeKiB: options.cacheSizeKiB ?? 65_536 })
-  const { applyReleased, project, quarantine } = yield* projection(handle, defaultConsumer)
+  const { applyReleased, historyUntil, project, quarantine } = yield* projection(handle, defaultConsumer, { detectChanges: options.detectChanges })
+  const outbox = yield* handle.use("prepare", (_, client) => ({
+    take: client.prepare<[number], { seq: number; app_id: string; business_id: string; source_record_id: string; source_offset: number; body: string }>(
+      "SELECT seq, app_id, business_id, source_record_id, source_offset, body FROM change_outbox ORDER BY seq LIMIT ?"
+    ),
+    drop: client.prepare("DELETE FROM change_outbox WHERE seq <= ?")
+  }))
+
+  const relay = (relays: Accepts | undefined) => Effect.gen(function*() {
+    const log = yield* EventLog.EventLog
+    let relayed = 0
+    for (;;) {
+      const taken = yield* handle.use("changeOutbox", () => outbox.take.all(500))
+      if (taken.length === 0) return relayed
+      const rows = relays === undefined ? taken : taken.filter((r) => relays(r.app_id, r.business_id))
+      if (rows.length > 0) yield* log.append(rows.map((r) => ({
+        appId: r.app_id,
+        businessId: r.business_id,
+        source: "sync" as const,
+        type: DomainEvent.CHANGES_TYPE,
+        body: r.body,
+        dedupeKey: `changes:${r.source_record_id}`,
+        meta: { revealedBy: { recordId: r.source_record_id, offset: r.source_offset } }
+      })))
+      // Forgotten only once durable in the log; a crash before this appends them again, and
+      // the log drops them by their dedupe key.
+      yield* handle.transaction("changeOutbox", () => outbox.drop.run(taken[taken.length - 1]!.seq))
+      relayed += rows.length
+    }
+  }).pipe(Effect.withSpan("ReadModels.relayChanges"))
+  const relayChanges = relay(undefined)
   const q = Queries.make(handle.drizzle)
   const query = <A>(name: string, f: () => A) => handle.use(name, f)
 
@@ -375,16 +452,21 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
       Stream.rechunk(batchSize),
       Stream.runForEachArray((page) => Effect.map(project(page, { consumer, accepts: options?.accepts }), (s) => (total = addStats(total, s))))
     )
+    yield* relay(options?.relays)
     return total
   })
 
   const run = Effect.fn("ReadModels.run")(function*(consumer = defaultConsumer, options?: FollowOptions) {
     const log = yield* EventLog.EventLog
     const stored = yield* checkpoint(consumer)
+    // Changes a crash left in the outbox go first.
+    yield* relay(options?.relays).pipe(Effect.catch((e) => Effect.logWarning(`change relay: ${e.message}`)))
     return yield* log.subscribe(consumer, { tenant: "all", from: Option.getOrUndefined(stored), pageSize: batchSize }).pipe(
       Stream.groupedWithin(batchSize, maxWait),
       Stream.runForEach((deliveries) =>
-        project(deliveries.map((d) => d.record), { consumer, checkpoint: deliveries[deliveries.length - 1]!.checkpoint, accepts: options?.accepts })),
+        project(deliveries.map((d) => d.record), { consumer, checkpoint: deliveries[deliveries.length - 1]!.checkpoint, accepts: options?.accepts }).pipe(
+          Effect.flatMap((stats) => (stats.changes ?? 0) > 0 ? relay(options?.relays) : Effect.void)
+        )),
       Effect.forkScoped
     )
   })
@@ -414,6 +496,8 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
     quarantine: (o) => query("quarantine", () => quarantine.list(o)),
     release,
     rebuild,
+    relayChanges,
+    historyUntil,
     products: (tenant, o) => query("products", () => q.products(tenant, o)),
     product: (tenant, id) => query("product", () => Option.fromUndefinedOr(q.product(tenant, id))),
     inventory: (tenant, o) => query("inventory", () => q.inventory(tenant, o)),

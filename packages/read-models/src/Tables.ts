@@ -333,3 +333,26 @@ export const quarantinedRecords = sqliteTable("quarantined_records", {
   type: text("type").notNull(),
   receivedAt: integer("received_at").notNull()
 }, (t) => [index("quarantined_records_tenant").on(t.appId, t.businessId, t.offset)])
+
+/**
+ * Changes found by the projection (a pull's record compared with the copy, a completed pass's
+ * missing entities), written in the transaction of the record that revealed them and relayed
+ * to the log as `changes` records (docs/architecture.md §4.14); a row leaves once its record is
+ * durable in the log.
+ */
+export const changeOutbox = sqliteTable("change_outbox", {
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  ...tenant,
+  /** The log record that revealed the changes (the relayed record's dedupe key names it). */
+  sourceRecordId: text("source_record_id").notNull(),
+  sourceOffset: integer("source_offset").notNull(),
+  /** The `changes` record's body: `{"changes":[...]}`. */
+  body: text("body").notNull()
+})
+
+/** The ids each running full pass has seen, on disk (a pass may cover 100,000s of entities). */
+export const passSeen = sqliteTable("pass_seen", {
+  ...tenant,
+  passId: text("pass_id").notNull(),
+  entityId: text("entity_id").notNull()
+}, (t) => [primaryKey({ columns: [t.appId, t.businessId, t.passId, t.entityId] })])

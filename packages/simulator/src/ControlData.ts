@@ -16,9 +16,20 @@ import { inventoryChangeView, orderView, productEventView } from "./Views.ts"
 import type { EventName } from "./WebhookEvents.ts"
 import type { World } from "./World.ts"
 
-/** Emits `event` with `data` and answers `{ [key]: data, queued }`. */
-const changed = <K extends string>(world: World, b: Business, event: EventName, key: K, data: unknown) =>
-  ({ [key]: data, queued: world.webhooks.emit(b.businessId, event, data) }) as { readonly [P in K]: unknown } & { readonly queued: number }
+/**
+ * Emits `event` with `data` and answers `{ [key]: data, queued }`. With `?silent=true` the
+ * change is stored and no webhook is sent (a fault: the service changed data without telling,
+ * or a delivery that never happened), so only a pull can find it.
+ */
+const changed = <K extends string>(world: World, b: Business, event: EventName, key: K, data: unknown, query?: URLSearchParams) =>
+  ({ [key]: data, queued: isSilent(query) ? 0 : world.webhooks.emit(b.businessId, event, data) }) as { readonly [P in K]: unknown } & { readonly queued: number }
+
+const isSilent = (query: URLSearchParams | undefined): boolean => {
+  const v = query?.get("silent")
+  if (v === null || v === undefined || v === "false") return false
+  if (v === "true") return true
+  throw new ControlError(400, "silent: must be true or false")
+}
 
 /** The record or a 404 naming it. */
 const found = <A>(record: A | undefined, what: string): A => {
@@ -35,12 +46,12 @@ export const products: ReadonlyArray<Route> = [
     const b = findBusiness(world, bid)
     const changes = decode(ProductChanges, req.body)
     const product = found(b.data.updateProduct(big(idOf(pid, "productId")), changes, world.now()), `product ${pid}`)
-    return changed(world, b, "productUpdate", "product", productEventView(b.data, product, b.depots))
+    return changed(world, b, "productUpdate", "product", productEventView(b.data, product, b.depots), req.query)
   }),
-  route("POST", "/_sim/businesses/:businessId/products/:id/delete", (world, _req, [bid, pid]) => {
+  route("POST", "/_sim/businesses/:businessId/products/:id/delete", (world, req, [bid, pid]) => {
     const b = findBusiness(world, bid)
     const product = found(b.data.deleteProduct(big(idOf(pid, "productId"))), `product ${pid}`)
-    return changed(world, b, "productDelete", "products", [product.id])
+    return changed(world, b, "productDelete", "products", [product.id], req.query)
   }),
   route("POST", "/_sim/businesses/:businessId/inventory", (world, req, [bid]) => {
     const b = findBusiness(world, bid)
@@ -56,7 +67,7 @@ export const products: ReadonlyArray<Route> = [
     })
     // One item per product, with every depot's stock (several products may share a delivery).
     const items = [...touched.keys()].map((id) => inventoryChangeView(b.data, b.data.products.get(id)!, b.depots))
-    return changed(world, b, "inventoryChange", "products", items)
+    return changed(world, b, "inventoryChange", "products", items, req.query)
   })
 ]
 
@@ -94,17 +105,17 @@ export const orders: ReadonlyArray<Route> = [
       shipFee: 0,
       transfer: 0
     }, world.now())
-    return changed(world, b, "orderAdd", "order", orderView(order))
+    return changed(world, b, "orderAdd", "order", orderView(order), req.query)
   }),
   route("POST", "/_sim/businesses/:businessId/orders/:id/update", (world, req, [bid, oid]) => {
     const b = findBusiness(world, bid)
     const order = found(b.data.updateOrder(big(idOf(oid, "orderId")), decode(OrderChanges, req.body), world.now()), `order ${oid}`)
-    return changed(world, b, "orderUpdate", "order", orderView(order))
+    return changed(world, b, "orderUpdate", "order", orderView(order), req.query)
   }),
-  route("POST", "/_sim/businesses/:businessId/orders/:id/delete", (world, _req, [bid, oid]) => {
+  route("POST", "/_sim/businesses/:businessId/orders/:id/delete", (world, req, [bid, oid]) => {
     const b = findBusiness(world, bid)
     const order = found(b.data.deleteOrder(big(idOf(oid, "orderId"))), `order ${oid}`)
-    return changed(world, b, "orderDelete", "orders", [order.id])
+    return changed(world, b, "orderDelete", "orders", [order.id], req.query)
   })
 ]
 

@@ -34,6 +34,13 @@ import type {
 } from "./ControlWire.ts"
 import type { RateLimitConfig, RateLimitPatch } from "./RateLimits.ts"
 
+/** A change the service makes without a webhook (fault injection: silent edits and deletes). */
+export interface Silent {
+  readonly silent?: boolean | undefined
+}
+
+const silent = (options: Silent | undefined): string => (options?.silent === true ? "?silent=true" : "")
+
 export class SimulatorControlError extends Error {
   readonly status: number
   constructor(status: number, message: string) {
@@ -205,30 +212,31 @@ export class SimulatorControl {
   product(businessId: Id, productId: Id): Promise<Wire> {
     return this.request("GET", `/businesses/${businessId}/products/${productId}`)
   }
-  updateProduct(businessId: Id, productId: Id, changes: ProductChangesInput): Promise<Changed<"product">> {
-    return this.request("POST", `/businesses/${businessId}/products/${productId}/update`, changes)
+  /** With `silent`, the change is stored and no webhook is sent (only a pull can find it). */
+  updateProduct(businessId: Id, productId: Id, changes: ProductChangesInput, options?: Silent): Promise<Changed<"product">> {
+    return this.request("POST", `/businesses/${businessId}/products/${productId}/update${silent(options)}`, changes)
   }
-  /** productDelete: the event carries an array of ids. */
-  deleteProduct(businessId: Id, productId: Id): Promise<Changed<"products", ReadonlyArray<string>>> {
-    return this.request("POST", `/businesses/${businessId}/products/${productId}/delete`)
+  /** productDelete: the event carries an array of ids. With `silent`, no webhook is sent. */
+  deleteProduct(businessId: Id, productId: Id, options?: Silent): Promise<Changed<"products", ReadonlyArray<string>>> {
+    return this.request("POST", `/businesses/${businessId}/products/${productId}/delete${silent(options)}`)
   }
-  changeInventory(businessId: Id, changes: ReadonlyArray<InventoryChangeInput>): Promise<Changed<"products", ReadonlyArray<Wire>>> {
-    return this.request("POST", `/businesses/${businessId}/inventory`, {
+  changeInventory(businessId: Id, changes: ReadonlyArray<InventoryChangeInput>, options?: Silent): Promise<Changed<"products", ReadonlyArray<Wire>>> {
+    return this.request("POST", `/businesses/${businessId}/inventory${silent(options)}`, {
       changes: changes.map((c) => ({ ...c, productId: wireId(c.productId) }))
     })
   }
-  addOrder(businessId: Id, input: CreateOrderInput = {}): Promise<Changed<"order">> {
-    return this.request("POST", `/businesses/${businessId}/orders`, {
+  addOrder(businessId: Id, input: CreateOrderInput = {}, options?: Silent): Promise<Changed<"order">> {
+    return this.request("POST", `/businesses/${businessId}/orders${silent(options)}`, {
       ...input,
       products: input.products?.map((p) => ({ ...p, productId: wireId(p.productId) }))
     })
   }
-  updateOrder(businessId: Id, orderId: Id, changes: OrderChangesInput): Promise<Changed<"order">> {
-    return this.request("POST", `/businesses/${businessId}/orders/${orderId}/update`, changes)
+  updateOrder(businessId: Id, orderId: Id, changes: OrderChangesInput, options?: Silent): Promise<Changed<"order">> {
+    return this.request("POST", `/businesses/${businessId}/orders/${orderId}/update${silent(options)}`, changes)
   }
-  /** orderDelete: the event carries an array of ids. */
-  deleteOrder(businessId: Id, orderId: Id): Promise<Changed<"orders", ReadonlyArray<string>>> {
-    return this.request("POST", `/businesses/${businessId}/orders/${orderId}/delete`)
+  /** orderDelete: the event carries an array of ids. With `silent`, no webhook is sent. */
+  deleteOrder(businessId: Id, orderId: Id, options?: Silent): Promise<Changed<"orders", ReadonlyArray<string>>> {
+    return this.request("POST", `/businesses/${businessId}/orders/${orderId}/delete${silent(options)}`)
   }
   emitEvent(businessId: Id, event: EventName, data: unknown): Promise<{ readonly queued: number }> {
     return this.request("POST", "/events", { businessId: wireId(businessId), event, data })

@@ -1,5 +1,5 @@
 /**
- * The operator console (docs/architecture.md §4.14): sign-in, then the pages, routed by the
+ * The operator console (docs/architecture.md §4.16): sign-in, then the pages, routed by the
  * URL's hash (`#/tenants/...`) so that every page has an address and the server serves one
  * document. Built with Preact and htm into `console/assets/app.js` (console/build.ts).
  */

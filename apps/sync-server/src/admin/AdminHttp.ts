@@ -62,7 +62,7 @@ export const sameOrigin = (request: HttpServerRequest.HttpServerRequest) => {
 
 /**
  * Who may use the admin routes: a caller with the admin key (`x-admin-key` or `Authorization:
- * Bearer`), or a console session (docs/architecture.md §4.14). A session may read; it may act
+ * Bearer`), or a console session (docs/architecture.md §4.16). A session may read; it may act
  * (any method but GET and HEAD) only from the same origin and with its CSRF token in
  * `x-csrf-token`. Answers 401 (no credentials) or 403 (a session without the checks).
  */

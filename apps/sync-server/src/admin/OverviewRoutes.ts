@@ -1,7 +1,7 @@
 /**
  * What the console shows at a glance, in one answer: `GET /admin/overview` (JSON) and
  * `GET /admin/stream` (the same snapshot as server-sent events, one a second, so the console
- * updates without reloading; docs/architecture.md §4.14).
+ * updates without reloading; docs/architecture.md §4.16).
  *
  * A snapshot holds counters, not rates: the console derives webhooks/s and pulls/s from two
  * snapshots and their `at`. A snapshot is made at most once a second and shared by every

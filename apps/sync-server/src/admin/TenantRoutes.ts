@@ -2,7 +2,9 @@
 import { Effect, Option, Schema } from "effect"
 import type { HttpRouter } from "effect/http"
 import * as Config from "../Config.ts"
-import { SyncEngine } from "../SyncEngine.ts"
+import { resolveOperations, SyncEngine } from "../SyncEngine.ts"
+import * as TenantSettings from "../TenantSettings.ts"
+import { Operation } from "@ocs/protocol"
 import { TenantStore } from "../TenantStore.ts"
 import { EventLog } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
@@ -32,6 +34,16 @@ const AppInput = Schema.Struct({
 })
 
 const TenantInput = Schema.Struct({ appId: Config.AppConfig.fields.appId, ...Config.BusinessConfig.fields })
+
+/** Every resource a tenant's settings name must resolve; the 400 names the path at fault. */
+const checkResources = (settings: TenantSettings.TenantSettings, prefix: string) =>
+  Effect.gen(function*() {
+    for (const [i, name] of (settings.resources ?? []).entries()) {
+      const failed = yield* Effect.flip(resolveOperations([name], [])).pipe(Effect.option)
+      if (Option.isSome(failed)) return problem(400, `invalid body: ${prefix}resources[${i}]: ${failed.value.message}`)
+    }
+    return undefined
+  })
 
 export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
   Effect.gen(function*() {
@@ -91,7 +103,12 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
           try: () => ({ grantedAt: parseDate(input.grantedAt), expiresAt: parseDate(input.expiresAt) }),
           catch: (e) => problem(400, e instanceof Error ? e.message : String(e))
         })
+        if (input.settings !== undefined) {
+          const unknown = yield* checkResources(input.settings, "settings.")
+          if (unknown !== undefined) return unknown
+        }
         yield* store.upsertBusiness({ appId, businessId, accessToken: input.accessToken, version: input.version, permissions: input.permissions, depots: input.depots, ...dates })
+        if (input.settings !== undefined) yield* store.setSettings(appId, businessId, input.settings)
         yield* store.clearNotices(appId, businessId, "expiry-")
         // Registered now (the projection accepts its next records): what it sent before is
         // projected from the quarantine, in this request, so the answer already shows it.
@@ -111,6 +128,33 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
         const states = yield* store.states(b.appId, b.businessId)
         const counts = yield* readModels.counts(b)
         return json({ ...describeBusiness(b, yield* now, options.silenceAlertMs), sync: states, counts })
+      }))
+    )
+    // Per-tenant sync settings (docs/architecture.md §4.15): resources, intervals, depots.
+    yield* router.add(
+      "GET",
+      "/admin/tenants/:appId/:businessId/settings",
+      admin(Effect.gen(function*() {
+        const b = yield* existing
+        const operations = yield* sync.operationsOf(b).pipe(Effect.orElseSucceed(() => sync.operations))
+        return json({ appId: b.appId, businessId: b.businessId, settings: b.settings, resources: operations.map((op) => Operation.resourceKey(op)) })
+      }))
+    )
+    yield* router.add(
+      "PUT",
+      "/admin/tenants/:appId/:businessId/settings",
+      admin(Effect.gen(function*() {
+        const b = yield* existing
+        // Every field at fault, each with its path; unknown fields are refused, not ignored.
+        const settings = yield* body(Schema.Unknown, maxBody).pipe(
+          Effect.flatMap((raw) => Effect.mapError(TenantSettings.validate(raw), (e) => problem(400, e.message)))
+        )
+        const unknown = yield* checkResources(settings, "")
+        if (unknown !== undefined) return unknown
+        yield* store.setSettings(b.appId, b.businessId, settings)
+        const fresh = Option.getOrThrow(yield* store.business(b.appId, b.businessId))
+        const operations = yield* sync.operationsOf(fresh).pipe(Effect.orElseSucceed(() => sync.operations))
+        return json({ appId: b.appId, businessId: b.businessId, settings, resources: operations.map((op) => Operation.resourceKey(op)) })
       }))
     )
     const setStatus = (status: "paused" | "active") =>

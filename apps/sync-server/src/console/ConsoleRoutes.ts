@@ -1,5 +1,5 @@
 /**
- * The operator console under `/ui` (docs/architecture.md §4.14): one HTML page, its script and
+ * The operator console under `/ui` (docs/architecture.md §4.16): one HTML page, its script and
  * its style sheet (built from `console/src` and shipped in `console/assets`, no CDN), and the
  * sign-in that turns the admin key into a session cookie.
  *

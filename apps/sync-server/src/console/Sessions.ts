@@ -1,5 +1,5 @@
 /**
- * The console's sessions (docs/architecture.md §4.14): signing in with the admin key gives a
+ * The console's sessions (docs/architecture.md §4.16): signing in with the admin key gives a
  * random session id, sent back only as an HttpOnly, SameSite=Strict cookie, and a CSRF token
  * of its own that every state-changing request must repeat in `x-csrf-token`.
  *

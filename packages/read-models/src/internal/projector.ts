@@ -19,7 +19,9 @@
  * of the order or bill the table holds.
  */
 import type Database from "better-sqlite3"
-import { emptyPlan, opStatements, type Plan, planRecord, type ProjectableRecord, statementsSql } from "./plan.ts"
+import { DomainEvent } from "@ocs/protocol"
+import * as Changes from "./changes.ts"
+import { emptyPlan, opStatements, type Plan, planDecoded, type ProjectableRecord, statementsSql } from "./plan.ts"
 
 export { columns, type ProjectableRecord, statementsSql } from "./plan.ts"
 
@@ -27,6 +29,8 @@ export interface ApplyStats {
   /** Records applied (records seen before are skipped and not counted). */
   readonly records: number
   readonly events: number
+  /** Changes found and written to the change outbox (./changes.ts). */
+  readonly changes?: number | undefined
 }
 
 export interface Options {
@@ -44,6 +48,7 @@ export const make = (client: Database.Database, options?: Options) => {
   const applied = client.prepare(statementsSql.applied)
   const appliedBulk = client.prepare("INSERT INTO applied_records (offset) SELECT value FROM json_each(?)")
   const fresh = options?.fresh === true
+  const changes = Changes.make(client)
   /** Fresh file: the highest offset `execute` has seen (every applied offset is at most this). */
   let highest = -Infinity
 
@@ -96,22 +101,31 @@ export const make = (client: Database.Database, options?: Options) => {
     scratch.events.length = 0
   }
 
-  /** Decodes and applies records in the given order. Synchronous: call inside a transaction. */
-  const apply = (records: ReadonlyArray<ProjectableRecord>): ApplyStats => {
+  /**
+   * Decodes and applies records in the given order. Synchronous: call inside a transaction.
+   * Records past `detectAfter` (an offset) also go through change detection (./changes.ts);
+   * undefined: none do.
+   */
+  const apply = (records: ReadonlyArray<ProjectableRecord>, detectAfter?: number): ApplyStats => {
     let events = 0
     let count = 0
+    let found = 0
     for (let r = 0; r < records.length; r++) {
       const record = records[r]!
       // Applied before (replay, redelivery): skip the whole record, without decoding it.
       if (applied.run(record.offset).changes === 0) continue
       count++
       clear()
-      planRecord(scratch, record)
+      const decoded = DomainEvent.decode(record)
+      const detect = detectAfter !== undefined && record.offset > detectAfter
+      const probes = detect ? changes.before(record, decoded) : undefined
+      planDecoded(scratch, record, decoded)
       for (let k = 0; k < scratch.ops.length; k++) statements[scratch.ops[k]!]!.run(scratch.params[k]!)
+      if (detect) found += changes.after(record, decoded, probes!)
       events += scratch.events[0]!
     }
     clear()
-    return { records: count, events }
+    return detectAfter === undefined ? { records: count, events } : { records: count, events, changes: found }
   }
 
   return { apply, execute }

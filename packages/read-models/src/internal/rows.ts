@@ -27,7 +27,7 @@ const text = (value: unknown): string | null => asText(value, stringify)
 const amount = (value: unknown): number | null => Records.toNumber(value) ?? null
 
 /** An amount as sent, as text: a numeric string as-is, a number or bigint digit for digit. */
-const amountText = (value: unknown): string | null =>
+export const amountText = (value: unknown): string | null =>
   typeof value === "string" ? value : typeof value === "number" || typeof value === "bigint" ? stringify(value) : null
 
 const id = (record: unknown, path: string): string | null => Records.recordId(record, path) ?? null

@@ -1,0 +1,1 @@
+ALTER TABLE `businesses` ADD `settings` text DEFAULT '{}' NOT NULL;

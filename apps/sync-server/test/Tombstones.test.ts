@@ -1,0 +1,111 @@
+import { NodeHttpClient } from "@effect/platform-node"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Effect, Layer, Option, Stream } from "effect"
+import * as Path from "node:path"
+import { EventLog, SqliteEventLog } from "@ocs/event-log"
+import { DomainEvent, Operation } from "@ocs/protocol"
+import { ReadModels } from "@ocs/read-models"
+import { type RunningSimulator, startSimulator } from "@ocs/simulator"
+import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
+import { makeSealer } from "../src/Secrets.ts"
+import { Ownership } from "../src/Ownership.ts"
+import { SyncEngine } from "../src/SyncEngine.ts"
+import { TenantStore } from "../src/TenantStore.ts"
+import { tempDir } from "./processes.ts"
+
+// Tombstones come only from a full pass that completed, without error and without filters
+// (docs/architecture.md §4.14): the engine against the simulator, the log and read models on disk.
+
+let sim: RunningSimulator
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0, demo: false })
+})
+afterAll(async () => {
+  await sim.close()
+})
+
+const testLayer = () => {
+  const dir = tempDir("ocs-tombstones-")
+  const base = Layer.mergeAll(
+    TenantStore.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 7)) }),
+    SqliteEventLog.layer({ filename: Path.join(dir, "events.sqlite") }),
+    ReadModels.ReadModels.layer({ filename: Path.join(dir, "read-models.sqlite") })
+  )
+  const client = CommerceClient.CommerceClient.layer({ posBaseUrl: sim.posBaseUrl, vpageBaseUrl: sim.vpageBaseUrl, maxAttempts: 2, backoffBaseMs: 10 }).pipe(
+    Layer.provide(RateLimiter.RateLimiter.layer().pipe(Layer.provide(RateLimitStore.RateLimitStore.layerMemory), Layer.provide(TransportEvents.TransportEvents.layerLog))),
+    Layer.provide(TransportEvents.TransportEvents.layerLog),
+    Layer.provide(NodeHttpClient.layerUndici)
+  )
+  return SyncEngine.layer({ operations: [Operation.productList], intervalMs: 60_000, reconcileMs: 3_600_000, overlapMs: 0, horizonMs: 62 * 24 * 3600 * 1000, pageSize: 10 }).pipe(
+    Layer.provide(client),
+    Layer.provide(Ownership.layerAll),
+    Layer.provideMerge(base)
+  )
+}
+
+/** Projects what the log holds, relays the changes found and projects them too. */
+const project = Effect.gen(function*() {
+  const rm = yield* ReadModels.ReadModels
+  yield* rm.catchUp()
+  yield* rm.catchUp()
+})
+
+const deletions = Effect.gen(function*() {
+  const log = yield* EventLog.EventLog
+  const records = yield* Stream.runCollect(log.read({ tenant: "all", types: [DomainEvent.CHANGES_TYPE] }))
+  return records.flatMap((r) => DomainEvent.decode(r)).filter((e) => e._tag === "ProductDeleted").map((e) => (e as DomainEvent.ProductDeleted).productId)
+})
+
+describe("tombstones from full passes", () => {
+  it.live("a failed pass and a partial pass delete nothing; a completed full pass deletes what the service no longer serves", () =>
+    Effect.gen(function*() {
+      const store = yield* TenantStore
+      const sync = yield* SyncEngine
+      const rm = yield* ReadModels.ReadModels
+      const t = yield* Effect.promise(() => sim.control.createTenant({ products: 35 }))
+      yield* store.upsertApp(t.app.appId, ["vt"])
+      yield* store.upsertBusiness({ appId: t.app.appId, businessId: t.business.businessId, accessToken: t.token.accessToken })
+      const b = Option.getOrThrow(yield* store.business(t.app.appId, t.business.businessId))
+      const tenant = { appId: b.appId, businessId: b.businessId }
+
+      // The baseline: every product in the copy, nothing deleted.
+      const first = yield* sync.runOnce(b, Operation.productList)
+      assert.strictEqual(first.outcome, "done")
+      yield* project
+      const ids = (yield* rm.products(tenant, { limit: 100 })).items.map((p) => p.id)
+      assert.strictEqual(ids.length, 35)
+      const gone = ids[7]!
+      yield* Effect.promise(() => sim.control.deleteProduct(b.businessId, gone, { silent: true }))
+
+      // A pass that fails half way (the third page is refused) deletes nothing.
+      const fault = yield* Effect.promise(() => sim.control.addFault({ kind: "malformed", variant: "nonJson", businessId: b.businessId, operation: "product/list", count: 100 }))
+      const failed = yield* sync.runOnce(b, Operation.productList, { forceFull: true })
+      yield* Effect.promise(() => sim.control.removeFault(fault.id))
+      assert.strictEqual(failed.outcome, "error")
+      yield* project
+      assert.isTrue(Option.isSome(yield* rm.product(tenant, gone)), "a failed pass deleted nothing")
+      assert.deepStrictEqual(yield* deletions, [])
+
+      // A partial pass (a filter: only some products) completes and deletes nothing either.
+      const filtered = { ...Operation.productList, filters: { name: "no product has this name" } } as Operation.Operation<unknown>
+      const partial = yield* sync.runOnce(b, filtered, { forceFull: true })
+      assert.strictEqual(partial.outcome, "done")
+      yield* project
+      assert.isTrue(Option.isSome(yield* rm.product(tenant, gone)), "a partial pass deleted nothing")
+      assert.deepStrictEqual(yield* deletions, [])
+
+      // The next full pass completes: the product the service no longer serves is deleted, once.
+      const whole = yield* sync.runOnce(b, Operation.productList, { forceFull: true })
+      assert.strictEqual(whole.outcome, "done")
+      assert.strictEqual(whole.records, 34)
+      yield* project
+      assert.deepStrictEqual(yield* deletions, [gone])
+      const left = (yield* rm.products(tenant, { limit: 100 })).items.map((p) => p.id)
+      assert.strictEqual(left.length, 34)
+      assert.notInclude(left, gone)
+      // Another complete pass finds nothing more to delete.
+      yield* sync.runOnce(b, Operation.productList, { forceFull: true })
+      yield* project
+      assert.deepStrictEqual(yield* deletions, [gone])
+    }).pipe(Effect.provide(testLayer())), 60_000)
+})

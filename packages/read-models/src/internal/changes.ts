@@ -1,0 +1,268 @@
+/**
+ * Change detection: what a pull saw, compared with the copy (docs/architecture.md §4.14).
+ *
+ * Runs in the projection's transaction, only on the live path (`apply`), around the rows of
+ * one log record: `before` reads the rows its events will touch, the rows are written, then
+ * `after` sees which rows took the event (the conflict rule may have kept a newer one) and
+ * writes the changes found to `change_outbox`, in the same transaction. The read models then
+ * relay the outbox to the log as a `changes` record (source "sync", dedupe key naming the
+ * record that revealed them), and plugins see the same typed events webhooks give: created,
+ * updated with the changed fields, deleted, stock changed, order status changed.
+ *
+ * - A pulled product or order is compared with its row: absent (or a tombstone) and taken,
+ *   it was created; taken and different in a compared field, it was updated. The same state a
+ *   webhook already brought compares equal: no second event.
+ * - A pulled stock item is compared with the product's stock rows, depot by depot.
+ * - An order whose status column moves (a pull or a webhook) also gives OrderStatusChanged.
+ * - A pull's page that belongs to a full pass records the ids it saw in `pass_seen`; the pass's
+ *   completion record then gives a deletion for every live row of that kind it did not see and
+ *   that nothing touched since the pass started.
+ *
+ * A rebuild replays the `changes` records from the log and never runs this, so replaying the
+ * log gives the same tables and appends nothing.
+ */
+import type Database from "better-sqlite3"
+import { DomainEvent, Json, Records } from "@ocs/protocol"
+import { amountText } from "./rows.ts"
+import type { ProjectableRecord } from "./planTypes.ts"
+
+const stringify = Json.stringifyParsed
+
+/**
+ * Fields never compared: a product's `inventory` (stock moves without moving the product's
+ * updatedAt, and product/inventory is its own feed; docs/api-catalogue.md §2.1).
+ */
+const ignored: Readonly<Record<string, ReadonlySet<string>>> = {
+  product: new Set(["inventory"]),
+  order: new Set()
+}
+
+/**
+ * Top-level fields whose values differ, among the fields both sides carry: a webhook's data and
+ * a list record of the same state may differ in shape (productUpdate adds `category{}` and
+ * `brand{}` objects), never in the values they share.
+ */
+export const changedFields = (kind: "product" | "order", before: Record<string, unknown>, after: Record<string, unknown>): Array<string> => {
+  const skip = ignored[kind]!
+  const out: Array<string> = []
+  for (const key of Object.keys(after)) {
+    if (skip.has(key) || !(key in before)) continue
+    if (stringify(before[key] as Json.JsonValue) !== stringify(after[key] as Json.JsonValue)) out.push(key)
+  }
+  return out
+}
+
+interface EntityRow {
+  readonly record: string
+  readonly deleted: number
+  readonly status?: string | null
+  readonly last_event_id: string
+}
+
+interface StockRow {
+  readonly depot_id: string
+  readonly remain_text: string | null
+  readonly available_text: string | null
+}
+
+type Probe =
+  | { readonly _tag: "product"; readonly event: DomainEvent.ProductObserved; readonly id: string; readonly before: EntityRow | undefined }
+  | { readonly _tag: "order"; readonly event: DomainEvent.OrderObserved | DomainEvent.OrderAdded | DomainEvent.OrderUpdated; readonly id: string; readonly before: EntityRow | undefined }
+  | { readonly _tag: "stock"; readonly event: DomainEvent.InventoryObserved; readonly id: string; readonly before: ReadonlyArray<StockRow> }
+
+/** Pass bookkeeping a sync writes beside a full pass's pages (meta.pass). */
+const passOf = (meta: unknown): string | undefined => {
+  const pass = typeof meta === "object" && meta !== null ? (meta as Record<string, unknown>)["pass"] : undefined
+  return typeof pass === "string" ? pass : undefined
+}
+
+/**
+ * A page of a resource's first full sync (meta.baseline): it fills the copy and reveals no
+ * change (every entity would otherwise be "created" the day a tenant is added).
+ */
+const isBaseline = (meta: unknown): boolean =>
+  typeof meta === "object" && meta !== null && (meta as Record<string, unknown>)["baseline"] === true
+
+export const make = (client: Database.Database) => {
+  const productRow = client.prepare<[string, string, string], EntityRow>(
+    "SELECT record, deleted, last_event_id FROM products WHERE app_id = ? AND business_id = ? AND id = ?"
+  )
+  const orderRow = client.prepare<[string, string, string], EntityRow>(
+    "SELECT record, deleted, status, last_event_id FROM orders WHERE app_id = ? AND business_id = ? AND id = ?"
+  )
+  const stockRows = client.prepare<[string, string, string], StockRow>(
+    "SELECT depot_id, remain_text, available_text FROM inventory WHERE app_id = ? AND business_id = ? AND product_id = ?"
+  )
+  const seen = client.prepare("INSERT OR IGNORE INTO pass_seen (app_id, business_id, pass_id, entity_id) VALUES (?, ?, ?, ?)")
+  const forget = client.prepare("DELETE FROM pass_seen WHERE app_id = ? AND business_id = ? AND pass_id = ?")
+  // A completed pass keeps one row, entity "" (no entity has an empty id): a completion
+  // delivered again finds it and deletes nothing more.
+  const completed = client.prepare<[string, string, string], { readonly n: number }>(
+    "SELECT 1 AS n FROM pass_seen WHERE app_id = ? AND business_id = ? AND pass_id = ? AND entity_id = ''"
+  )
+  const missing = (table: "products" | "orders") =>
+    client.prepare<[string, string, number, number | null, number | null, string], { readonly id: string }>(
+      `SELECT t.id FROM ${table} t WHERE t.app_id = ? AND t.business_id = ? AND t.deleted = 0 AND t.last_received_at < ?
+        ${table === "orders" ? "AND (? IS NULL OR t.created_at_ms >= ?)" : "AND (? IS NULL OR ? IS NULL)"}
+        AND NOT EXISTS (SELECT 1 FROM pass_seen s WHERE s.app_id = t.app_id AND s.business_id = t.business_id AND s.pass_id = ? AND s.entity_id = t.id)
+        ORDER BY t.id`
+    ).raw(false)
+  const missingProducts = missing("products")
+  const missingOrders = missing("orders")
+  const outbox = client.prepare("INSERT INTO change_outbox (app_id, business_id, source_record_id, source_offset, body) VALUES (?, ?, ?, ?, ?)")
+
+  /** A page the log already held, seen again by a pass: its ids count as seen. */
+  const seenAgain = (record: ProjectableRecord) => {
+    if (record.businessId === null) return
+    let body: unknown
+    try {
+      body = JSON.parse(record.body)
+    } catch {
+      return
+    }
+    const { ids, pass } = (body ?? {}) as { ids?: unknown; pass?: unknown }
+    if (typeof pass !== "string" || !Array.isArray(ids)) return
+    for (const id of ids) if (typeof id === "string" && id !== "") seen.run(record.appId, record.businessId, pass, id)
+  }
+
+  /** Reads the rows the record's events will touch (before its rows are written). */
+  const before = (record: ProjectableRecord, events: ReadonlyArray<DomainEvent.DomainEvent>): ReadonlyArray<Probe> => {
+    const probes: Array<Probe> = []
+    if (record.source === "sync" && record.type === DomainEvent.PASS_SEEN_TYPE) {
+      seenAgain(record)
+      return probes
+    }
+    const isPage = record.source === "sync" && record.type !== DomainEvent.CHANGES_TYPE
+    const pass = isPage ? passOf(record.meta) : undefined
+    const baseline = isPage && isBaseline(record.meta)
+    for (const event of events) {
+      if (baseline) {
+        if (pass !== undefined && event._tag === "ProductObserved") {
+          const id = Records.recordId(event.product)
+          if (id !== undefined) seen.run(event.appId, event.businessId, pass, id)
+        } else if (pass !== undefined && event._tag === "OrderObserved") {
+          const id = Records.orderIdOf(event.order)
+          if (id !== undefined) seen.run(event.appId, event.businessId, pass, id)
+        }
+        continue
+      }
+      switch (event._tag) {
+        case "ProductObserved": {
+          const id = Records.recordId(event.product)
+          if (id === undefined) break
+          if (pass !== undefined) seen.run(event.appId, event.businessId, pass, id)
+          probes.push({ _tag: "product", event, id, before: productRow.get(event.appId, event.businessId, id) })
+          break
+        }
+        case "OrderObserved":
+        case "OrderAdded":
+        case "OrderUpdated": {
+          if (record.type === DomainEvent.CHANGES_TYPE) break
+          const id = Records.orderIdOf(event.order)
+          if (id === undefined) break
+          if (pass !== undefined && event._tag === "OrderObserved") seen.run(event.appId, event.businessId, pass, id)
+          probes.push({ _tag: "order", event, id, before: orderRow.get(event.appId, event.businessId, id) })
+          break
+        }
+        case "InventoryObserved": {
+          const id = event.items[0]?.productId
+          if (id === undefined) break
+          probes.push({ _tag: "stock", event, id, before: stockRows.all(event.appId, event.businessId, id) })
+          break
+        }
+        default:
+          break
+      }
+    }
+    return probes
+  }
+
+  /** A row's record, parsed losslessly (ids past 2^53 compare digit for digit). */
+  const parse = (text: string): Record<string, unknown> => {
+    const value = Json.parse(text)
+    if (value._tag === "Failure") return {}
+    const v = value.success
+    return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {}
+  }
+
+  /** The JSON text of a change entry; records go in as the row holds them (lossless). */
+  const entry = (fields: Record<string, unknown>, rawName?: string, rawText?: string): string => {
+    const head = JSON.stringify(fields)
+    return rawName === undefined ? head : `${head.slice(0, -1)},${JSON.stringify(rawName)}:${rawText}}`
+  }
+
+  /** Compares the touched rows with what they were, and writes the changes found. */
+  const after = (record: ProjectableRecord, events: ReadonlyArray<DomainEvent.DomainEvent>, probes: ReadonlyArray<Probe>): number => {
+    const changes: Array<string> = []
+    for (const probe of probes) {
+      const e = probe.event
+      if (probe._tag === "product") {
+        const now = productRow.get(e.appId, e.businessId, probe.id)
+        if (now === undefined || now.last_event_id !== e.id) continue
+        const b = probe.before
+        if (b === undefined || b.deleted === 1) {
+          changes.push(entry({ change: "ProductAdded" }, "product", now.record))
+          continue
+        }
+        if (b.record === now.record) continue
+        const fields = changedFields("product", parse(b.record), parse(now.record))
+        if (fields.length > 0) changes.push(entry({ change: "ProductUpdated", changedFields: fields }, "product", now.record))
+      } else if (probe._tag === "order") {
+        const now = orderRow.get(e.appId, e.businessId, probe.id)
+        if (now === undefined || now.last_event_id !== e.id) continue
+        const b = probe.before
+        const fromPull = e._tag === "OrderObserved"
+        if (b === undefined || b.deleted === 1) {
+          if (fromPull) changes.push(entry({ change: "OrderAdded" }, "order", now.record))
+          continue
+        }
+        if (fromPull && b.record !== now.record) {
+          const fields = changedFields("order", parse(b.record), parse(now.record))
+          if (fields.length > 0) changes.push(entry({ change: "OrderUpdated", changedFields: fields }, "order", now.record))
+        }
+        if ((b.status ?? null) !== (now.status ?? null)) {
+          changes.push(entry({ change: "OrderStatusChanged", orderId: probe.id, from: b.status ?? null, to: now.status ?? null }, "order", now.record))
+        }
+      } else {
+        const stock = probe.event
+        const old = new Map(probe.before.map((r) => [r.depot_id, r]))
+        const differs = stock.items.some((level) => {
+          const row = old.get(level.depotId)
+          return row === undefined || row.remain_text !== amountText(level.remain) || row.available_text !== amountText(level.available)
+        })
+        if (differs) changes.push(entry({ change: "InventoryChanged", productId: probe.id }, "item", stringify(rawItem(stock))))
+      }
+    }
+    for (const event of events) {
+      if (event._tag !== "SyncPassCompleted") continue
+      if (completed.get(event.appId, event.businessId, event.passId) !== undefined) continue
+      const rows = event.kind === "product"
+        ? missingProducts.all(event.appId, event.businessId, event.startedAt, null, null, event.passId)
+        : event.kind === "order"
+        ? missingOrders.all(event.appId, event.businessId, event.startedAt, event.createdFrom ?? null, event.createdFrom ?? null, event.passId)
+        : []
+      const reason = `not served by full pass ${event.passId}`
+      for (const { id } of rows) {
+        changes.push(JSON.stringify(event.kind === "product" ? { change: "ProductDeleted", productId: id, reason } : { change: "OrderDeleted", orderId: id, reason }))
+      }
+      forget.run(event.appId, event.businessId, event.passId)
+      seen.run(event.appId, event.businessId, event.passId, "")
+    }
+    if (changes.length === 0) return 0
+    outbox.run(record.appId, record.businessId ?? "", record.id, record.offset, `{"changes":[${changes.join(",")}]}`)
+    return changes.length
+  }
+
+  return { before, after }
+}
+
+/** The pulled stock item as the page carried it (each level keeps its raw depot entry). */
+const rawItem = (event: DomainEvent.InventoryObserved): unknown => {
+  const first = event.items[0]!
+  // One level per depot listed, or a single level of totals (depotId "").
+  return first.depotId === ""
+    ? { productId: first.productId, inventory: first.raw }
+    : { productId: first.productId, inventory: { depots: event.items.map((l) => l.raw) } }
+}
+
+export type Changes = ReturnType<typeof make>

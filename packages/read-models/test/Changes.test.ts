@@ -1,0 +1,199 @@
+import { assert, describe, it } from "@effect/vitest"
+import { EventLog, type LogRecord } from "@ocs/event-log"
+import { DomainEvent, Json } from "@ocs/protocol"
+import { ReadModels } from "@ocs/read-models"
+import { Effect, Fiber, Option, Schedule, Stream } from "effect"
+import * as NodePath from "node:path"
+import { APP, append, BIZ, files, layer, order, readLog, stockItem, syncPage, tenant, webhook } from "./helpers.ts"
+
+/** A page of a pull, with the pass it belongs to and whether it is the resource's first (baseline). */
+const page = (kind: string, items: ReadonlyArray<unknown>, options: { readonly pass?: string; readonly baseline?: boolean; readonly idField?: string; readonly updatedAtField?: string } = {}): LogRecord.NewRecord => {
+  const p = syncPage(BIZ, kind, items, {
+    ...(options.idField === undefined ? {} : { idField: options.idField }),
+    ...(options.updatedAtField === undefined ? {} : { updatedAtField: options.updatedAtField })
+  })
+  return { ...p, meta: { ...p.meta, ...(options.pass === undefined ? {} : { pass: options.pass }), ...(options.baseline === true ? { baseline: true } : {}) } }
+}
+
+const passDone = (kind: string, id: string, startedAt: number): LogRecord.NewRecord => ({
+  appId: APP,
+  businessId: BIZ,
+  source: "sync",
+  type: DomainEvent.PASS_TYPE,
+  body: JSON.stringify({ pass: { id, kind, startedAt } }),
+  dedupeKey: `pass:${id}`
+})
+
+const product = (id: number, name: string, updatedAt: number) => ({ id, name, code: `P${id}`, prices: { retail: 10 }, inventory: { remain: 1 }, updatedAt })
+
+/** Appends, projects, relays the changes found and projects them too; returns the events of the changes records. */
+const step = (records: ReadonlyArray<LogRecord.NewRecord>) =>
+  Effect.gen(function*() {
+    const rm = yield* ReadModels.ReadModels
+    const before = (yield* readLog).length
+    yield* append(records)
+    yield* rm.catchUp()
+    yield* rm.catchUp()
+    const all = yield* readLog
+    return all.slice(before).filter((r) => r.type === DomainEvent.CHANGES_TYPE).flatMap((r) => DomainEvent.decode(r))
+  })
+
+const tags = (events: ReadonlyArray<DomainEvent.DomainEvent>) => events.map((e) => e._tag)
+
+describe("changes found by comparing pulls with the copy", () => {
+  it.live("a baseline pull reveals nothing; a pull of the state a webhook brought reveals nothing; a silent edit reveals one update with its fields", () => {
+    const f = files()
+    return Effect.gen(function*() {
+      assert.deepStrictEqual(yield* step([page("product", [product(1, "a", 100), product(2, "b", 100)], { baseline: true })]), [])
+      // The webhook is the event; the pull that follows sees the same state.
+      yield* step([webhook(BIZ, "productUpdate", { ...product(1, "a2", 200), category: { id: 1 } })])
+      assert.deepStrictEqual(yield* step([page("product", [product(1, "a2", 200), product(2, "b", 100)])]), [])
+      // A change the service made without a webhook (or whose webhook was lost).
+      const found = yield* step([page("product", [product(1, "a2", 200), product(2, "b2", 300)])])
+      assert.deepStrictEqual(tags(found), ["ProductUpdated"])
+      const updated = found[0] as DomainEvent.ProductUpdated
+      assert.strictEqual(updated.source, "sync")
+      assert.deepStrictEqual(updated.changedFields, ["name", "updatedAt"])
+      assert.strictEqual(updated.product.name, "b2")
+      // A stock total moving inside product/list is not a product change.
+      assert.deepStrictEqual(yield* step([page("product", [{ ...product(2, "b2", 300), inventory: { remain: 9 } }])]), [])
+      // A product the copy never had is created.
+      assert.deepStrictEqual(tags(yield* step([page("product", [product(3, "c", 400)])])), ["ProductAdded"])
+      const rm = yield* ReadModels.ReadModels
+      assert.strictEqual(Option.getOrThrow(yield* rm.product(tenant, "2")).name, "b2")
+      // Relaying again appends nothing: the outbox is empty.
+      assert.strictEqual(yield* rm.relayChanges, 0)
+    }).pipe(Effect.provide(layer(f)))
+  })
+
+  it.live("stock is compared depot by depot; an order's status move is an event whatever told us", () => {
+    const f = files()
+    return Effect.gen(function*() {
+      const inv = (levels: ReadonlyArray<readonly [number, number]>) => page("inventory", [{ productId: 7, inventory: stockItem(7, levels) }], { idField: "productId" })
+      yield* step([{ ...inv([[1, 5], [2, 6]]), meta: { ...inv([]).meta, baseline: true } }])
+      assert.deepStrictEqual(yield* step([inv([[1, 5], [2, 6]])]), [])
+      const stock = yield* step([inv([[1, 5], [2, 4]])])
+      assert.deepStrictEqual(tags(stock), ["InventoryChanged"])
+      assert.deepStrictEqual((stock[0] as DomainEvent.InventoryChanged).items.map((l) => [l.depotId, Number(l.remain)]), [["1", 5], ["2", 4]])
+
+      const orderPage = (status: number, updatedAt: number) => page("order", [order(50, { status, updatedAt, createdAt: 100 })], { idField: "info.id", updatedAtField: "info.updatedAt" })
+      yield* step([{ ...orderPage(54, 100), meta: { ...orderPage(54, 100).meta, baseline: true } }])
+      // By webhook: the webhook is the OrderUpdated, the status move comes as a change.
+      assert.deepStrictEqual(tags(yield* step([webhook(BIZ, "orderUpdate", order(50, { status: 55, updatedAt: 200, createdAt: 100 }))])), ["OrderStatusChanged"])
+      assert.deepStrictEqual(yield* step([orderPage(55, 200)]), [])
+      // By pull only (the webhook was lost): both.
+      const pulled = yield* step([orderPage(59, 300)])
+      assert.deepStrictEqual(tags(pulled), ["OrderUpdated", "OrderStatusChanged"])
+      const moved = pulled[1] as DomainEvent.OrderStatusChanged
+      assert.deepStrictEqual([moved.orderId, moved.from, moved.to], ["50", "55", "59"])
+    }).pipe(Effect.provide(layer(f)))
+  })
+
+  it.live("a completed full pass deletes what it did not see; an unfinished pass deletes nothing", () => {
+    const f = files()
+    return Effect.gen(function*() {
+      const rm = yield* ReadModels.ReadModels
+      yield* step([page("product", [product(1, "a", 100), product(2, "b", 100), product(3, "c", 100)], { pass: "p1", baseline: true })])
+      assert.deepStrictEqual(yield* step([passDone("product", "p1", 0)]), [])
+      // Pass p2 does not see product 2, but never completes (failed, interrupted): nothing goes.
+      yield* step([page("product", [product(1, "a", 100)], { pass: "p2" })])
+      assert.strictEqual((yield* rm.products(tenant)).items.length, 3)
+      // Pass p3 sees 1 and 3 and completes: 2 is gone. A product received after the pass
+      // started (4, by webhook) is not missing even though the pass did not list it.
+      yield* step([page("product", [product(1, "a", 100), product(3, "c", 100)], { pass: "p3" })])
+      const startedAt = Date.now()
+      yield* Effect.sleep("5 millis")
+      yield* step([webhook(BIZ, "productAdd", product(4, "d", 500))])
+      const deleted = yield* step([passDone("product", "p3", startedAt)])
+      assert.deepStrictEqual(tags(deleted), ["ProductDeleted"])
+      assert.strictEqual((deleted[0] as DomainEvent.ProductDeleted).productId, "2")
+      assert.deepStrictEqual((yield* rm.products(tenant)).items.map((p) => p.id).toSorted(), ["1", "3", "4"])
+      // The same completion again (a redelivery) deletes nothing more.
+      assert.deepStrictEqual(yield* step([{ ...passDone("product", "p3", startedAt), dedupeKey: "pass:p3:again" }]), [])
+    }).pipe(Effect.provide(layer(f)))
+  })
+
+  it.live("with several servers only the tenant's owner relays the changes; the others forget theirs", () => {
+    const f = files()
+    return Effect.gen(function*() {
+      const rm = yield* ReadModels.ReadModels
+      yield* append([page("product", [product(1, "a", 100)], { baseline: true }), page("product", [product(1, "a1", 200)])])
+      yield* rm.catchUp(undefined, { relays: () => false })
+      assert.strictEqual((yield* readLog).filter((r) => r.type === DomainEvent.CHANGES_TYPE).length, 0)
+      // Forgotten, not kept for later: the owner appends them.
+      assert.strictEqual(yield* rm.relayChanges, 0)
+      yield* append([page("product", [product(1, "a2", 300)])])
+      yield* rm.catchUp(undefined, { relays: (appId, businessId) => appId === APP && businessId === BIZ })
+      assert.strictEqual((yield* readLog).filter((r) => r.type === DomainEvent.CHANGES_TYPE).length, 1)
+    }).pipe(Effect.provide(layer(f)))
+  })
+
+  it.live("a new file over a log that already holds records: history is projected, not compared again", () => {
+    const f = files()
+    const second = NodePath.join(f.dir, "second.db")
+    return Effect.gen(function*() {
+      yield* step([page("product", [product(1, "a", 100)], { baseline: true }), page("product", [product(1, "a1", 200)])])
+      const log = yield* readLog
+      assert.strictEqual(log.filter((r) => r.type === DomainEvent.CHANGES_TYPE).length, 1)
+      const head = log[log.length - 1]!.offset
+      // The old file is gone; a new one starts over the same log.
+      const again = (filename: string) =>
+        Effect.scoped(Effect.gen(function*() {
+          const rm = yield* ReadModels.make({ filename })
+          const found = yield* rm.catchUp()
+          return { found: found.changes ?? 0, relayed: yield* rm.relayChanges }
+        }))
+      const fresh = yield* Effect.scoped(Effect.gen(function*() {
+        const rm = yield* ReadModels.make({ filename: second })
+        yield* rm.historyUntil(head)
+        const found = yield* rm.catchUp()
+        return { found: found.changes ?? 0, digest: yield* rm.digest() }
+      }))
+      assert.strictEqual(fresh.found, 0, "nothing compared again")
+      const live = yield* ReadModels.ReadModels
+      assert.deepStrictEqual(fresh.digest, yield* live.digest())
+      // Kept in the file: a new change after the history is found.
+      yield* append([page("product", [product(1, "a2", 300)])])
+      const later = yield* again(second)
+      assert.strictEqual(later.found, 1)
+      // Without it, a file started empty compares the history again.
+      const blind = yield* again(NodePath.join(f.dir, "blind.db"))
+      assert.isAbove(blind.found, 0)
+    }).pipe(Effect.provide(layer(f)))
+  })
+
+  it.live("replaying the log: a rebuild equals the live projection and appends nothing", () => {
+    const f = files()
+    return Effect.gen(function*() {
+      const rm = yield* ReadModels.ReadModels
+      const fiber = yield* rm.run()
+      yield* append([page("product", [product(1, "a", 100), product(2, "b", 100)], { pass: "p1", baseline: true }), passDone("product", "p1", 0)])
+      yield* append([page("product", [product(1, "a1", 200)], { pass: "p2" }), passDone("product", "p2", Date.now() + 1000)])
+      const waitForChanges = Effect.gen(function*() {
+        const log = yield* readLog
+        const changes = log.filter((r) => r.type === DomainEvent.CHANGES_TYPE).length
+        const head = log[log.length - 1]!.offset
+        const stored = yield* rm.checkpoint()
+        return changes === 2 && Option.getOrUndefined(stored) === `sqlite:${head}` ? log.length : undefined
+      })
+      const length = yield* waitForChanges.pipe(
+        Effect.repeat({ until: (n) => n !== undefined, schedule: Schedule.spaced("20 millis") }),
+        Effect.timeout("20 seconds")
+      )
+      yield* Fiber.interrupt(fiber)
+      const events = (yield* readLog).filter((r) => r.type === DomainEvent.CHANGES_TYPE).flatMap((r) => DomainEvent.decode(r))
+      assert.deepStrictEqual(tags(events), ["ProductUpdated", "ProductDeleted"])
+      const rebuilt = NodePath.join(f.dir, "rebuilt.db")
+      yield* rm.rebuild({ filename: rebuilt })
+      const other = yield* Effect.scoped(Effect.flatMap(ReadModels.make({ filename: rebuilt }), (r) => r.digest()))
+      assert.deepStrictEqual(other, yield* rm.digest())
+      assert.strictEqual((yield* readLog).length, length)
+      // The relay's dedupe key: the same changes relayed twice are one record.
+      const log = yield* EventLog.EventLog
+      const first = (yield* Stream.runCollect(log.read({ tenant: "all", types: [DomainEvent.CHANGES_TYPE] })))[0]!
+      const again = yield* log.append([{ appId: first.appId, businessId: first.businessId, source: "sync", type: first.type, body: first.body, dedupeKey: first.dedupeKey }])
+      assert.strictEqual(again[0]!._tag, "Duplicate")
+      assert.isTrue(Json.parse(first.body)._tag === "Success")
+    }).pipe(Effect.provide(layer(f, { batchSize: 16, maxBatchWaitMillis: 5 })))
+  })
+})
