@@ -20,6 +20,8 @@ export interface Lag {
 export interface ProjectionLagService {
   /** None when it cannot be known (Kafka checkpoints, a file that cannot be read). */
   readonly lag: Effect.Effect<Option.Option<Lag>>
+  /** The same measure for a reader that has handled the log up to `offset` (a plugin). */
+  readonly lagAfter: (offset: number) => Effect.Effect<Option.Option<Lag>>
 }
 
 export const make = Effect.fnUntraced(function*(options: {
@@ -28,37 +30,28 @@ export const make = Effect.fnUntraced(function*(options: {
   readonly consumer: string
 }) {
   const file = yield* SqliteDatabase.make({ filename: options.logFilename, readonly: true, busyTimeoutMillis: 0 }).pipe(Effect.option)
+  const lagAfter = (projected: number): Effect.Effect<Option.Option<Lag>> =>
+    Effect.gen(function*() {
+      if (Option.isNone(file)) return Option.none()
+      const row = yield* file.value.use("lag", (_, db) => {
+        const head = (db.prepare(`SELECT coalesce(max("offset"), 0) AS head FROM records`).get() as { head: number }).head
+        const oldest = db.prepare(`SELECT received_at AS at FROM records WHERE "offset" > ? ORDER BY "offset" LIMIT 1`).get(projected) as
+          | { at: number }
+          | undefined
+        return { head, oldest: oldest?.at }
+      })
+      const now = yield* Clock.currentTimeMillis
+      return Option.some({
+        records: Math.max(0, row.head - projected),
+        seconds: row.oldest === undefined ? 0 : Math.max(0, (now - row.oldest) / 1000)
+      })
+    }).pipe(Effect.orElseSucceed(() => Option.none()))
   const lag: Effect.Effect<Option.Option<Lag>> = Effect.gen(function*() {
     if (Option.isNone(file)) return Option.none()
     const stored = yield* options.readModels.checkpoint(options.consumer)
     const projected = Option.isSome(stored) ? Checkpoints.parseSqlite(stored.value) : 0
     if (projected === undefined) return Option.none()
-    const row = yield* file.value.use("lag", (_, db) => {
-      const head = (db.prepare(`SELECT coalesce(max("offset"), 0) AS head FROM records`).get() as { head: number }).head
-      const oldest = db.prepare(`SELECT received_at AS at FROM records WHERE "offset" > ? ORDER BY "offset" LIMIT 1`).get(projected) as
-        | { at: number }
-        | undefined
-      return { head, oldest: oldest?.at }
-    })
-    const now = yield* Clock.currentTimeMillis
-    return Option.some({
-      records: Math.max(0, row.head - projected),
-      seconds: row.oldest === undefined ? 0 : Math.max(0, (now - row.oldest) / 1000)
-    })
+    return yield* lagAfter(projected)
   }).pipe(Effect.orElseSucceed(() => Option.none()))
-  return { lag } satisfies ProjectionLagService
+  return { lag, lagAfter } satisfies ProjectionLagService
 })
-
-export const prometheus = (lag: Option.Option<Lag>): string =>
-  Option.match(lag, {
-    onNone: () => "",
-    onSome: (l) =>
-      [
-        "# HELP ocs_projection_lag_records Log records not projected into the read models yet.",
-        "# TYPE ocs_projection_lag_records gauge",
-        `ocs_projection_lag_records ${l.records}`,
-        "# HELP ocs_projection_lag_seconds Age of the oldest log record not projected yet.",
-        "# TYPE ocs_projection_lag_seconds gauge",
-        `ocs_projection_lag_seconds ${l.seconds.toFixed(3)}`
-      ].join("\n")
-  })

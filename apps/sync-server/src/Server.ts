@@ -35,9 +35,10 @@ import * as ProjectionLag from "./ProjectionLag.ts"
 import * as ServerLimits from "./ServerLimits.ts"
 import * as ServerTls from "./ServerTls.ts"
 import { makeSealer, resolveKey } from "./Secrets.ts"
-import { Metrics, type ServerMetrics } from "./ServerMetrics.ts"
+import { Metrics } from "./ServerMetrics.ts"
 import { resolveOperations, type RunReport, SyncEngine } from "./SyncEngine.ts"
 import { Ownership } from "./Ownership.ts"
+import * as Telemetry from "./Telemetry.ts"
 import { type App as TenantStoreApp, TenantStore } from "./TenantStore.ts"
 
 export { watchTenants } from "./BackgroundLoops.ts"
@@ -166,7 +167,7 @@ export const layer = (config: Config) => {
         overlapMs: config.sync.overlapSeconds * 1000,
         horizonMs: (config.sync.horizonDays ?? 365) * 24 * 3600 * 1000,
         pageSize: config.sync.pageSize,
-        onRun: (report: RunReport, _operation: string, errorTag: string | undefined) => countRun(metrics, report, errorTag)
+        onRun: (report: RunReport, operation: string, errorTag: string | undefined) => metrics.countRun(report, operation, errorTag)
       })
     })
   )
@@ -200,16 +201,11 @@ export const layer = (config: Config) => {
     })
   return Layer.mergeAll(client, ingestion, sync.pipe(Layer.provide(client), Layer.provideMerge(ownership)), plugins.pipe(Layer.provide(client))).pipe(
     Layer.provideMerge(base),
-    Layer.provideMerge(Layer.merge(Metrics.layer, Layer.succeed(LoopHealth, health)))
+    Layer.provideMerge(Layer.merge(Metrics.layer, Layer.succeed(LoopHealth, health))),
+    // Below everything: every service and every fiber of the server sees the one metric
+    // registry and (when configured) the OTLP tracer.
+    Layer.provideMerge(Telemetry.layer(config))
   )
-}
-
-const countRun = (metrics: ServerMetrics, report: RunReport, errorTag: string | undefined) => {
-  if (report.mode === "skipped") return
-  metrics.syncRuns++
-  metrics.syncPages += report.pages
-  metrics.syncRecords += report.records
-  if (errorTag !== undefined) metrics.countError(errorTag)
 }
 
 /** Creates the configured tenants that do not exist yet (the demo uses this). */

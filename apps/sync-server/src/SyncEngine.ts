@@ -9,10 +9,10 @@
  * the same fact and the log's dedupe key drops it. Errors that need a person put the tenant
  * (or the resource) in a visible state instead of retrying forever.
  */
-import { Clock, Context, Duration, Effect, FiberMap, Layer, Option, Random, Schedule, Schema, Stream } from "effect"
+import { Clock, Context, Duration, Effect, FiberMap, Layer, Option, Random, Schedule, Schema, Stream, type Tracer } from "effect"
 import * as Crypto from "node:crypto"
 import { Catalogue, DomainEvent, Operation, Paginator } from "@ocs/protocol"
-import { EventLog } from "@ocs/event-log"
+import { EventLog, TraceContext } from "@ocs/event-log"
 import { CommerceClient } from "@ocs/transport"
 import { Ownership } from "./Ownership.ts"
 import * as SyncWindows from "./SyncWindows.ts"
@@ -88,7 +88,12 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
    * cursor (none) and may share a text (an empty page), yet are different facts: the range is
    * part of their dedupe key and kept in meta.
    */
+  // The append's span is carried in the record (docs/architecture.md §4.14): the projection
+  // links to it.
   const appendPage = (b: Business, op: Operation.Operation<unknown>, page: CommerceClient.RawPage, mode: string, range: Readonly<Record<string, unknown>> | undefined) =>
+    Effect.useSpan("SyncEngine.appendPage", { attributes: { "ocs.resource": Operation.resourceKey(op), "ocs.records": page.records.length } }, (span) => appendRecord(b, op, page, mode, range, span))
+
+  const appendRecord = (b: Business, op: Operation.Operation<unknown>, page: CommerceClient.RawPage, mode: string, range: Readonly<Record<string, unknown>> | undefined, span: Tracer.Span) =>
     log.append([{
       appId: b.appId,
       businessId: b.businessId,
@@ -98,6 +103,7 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
       // The same page (same cursor in, same content) is the same fact.
       dedupeKey: `sync:${b.appId}:${b.businessId}:${Operation.resourceKey(op)}:${range === undefined ? "" : `${sha(JSON.stringify(range))}:`}${sha(Option.match(page.cursor, { onNone: () => "", onSome: (c) => c.text }))}:${sha(page.text)}`,
       meta: {
+        ...(span.sampled ? { [TraceContext.metaKey]: TraceContext.traceparent(span) } : {}),
         ...DomainEvent.syncMeta(op.entity ?? { kind: op.resource, idField: "id" }),
         mode,
         ...(range === undefined ? {} : { range }),
@@ -227,7 +233,8 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
       )
     }).pipe(
       Effect.catch((e) => Effect.succeed<RunReport>({ mode: "skipped", pages: 0, records: 0, outcome: "error", error: errorMessage(e) })),
-      Effect.withSpan("SyncEngine.runOnce", { attributes: { tenant: `${b.appId}:${b.businessId}`, operation: Operation.resourceKey(op) } })
+      // A pass starts its own trace (the loop that runs it lives for ever).
+      Effect.withSpan("SyncEngine.runOnce", { root: true, attributes: { tenant: `${b.appId}:${b.businessId}`, operation: Operation.resourceKey(op) } })
     )
 
   const syncTenant = (appId: string, businessId: string, runOptions?: { readonly forceFull?: boolean }) =>
