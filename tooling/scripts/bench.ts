@@ -48,7 +48,10 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
   }],
   ["server webhooks", async (quick) => {
     const { runWebhooksBench } = await import("../../apps/sync-server/bench/webhooks.bench.ts")
+    // Tracing off, then on at 10 % sampling (OTLP to a local sink), in the same run.
     const r = await runWebhooksBench({ quick })
+    const traced = await runWebhooksBench({ quick, tracing: 0.1 })
+    const ratio = traced.storedPerSecond / r.storedPerSecond
     return [{
       scenario: "sync server (main job): stored webhooks/s (p50/p99 ms; server CPU per webhook)",
       ours: `${fmt(r.storedPerSecond)} (${fmt(r.p50Millis, 1)}/${fmt(r.p99Millis, 1)}; ${fmt(r.serverCpuMicrosPerWebhook, 1)} us)`,
@@ -57,6 +60,14 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
       target: "report",
       met: null,
       details: r
+    }, {
+      scenario: "sync server webhooks, tracing on (10 % sampled, OTLP) vs off: stored webhooks/s (server CPU per webhook)",
+      ours: `${fmt(traced.storedPerSecond)} (${fmt(traced.serverCpuMicrosPerWebhook, 1)} us; ${fmt(traced.tracing?.spansExported ?? 0)} spans)`,
+      baseline: `${fmt(r.storedPerSecond)} off (${fmt(r.serverCpuMicrosPerWebhook, 1)} us)`,
+      ratio,
+      target: ">= 0.9",
+      met: ratio >= 0.9,
+      details: traced
     }]
   }],
   ["flood", async (quick) => {

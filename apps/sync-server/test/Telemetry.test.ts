@@ -4,6 +4,7 @@
  * and its `/metrics` parsed by a Prometheus text-format parser.
  */
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import * as Fs from "node:fs"
 import * as Http from "node:http"
 import type * as Net from "node:net"
 import parsePrometheus from "parse-prometheus-text-format"
@@ -175,6 +176,17 @@ describe("telemetry of the server process", () => {
         assert.notInclude(Object.values(m.labels ?? {}), tenant.businessId, `${f.name} has a business id label`)
       }
     }
+  })
+
+  it("the Grafana dashboard in docs/ asks only for series /metrics has", async () => {
+    const text = await (await fetch(`${server.url}/metrics`)).text()
+    const names = new Set(parsePrometheus(text).map((f) => f.name))
+    const dashboard = Fs.readFileSync(new URL("../../../docs/grafana/ocs-engine.json", import.meta.url), "utf8")
+    const asked = new Set([...dashboard.matchAll(/\b(ocs_[a-z_]+)/g)].map((m) => m[1]!.replace(/_bucket$/, "")))
+    assert.isAbove(asked.size, 10)
+    // Appears with the first failed pass; this run has none.
+    asked.delete("ocs_sync_resource_errors_total")
+    for (const name of asked) assert.isTrue(names.has(name), `${name} (dashboard) is not in /metrics`)
   })
 
   it("every log line is JSON with timestamp, level and message", () => {

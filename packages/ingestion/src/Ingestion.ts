@@ -9,7 +9,7 @@
  * `isWebhookPath` to dispatch (the sync server does exactly that).
  */
 import type { DirectAppend } from "@ocs/event-log"
-import { Context, Effect, Layer, Schema, type Tracer } from "effect"
+import { Context, Effect, Layer, Metric, Schema, type Tracer } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 import type * as Http from "node:http"
 import * as IngestionMetrics from "./IngestionMetrics.ts"
@@ -89,8 +89,12 @@ const joinHeader = (value: string | ReadonlyArray<string> | undefined): string |
 
 export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const basePath = options.basePath ?? "/webhooks"
-  const context = yield* Effect.context<never>()
-  const receiver = yield* makeReceiver({
+  // The receiver counts into the metric registry it is given (the server's, exported on its
+  // /metrics); without one, into a registry of its own, so that two receivers in one
+  // process never share counters.
+  const outer = yield* Effect.context<never>()
+  const context = outer.mapUnsafe.has(Metric.MetricRegistry.key) ? outer : Context.add(outer, Metric.MetricRegistry, new Map())
+  const receiver = yield* Effect.provideContext(makeReceiver({
     basePath,
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
     storeTimeoutMillis: options.storeTimeoutMillis ?? 10_000,
@@ -101,7 +105,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       : options.authFailures === undefined
       ? AuthFailures.defaults
       : { ...AuthFailures.defaults, limit: options.authFailures.limit, windowMillis: options.authFailures.windowSeconds * 1000 }
-  })
+  }), context)
   return Ingestion.of({
     basePath,
     isWebhookPath: (url) => url === basePath || url.startsWith(`${basePath}/`) || url.startsWith(`${basePath}?`),
