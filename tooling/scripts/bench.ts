@@ -48,9 +48,17 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
   }],
   ["server webhooks", async (quick) => {
     const { runWebhooksBench } = await import("../../apps/sync-server/bench/webhooks.bench.ts")
-    // Tracing off, then on at 10 % sampling (OTLP to a local sink), in the same run.
-    const r = await runWebhooksBench({ quick })
-    const traced = await runWebhooksBench({ quick, tracing: 0.1 })
+    // Tracing off and on at 10 % sampling (OTLP to a local sink), alternated in the same run;
+    // the best run of each (the least disturbed on a shared machine) is compared.
+    const offRuns: Array<Awaited<ReturnType<typeof runWebhooksBench>>> = []
+    const onRuns: Array<Awaited<ReturnType<typeof runWebhooksBench>>> = []
+    for (let i = 0; i < (quick ? 3 : 5); i++) {
+      offRuns.push(await runWebhooksBench({ quick }))
+      onRuns.push(await runWebhooksBench({ quick, tracing: 0.1 }))
+    }
+    const best = (runs: typeof offRuns) => runs.reduce((a, b) => (b.storedPerSecond > a.storedPerSecond ? b : a))
+    const r = best(offRuns)
+    const traced = best(onRuns)
     const ratio = traced.storedPerSecond / r.storedPerSecond
     return [{
       scenario: "sync server (main job): stored webhooks/s (p50/p99 ms; server CPU per webhook)",
@@ -59,7 +67,7 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
       ratio: null,
       target: "report",
       met: null,
-      details: r
+      details: { best: r, runs: offRuns.map((x) => x.storedPerSecond) }
     }, {
       scenario: "sync server webhooks, tracing on (10 % sampled, OTLP) vs off: stored webhooks/s (server CPU per webhook)",
       ours: `${fmt(traced.storedPerSecond)} (${fmt(traced.serverCpuMicrosPerWebhook, 1)} us; ${fmt(traced.tracing?.spansExported ?? 0)} spans)`,
@@ -67,7 +75,7 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
       ratio,
       target: ">= 0.9",
       met: ratio >= 0.9,
-      details: traced
+      details: { best: traced, runs: onRuns.map((x) => x.storedPerSecond), offRuns: offRuns.map((x) => x.storedPerSecond) }
     }]
   }],
   ["flood", async (quick) => {
