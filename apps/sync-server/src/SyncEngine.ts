@@ -223,6 +223,7 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
         // Built after the run: the counters are read when it ends.
         Effect.map((): RunReport => ({ mode, pages, records, outcome: "done" })),
         Effect.tap((report) => Effect.sync(() => options.onRun?.(report, key, undefined))),
+        Effect.tap((report) => Effect.logDebug(`sync pass ${report.mode}: ${report.pages} pages, ${report.records} records`)),
         Effect.catch((error) =>
           Effect.map(onError(b, op, error as { _tag: string; message?: string }), (outcome): RunReport => {
             const report: RunReport = { mode, pages, records, outcome, error: errorMessage(error) }
@@ -233,6 +234,8 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
       )
     }).pipe(
       Effect.catch((e) => Effect.succeed<RunReport>({ mode: "skipped", pages: 0, records: 0, outcome: "error", error: errorMessage(e) })),
+      // Log lines of the pass name its tenant and resource (docs/operations.md, Logs).
+      Effect.annotateLogs({ tenant: `${b.appId}:${b.businessId}`, resource: Operation.resourceKey(op) }),
       // A pass starts its own trace (the loop that runs it lives for ever).
       Effect.withSpan("SyncEngine.runOnce", { root: true, attributes: { tenant: `${b.appId}:${b.businessId}`, operation: Operation.resourceKey(op) } })
     )

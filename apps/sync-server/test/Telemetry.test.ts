@@ -76,7 +76,7 @@ beforeAll(async () => {
     api: { posBaseUrl: `${sim.url}/pos`, vpageBaseUrl: `${sim.url}/vpage` },
     sync: { resources: ["product/list"], intervalSeconds: 2, reconcileSeconds: 3600, overlapSeconds: 5 },
     webhooks: { silenceAlertSeconds: 3600 },
-    logLevel: "info",
+    logLevel: "debug",
     tracing: { otlpEndpoint: `http://127.0.0.1:${(collector.address() as Net.AddressInfo).port}`, sampleRatio: 1, exportIntervalMillis: 200 },
     plugins: [{ use: "@ocs/plugin-order-forwarder", config: { url: `http://127.0.0.1:${(forwarder.address() as Net.AddressInfo).port}/orders`, secret: "telemetry-secret" } }],
     tenants: [{ appId: tenant.appId, verifyTokens: [tenant.verifyToken], businesses: [{ businessId: tenant.businessId, accessToken: tenant.accessToken }] }]
@@ -189,14 +189,23 @@ describe("telemetry of the server process", () => {
     for (const name of asked) assert.isTrue(names.has(name), `${name} (dashboard) is not in /metrics`)
   })
 
-  it("every log line is JSON with timestamp, level and message", () => {
-    const lines = server.proc.output().split("\n").filter((l) => l.trim().startsWith("{"))
+  it("every log line is JSON; a pass's lines name tenant, resource and the pass's trace", () => {
+    const lines = server.proc.output().split("\n").filter((l) => l.trim() !== "")
     assert.isAbove(lines.length, 0)
     const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>)
     for (const line of parsed) {
       assert.isString(line["timestamp"])
       assert.isString(line["level"])
     }
-    assert.isTrue(parsed.some((l) => typeof l["message"] === "string" && (l["message"] as string).includes("listening on")))
+    assert.isTrue(parsed.some((l) => String(l["message"]).includes("listening on")))
+    // logLevel debug: the pass's debug line, inside its span.
+    const pass = parsed.find((l) => l["level"] === "DEBUG" && String(l["message"]).startsWith("sync pass"))
+    assert.isDefined(pass, "a debug line of a sync pass")
+    assert.strictEqual(pass!["tenant"], `${tenant.appId}:${tenant.businessId}`)
+    assert.strictEqual(pass!["resource"], "pos:/v3.0/product/list")
+    const span = spans.find((s) => s.spanId === pass!["spanId"])
+    assert.isDefined(span, "the line's span was exported")
+    assert.strictEqual(span!.name, "SyncEngine.runOnce")
+    assert.strictEqual(span!.traceId, pass!["traceId"])
   })
 })

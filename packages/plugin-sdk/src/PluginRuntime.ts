@@ -216,6 +216,7 @@ export const make = Effect.fnUntraced(function*(
   const deliver = (state: State, delivery: LogRecord.Delivery) => {
     const links = TraceContext.links([delivery.record])
     return deliverRecord(state, delivery).pipe(
+      Effect.annotateLogs({ tenant: `${delivery.record.appId}:${delivery.record.businessId ?? ""}` }),
       Effect.withSpan("PluginRuntime.deliver", {
         root: true,
         links,
