@@ -17,6 +17,7 @@ import type { PluginRuntime } from "@ocs/plugin-sdk"
 import type { RateLimiter } from "@ocs/transport"
 import type { LoopStatus } from "./LoopHealth.ts"
 import type { Lag } from "./ProjectionLag.ts"
+import type { ResourceState } from "./TenantRows.ts"
 import type { Business } from "./TenantStore.ts"
 
 const counter = (name: string, description: string, attributes?: Metric.Metric.Attributes) =>
@@ -68,7 +69,14 @@ export interface Sources {
   readonly projectionLag: Option.Option<Lag>
   readonly plugins: ReadonlyArray<PluginRuntime.PluginMetrics & { readonly lagSeconds?: number | null }>
   readonly readModelRows: Readonly<Record<string, number>>
+  /** Every tenant's sync state per resource. */
+  readonly syncStates: ReadonlyArray<ResourceState>
 }
+
+/** Where a tenant's resource stands: the sync progress of `ocs_sync_resource_tenants`. */
+export const syncStages = ["pending", "full_sync", "synced", "failing", "paused"] as const
+const stageOf = (s: ResourceState): (typeof syncStages)[number] =>
+  s.paused !== null ? "paused" : s.lastError !== null ? "failing" : s.fullCompletedAt !== null ? "synced" : s.fullStartedAt !== null ? "full_sync" : "pending"
 
 export interface ServerMetrics {
   /** Counts a finished sync pass of `resource` (an operation key). */
@@ -143,6 +151,18 @@ const make = Effect.gen(function*() {
       if (p.lagSeconds !== undefined && p.lagSeconds !== null) set(pluginLagSeconds(p.name), p.lagSeconds)
     }
     for (const [resource, n] of Object.entries(s.readModelRows)) set(readModelRows(resource), n)
+    const stages = new Map<string, Record<string, number>>()
+    for (const state of s.syncStates) {
+      let counts = stages.get(state.resource)
+      if (counts === undefined) {
+        counts = Object.fromEntries(syncStages.map((stage) => [stage, 0]))
+        stages.set(state.resource, counts)
+      }
+      counts[stageOf(state)]!++
+    }
+    for (const [resource, counts] of stages) {
+      for (const [stage, n] of Object.entries(counts)) set(resourceTenants(resource, stage), n)
+    }
   }
 
   return {
@@ -177,6 +197,9 @@ const pluginDeadLettered = memo((plugin) => counter("ocs_plugin_dead_lettered_to
 const pluginDeadLetters = memo((plugin) => gauge("ocs_plugin_dead_letters", "Dead letters waiting for a re-drive.", { plugin }))
 const pluginLag = memo((plugin) => gauge("ocs_plugin_lag_records", "Log head offset minus the plugin's checkpoint.", { plugin }))
 const pluginLagSeconds = memo((plugin) => gauge("ocs_plugin_lag_seconds", "Age of the oldest log record the plugin has not handled yet.", { plugin }))
+const resourceTenants = memo((resource, state) =>
+  gauge("ocs_sync_resource_tenants", "Tenants per resource and sync stage (pending, full_sync, synced, failing, paused).", { resource, state })
+)
 const readModelRows = memo((resource) => gauge("ocs_read_model_rows", "Rows in the read models per resource, all tenants (tombstones included).", { resource }))
 
 /** The server's metrics as a service, so the sync engine and the HTTP side share them. */

@@ -162,6 +162,8 @@ describe("telemetry of the server process", () => {
     assert.isAtLeast(value("ocs_read_model_rows", { resource: "products" }), 30)
     assert.isAtLeast(value("ocs_sync_resource_pages_total", { resource: "pos:/v3.0/product/list" }), 1)
     assert.isAtLeast(value("ocs_sync_pages_total"), 1)
+    assert.strictEqual(value("ocs_sync_resource_tenants", { resource: "pos:/v3.0/product/list", state: "synced" }), 1)
+    assert.strictEqual(value("ocs_sync_resource_tenants", { resource: "pos:/v3.0/product/list", state: "pending" }), 0)
     assert.strictEqual(value("ocs_loop_up", { loop: "projection" }), 1)
     assert.strictEqual(family("ocs_projection_lag_records").type, "GAUGE")
     assert.strictEqual(family("ocs_projection_lag_seconds").type, "GAUGE")

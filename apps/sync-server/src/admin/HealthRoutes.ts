@@ -67,7 +67,8 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
           projectionLag: r === undefined ? Option.none() : yield* r.lag.lag,
           plugins: r === undefined ? pluginMetrics : yield* Effect.forEach(pluginMetrics, (p) =>
             Effect.map(r.lag.lagAfter(p.lastOffset ?? 0), (lag) => ({ ...p, lagSeconds: Option.match(lag, { onNone: () => null, onSome: (l) => l.seconds }) }))),
-          readModelRows: yield* readModels.rowCounts.pipe(Effect.orElseSucceed(() => ({})))
+          readModelRows: yield* readModels.rowCounts.pipe(Effect.orElseSucceed(() => ({}))),
+          syncStates: yield* store.states().pipe(Effect.orElseSucceed(() => []))
         })
         return HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4" })
       })
