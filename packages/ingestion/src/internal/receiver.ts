@@ -374,14 +374,18 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
       root: true,
       sampled: true
     })
+    // An unsampled span is never exported: it gets no attributes.
+    if (!span.sampled) return span
     span.attribute("ocs.app_id", appId)
     span.attribute("http.request.method", "POST")
     return span
   }
 
   const endSpan = (span: Tracer.Span, answer: Answer): void => {
-    span.attribute("http.response.status_code", answer.status)
-    span.attribute("ocs.outcome", answer.outcome)
+    if (span.sampled) {
+      span.attribute("http.response.status_code", answer.status)
+      span.attribute("ocs.outcome", answer.outcome)
+    }
     span.end(clock.currentTimeNanosUnsafe(), answer.status < 400 ? Exit.void : Exit.fail(answer.outcome))
   }
 
