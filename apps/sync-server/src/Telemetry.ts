@@ -48,7 +48,10 @@ export const layerTracing = (options: TracingOptions): Layer.Layer<never> =>
       OtlpTracer.make({
         url: `${options.otlpEndpoint.replace(/\/+$/, "")}/v1/traces`,
         resource: { serviceName: options.serviceName ?? "ocs-sync-server" },
-        exportInterval: options.exportIntervalMillis ?? 5000
+        exportInterval: options.exportIntervalMillis ?? 5000,
+        // Sent when this many wait, not only every interval: under load spans spend less
+        // time in the buffer (this server runs with a small young generation).
+        maxBatchSize: 512
       }),
       (tracer) => sampled(tracer, options.sampleRatio ?? 0.1)
     )
