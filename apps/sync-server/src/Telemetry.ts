@@ -9,7 +9,8 @@
  *   the trace and span ids lifted to the top.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Effect, Layer, Logger, type LogLevel, Metric, Option, References, Tracer } from "effect"
+import { Context, Effect, Layer, Logger, type LogLevel, Metric, Option, References, Tracer } from "effect"
+import { TraceContext } from "@ocs/event-log"
 import { OtlpExporter, OtlpSerialization, OtlpTracer } from "effect/observability"
 import type { Config } from "./Config.ts"
 
@@ -29,16 +30,22 @@ export interface TracingOptions {
  * the linked appends was sampled. Unsampled spans are still made (ids for the logs) but never
  * exported.
  */
-export const sampled = (tracer: Tracer.Tracer, ratio: number): Tracer.Tracer =>
-  Tracer.make({
+export const sampled = (tracer: Tracer.Tracer, ratio: number): Tracer.Tracer => {
+  const sample = headSampler(ratio)
+  return Tracer.make({
     span: (options) =>
       tracer.span(
-        Option.isNone(options.parent) && options.links.length === 0 && options.sampled
-          ? { ...options, sampled: ratio >= 1 || Math.random() < ratio }
+        Option.isNone(options.parent) && options.links.length === 0 && options.sampled &&
+          !Context.get(options.annotations, TraceContext.Decided)
+          ? { ...options, sampled: sample() }
           : options
       ),
     ...(tracer.context === undefined ? {} : { context: tracer.context })
   })
+}
+
+/** True with probability `ratio`. */
+export const headSampler = (ratio: number): () => boolean => ratio >= 1 ? () => true : ratio <= 0 ? () => false : () => Math.random() < ratio
 
 /** Effect's OTLP tracer with the sampler, exporting JSON over HTTP. */
 export const layerTracing = (options: TracingOptions): Layer.Layer<never> =>
@@ -56,6 +63,8 @@ export const layerTracing = (options: TracingOptions): Layer.Layer<never> =>
       (tracer) => sampled(tracer, options.sampleRatio ?? 0.1)
     )
   ).pipe(
+    // The webhook path asks the same sampler before it makes any span.
+    Layer.merge(Layer.succeed(TraceContext.HeadSampler, headSampler(options.sampleRatio ?? 0.1))),
     Layer.provide([OtlpSerialization.layerJson, NodeHttpClient.layerUndici, OtlpExporter.layerFlusher])
   )
 

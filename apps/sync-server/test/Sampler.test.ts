@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Tracer } from "effect"
+import { Context, Effect, Tracer } from "effect"
+import { TraceContext } from "@ocs/event-log"
 import * as Telemetry from "../src/Telemetry.ts"
 
 /** Effect's own tracer under the sampler: what `sampled` the spans get. */
@@ -34,5 +35,8 @@ describe("the head sampler", () => {
       assert.isTrue(kept.sampled)
       assert.isFalse(dropped.sampled)
       assert.isFalse(plain.sampled, "ratio 0 keeps no trace started here")
+      // A root whose creator already asked the head sampler (the webhook path) keeps it.
+      const decided = yield* Effect.withSpan(Effect.currentSpan, "webhook", { root: true, annotations: Context.make(TraceContext.Decided, true) })
+      assert.isTrue(decided.sampled)
     })))
 })

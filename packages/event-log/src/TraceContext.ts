@@ -6,8 +6,23 @@
  *
  * Only sampled spans are written: an unsampled trace costs no bytes in the log.
  */
-import { Tracer } from "effect"
+import { Context, Tracer } from "effect"
 import type { LogRecord, Meta } from "./LogRecord.ts"
+
+/**
+ * Head sampling of the traces that start at an append path: true when a new trace is to be
+ * exported. The server provides its ratio; without one every trace is kept. A hot path asks
+ * it before making any span, so an unsampled delivery allocates nothing for tracing.
+ */
+export const HeadSampler = Context.Reference<() => boolean>("@ocs/event-log/TraceContext/HeadSampler", {
+  defaultValue: () => () => true
+})
+
+/**
+ * Span annotation of a root span whose creator already asked `HeadSampler`: a sampling
+ * tracer keeps its decision instead of drawing again.
+ */
+export const Decided = Context.Reference<boolean>("@ocs/event-log/TraceContext/Decided", { defaultValue: () => false })
 
 /** The `meta` key that holds the appending span's `traceparent`. */
 export const metaKey = "traceparent"

@@ -175,6 +175,8 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
   const metrics = IngestionMetrics.makeRecorder(context)
   const tracer = Context.get(context, Tracer.Tracer)
   const tracing = tracer !== Tracer.nativeTracer
+  const headSample = Context.get(context, TraceContext.HeadSampler)
+  const decided = Context.make(TraceContext.Decided, true)
   let config = initial
   const failures = AuthFailures.make(initial.authFailures)
   const prefix = `${initial.basePath}/`
@@ -363,29 +365,26 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
 
   // Names and ids only: never a token, a header value or a byte of the body.
   const startSpan = (appId: string): Tracer.Span | undefined => {
-    if (!tracing) return undefined
+    // Sampled out: no span at all (it would live across the commit and cost a collection).
+    if (!tracing || !headSample()) return undefined
     const span = tracer.span({
       name: "webhook",
       parent: Option.none(),
-      annotations: Context.empty(),
+      annotations: decided,
       links: [],
       startTime: clock.currentTimeNanosUnsafe(),
       kind: "server",
       root: true,
       sampled: true
     })
-    // An unsampled span is never exported: it gets no attributes.
-    if (!span.sampled) return span
     span.attribute("ocs.app_id", appId)
     span.attribute("http.request.method", "POST")
     return span
   }
 
   const endSpan = (span: Tracer.Span, answer: Answer): void => {
-    if (span.sampled) {
-      span.attribute("http.response.status_code", answer.status)
-      span.attribute("ocs.outcome", answer.outcome)
-    }
+    span.attribute("http.response.status_code", answer.status)
+    span.attribute("ocs.outcome", answer.outcome)
     span.end(clock.currentTimeNanosUnsafe(), answer.status < 400 ? Exit.void : Exit.fail(answer.outcome))
   }
 
