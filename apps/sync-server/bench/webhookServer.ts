@@ -12,8 +12,9 @@ export const APP = "7001"
 export const BUSINESS = "8001"
 export const TOKEN = "bench-verify-token"
 
-export const startWebhookServer = (options: { readonly adminKey: string; readonly encryptionKey: string; readonly eventLog?: unknown }) =>
+export const startWebhookServer = (options: { readonly adminKey: string; readonly encryptionKey: string; readonly eventLog?: unknown; readonly tracing?: unknown }) =>
   startServerProcess({
+    tracing: options.tracing,
     server: { host: "127.0.0.1", port: 0, adminKey: options.adminKey },
     dataDir: "data",
     eventLog: options.eventLog,

@@ -162,7 +162,20 @@ export const Config = Schema.Struct({
   baseDir: Schema.optional(Schema.String),
   /** Tenants to create at start when absent (the demo uses this). */
   tenants: Schema.optional(Schema.Array(AppConfig)),
-  logLevel: Schema.optional(Schema.Literals(["debug", "info", "warning", "error"]))
+  /** Lines below this level are not written (default info). Every line is JSON. */
+  logLevel: Schema.optional(Schema.Literals(["debug", "info", "warning", "error"])),
+  /**
+   * OpenTelemetry traces (docs/architecture.md §4.17). Off unless `otlpEndpoint` is set: the
+   * base URL of an OTLP/HTTP collector (`/v1/traces` is appended), e.g. http://127.0.0.1:4318.
+   */
+  tracing: Schema.optional(Schema.Struct({
+    otlpEndpoint: Schema.optional(Schema.String),
+    /** Share of traces started here that are exported, 0 to 1. Default 0.1. */
+    sampleRatio: Schema.optional(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 }))),
+    serviceName: Schema.optional(Schema.String),
+    /** How often spans are sent; default 5 s. */
+    exportIntervalMillis: Schema.optional(PositiveNumber)
+  }))
 })
 export type Config = typeof Config.Type
 

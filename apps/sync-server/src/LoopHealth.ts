@@ -46,8 +46,6 @@ export interface LoopHealthService {
   /** Runs `loop` for ever (until interrupted), restarting it after each failure or end. */
   readonly supervise: <R>(name: string, loop: Effect.Effect<unknown, unknown, R>) => Effect.Effect<never, never, R>
   readonly snapshot: Effect.Effect<ReadonlyArray<LoopStatus>>
-  /** Prometheus lines: `ocs_loop_up` and `ocs_loop_restarts_total` by loop. */
-  readonly prometheus: Effect.Effect<string>
 }
 
 /** One line of a cause, for the status (the log gets the whole cause). */
@@ -113,17 +111,7 @@ export const make = (options: LoopHealthOptions = {}): LoopHealthService => {
       }
     }))
 
-  const prometheus = Effect.map(snapshot, (loops) =>
-    [
-      "# HELP ocs_loop_up Background loop running (1) or down, waiting to restart (0).",
-      "# TYPE ocs_loop_up gauge",
-      ...loops.map((l) => `ocs_loop_up{loop="${l.name}"} ${l.up ? 1 : 0}`),
-      "# HELP ocs_loop_restarts_total Restarts of a background loop after a failure.",
-      "# TYPE ocs_loop_restarts_total counter",
-      ...loops.map((l) => `ocs_loop_restarts_total{loop="${l.name}"} ${l.restarts}`)
-    ].join("\n"))
-
-  return { supervise, snapshot, prometheus }
+  return { supervise, snapshot }
 }
 
 export class LoopHealth extends Context.Service<LoopHealth, LoopHealthService>()("@ocs/sync-server/LoopHealth") {

@@ -22,6 +22,8 @@ export interface ProjectionLagService {
   readonly lag: Effect.Effect<Option.Option<Lag>>
   /** The log file's last offset (0 when empty); None when the file cannot be read. */
   readonly head: Effect.Effect<Option.Option<number>>
+  /** The same measure for a reader that has handled the log up to `offset` (a plugin). */
+  readonly lagAfter: (offset: number) => Effect.Effect<Option.Option<Lag>>
 }
 
 export const make = Effect.fnUntraced(function*(options: {
@@ -30,42 +32,33 @@ export const make = Effect.fnUntraced(function*(options: {
   readonly consumer: string
 }) {
   const file = yield* SqliteDatabase.make({ filename: options.logFilename, readonly: true, busyTimeoutMillis: 0 }).pipe(Effect.option)
+  const lagAfter = (projected: number): Effect.Effect<Option.Option<Lag>> =>
+    Effect.gen(function*() {
+      if (Option.isNone(file)) return Option.none()
+      const row = yield* file.value.use("lag", (_, db) => {
+        const head = (db.prepare(`SELECT coalesce(max("offset"), 0) AS head FROM records`).get() as { head: number }).head
+        const oldest = db.prepare(`SELECT received_at AS at FROM records WHERE "offset" > ? ORDER BY "offset" LIMIT 1`).get(projected) as
+          | { at: number }
+          | undefined
+        return { head, oldest: oldest?.at }
+      })
+      const now = yield* Clock.currentTimeMillis
+      return Option.some({
+        records: Math.max(0, row.head - projected),
+        seconds: row.oldest === undefined ? 0 : Math.max(0, (now - row.oldest) / 1000)
+      })
+    }).pipe(Effect.orElseSucceed(() => Option.none()))
   const lag: Effect.Effect<Option.Option<Lag>> = Effect.gen(function*() {
     if (Option.isNone(file)) return Option.none()
     const stored = yield* options.readModels.checkpoint(options.consumer)
     const projected = Option.isSome(stored) ? Checkpoints.parseSqlite(stored.value) : 0
     if (projected === undefined) return Option.none()
-    const row = yield* file.value.use("lag", (_, db) => {
-      const head = (db.prepare(`SELECT coalesce(max("offset"), 0) AS head FROM records`).get() as { head: number }).head
-      const oldest = db.prepare(`SELECT received_at AS at FROM records WHERE "offset" > ? ORDER BY "offset" LIMIT 1`).get(projected) as
-        | { at: number }
-        | undefined
-      return { head, oldest: oldest?.at }
-    })
-    const now = yield* Clock.currentTimeMillis
-    return Option.some({
-      records: Math.max(0, row.head - projected),
-      seconds: row.oldest === undefined ? 0 : Math.max(0, (now - row.oldest) / 1000)
-    })
+    return yield* lagAfter(projected)
   }).pipe(Effect.orElseSucceed(() => Option.none()))
   const head: Effect.Effect<Option.Option<number>> = Option.isNone(file)
     ? Effect.succeed(Option.none())
     : file.value.use("head", (_, db) => Option.some((db.prepare(`SELECT coalesce(max("offset"), 0) AS head FROM records`).get() as { head: number }).head)).pipe(
       Effect.orElseSucceed(() => Option.none<number>())
     )
-  return { lag, head } satisfies ProjectionLagService
+  return { lag, lagAfter, head } satisfies ProjectionLagService
 })
-
-export const prometheus = (lag: Option.Option<Lag>): string =>
-  Option.match(lag, {
-    onNone: () => "",
-    onSome: (l) =>
-      [
-        "# HELP ocs_projection_lag_records Log records not projected into the read models yet.",
-        "# TYPE ocs_projection_lag_records gauge",
-        `ocs_projection_lag_records ${l.records}`,
-        "# HELP ocs_projection_lag_seconds Age of the oldest log record not projected yet.",
-        "# TYPE ocs_projection_lag_seconds gauge",
-        `ocs_projection_lag_seconds ${l.seconds.toFixed(3)}`
-      ].join("\n")
-  })

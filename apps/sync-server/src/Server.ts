@@ -36,9 +36,10 @@ import * as ServerLimits from "./ServerLimits.ts"
 import * as Sessions from "./console/Sessions.ts"
 import * as ServerTls from "./ServerTls.ts"
 import { makeSealer, resolveKey } from "./Secrets.ts"
-import { Metrics, type ServerMetrics } from "./ServerMetrics.ts"
+import { Metrics } from "./ServerMetrics.ts"
 import { resolveOperations, type RunReport, SyncEngine } from "./SyncEngine.ts"
 import { Ownership } from "./Ownership.ts"
+import * as Telemetry from "./Telemetry.ts"
 import { type App as TenantStoreApp, TenantStore } from "./TenantStore.ts"
 
 export { watchTenants } from "./BackgroundLoops.ts"
@@ -169,7 +170,7 @@ export const layer = (config: Config) => {
         gapFillSilenceMs: config.sync.gapFillSilenceSeconds === undefined ? undefined : config.sync.gapFillSilenceSeconds * 1000,
         declared: config.operations ?? [],
         pageSize: config.sync.pageSize,
-        onRun: (report: RunReport, _operation: string, errorTag: string | undefined) => countRun(metrics, report, errorTag)
+        onRun: (report: RunReport, operation: string, errorTag: string | undefined) => metrics.countRun(report, operation, errorTag)
       })
     })
   )
@@ -203,16 +204,11 @@ export const layer = (config: Config) => {
     })
   return Layer.mergeAll(client, ingestion, sync.pipe(Layer.provide(client), Layer.provideMerge(ownership)), plugins.pipe(Layer.provide(client))).pipe(
     Layer.provideMerge(base),
-    Layer.provideMerge(Layer.merge(Metrics.layer, Layer.succeed(LoopHealth, health)))
+    Layer.provideMerge(Layer.merge(Metrics.layer, Layer.succeed(LoopHealth, health))),
+    // Below everything: every service and every fiber of the server sees the one metric
+    // registry and (when configured) the OTLP tracer.
+    Layer.provideMerge(Telemetry.layer(config))
   )
-}
-
-const countRun = (metrics: ServerMetrics, report: RunReport, errorTag: string | undefined) => {
-  if (report.mode === "skipped") return
-  metrics.syncRuns++
-  metrics.syncPages += report.pages
-  metrics.syncRecords += report.records
-  if (errorTag !== undefined) metrics.countError(errorTag)
 }
 
 /** Creates the configured tenants that do not exist yet (the demo uses this). */

@@ -1,55 +1,216 @@
 /**
- * Counters of the server itself, and the Prometheus text of /metrics (the ingestion's own
- * lines come first). Tenant ids are not labels: with thousands of tenants they would explode
- * the series count; per-tenant detail is in the admin API.
+ * Every metric of the server as an Effect `Metric` in the server's one registry
+ * (./Telemetry.ts), and `/metrics` as that registry in Prometheus text (Effect's
+ * `PrometheusMetrics`; docs/architecture.md §4.17).
+ *
+ * Two kinds of series: those counted where things happen (sync runs here, webhooks in the
+ * ingestion), and those whose truth lives elsewhere (the scheduler's keys, tenants, loops,
+ * lags, plugins, read-model rows), published into the registry just before each scrape.
+ *
+ * Labels are tenant-free: with thousands of tenants an appId/businessId label would explode
+ * the series count; per-tenant detail is in the admin API. Resources, loops, plugins and
+ * error tags are few and known.
  */
-import { Context, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Metric, Option } from "effect"
+import { PrometheusMetrics } from "effect/observability"
+import type { PluginRuntime } from "@ocs/plugin-sdk"
 import type { RateLimiter } from "@ocs/transport"
+import type { LoopStatus } from "./LoopHealth.ts"
+import type { Lag } from "./ProjectionLag.ts"
+import type { ResourceState } from "./TenantRows.ts"
 import type { Business } from "./TenantStore.ts"
 
-export class ServerMetrics {
-  syncPages = 0
-  syncRecords = 0
-  syncRuns = 0
-  readonly syncErrors = new Map<string, number>()
-  readonly startedAt = Date.now()
+const counter = (name: string, description: string, attributes?: Metric.Metric.Attributes) =>
+  Metric.counter(name, { description, incremental: true, ...(attributes === undefined ? {} : { attributes }) })
+const gauge = (name: string, description: string, attributes?: Metric.Metric.Attributes) =>
+  Metric.gauge(name, { description, ...(attributes === undefined ? {} : { attributes }) })
 
-  countError(tag: string): void {
-    this.syncErrors.set(tag, (this.syncErrors.get(tag) ?? 0) + 1)
-  }
+const syncPages = counter("ocs_sync_pages_total", "List pages appended to the event log by syncs.")
+const syncRecords = counter("ocs_sync_records_total", "Records in those pages.")
+const syncRuns = counter("ocs_sync_runs_total", "Sync passes run.")
 
-  prometheus(keys: ReadonlyArray<RateLimiter.KeyMetrics>, totals: RateLimiter.Totals, businesses: ReadonlyArray<Business>): string {
-    const lines: Array<string> = []
-    const metric = (name: string, type: string, help: string, samples: ReadonlyArray<readonly [string, number]>) => {
-      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`)
-      for (const [labels, value] of samples) lines.push(`${name}${labels} ${value}`)
+/** One metric object per label set, made once. */
+const memo = <M>(make: (...labels: Array<string>) => M) => {
+  const made = new Map<string, M>()
+  return (...labels: Array<string>): M => {
+    const key = labels.join("\u0000")
+    let m = made.get(key)
+    if (m === undefined) {
+      m = make(...labels)
+      made.set(key, m)
     }
-    metric("ocs_sync_pages_total", "counter", "List pages appended to the event log by syncs.", [["", this.syncPages]])
-    metric("ocs_sync_records_total", "counter", "Records in those pages.", [["", this.syncRecords]])
-    metric("ocs_sync_runs_total", "counter", "Sync passes run.", [["", this.syncRuns]])
-    metric("ocs_sync_errors_total", "counter", "Sync failures by error.", [...this.syncErrors].map(([tag, n]) => [`{error="${tag}"}`, n] as const))
-    const byStatus = { active: 0, paused: 0, attention: 0 }
-    for (const b of businesses) byStatus[b.status]++
-    metric("ocs_tenants", "gauge", "Tenants by status.", Object.entries(byStatus).map(([s, n]) => [`{status="${s}"}`, n] as const))
-    const now = Date.now()
-    metric("ocs_rate_keys", "gauge", "Budget keys the scheduler tracks.", [["", keys.length]])
-    metric("ocs_rate_locked_keys", "gauge", "Budget keys locked after an ERR_429.", [["", keys.filter((k) => (k.lockedUntil ?? 0) > now).length]])
-    metric("ocs_rate_queue_depth", "gauge", "Calls waiting for budget.", [["", keys.reduce((n, k) => n + k.queueDepth, 0)]])
-    metric("ocs_rate_in_flight", "gauge", "Calls in flight.", [["", keys.reduce((n, k) => n + k.inFlight, 0)]])
-    // From the totals, which keep what swept keys had counted: a counter never goes down.
-    metric("ocs_rate_calls_total", "counter", "Calls granted by the scheduler.", [["", totals.calls]])
-    metric("ocs_rate_locks_total", "counter", "Locks taken.", [["", totals.locks]])
-    metric("ocs_process_uptime_seconds", "gauge", "Seconds since start.", [["", Math.round((now - this.startedAt) / 1000)]])
-    const memory = process.memoryUsage()
-    metric("ocs_process_resident_memory_bytes", "gauge", "Resident set size.", [["", memory.rss]])
-    metric("ocs_process_heap_used_bytes", "gauge", "V8 heap in use.", [["", memory.heapUsed]])
-    metric("ocs_process_heap_total_bytes", "gauge", "V8 heap reserved.", [["", memory.heapTotal]])
-    metric("ocs_process_external_bytes", "gauge", "Memory of C++ objects bound to JS (buffers, SQLite).", [["", memory.external + memory.arrayBuffers]])
-    return lines.join("\n")
+    return m
   }
 }
 
-/** The server's counters as a service, so the sync engine and the HTTP side share them. */
+const syncErrors = memo((error) => counter("ocs_sync_errors_total", "Sync failures by error.", { error }))
+const resourcePages = memo((resource) => counter("ocs_sync_resource_pages_total", "Pages appended, per resource.", { resource }))
+const resourceRecords = memo((resource) => counter("ocs_sync_resource_records_total", "Records appended, per resource.", { resource }))
+const resourceErrors = memo((resource, error) =>
+  counter("ocs_sync_resource_errors_total", "Sync passes that failed, per resource and error.", { resource, error })
+)
+const resourceSucceeded = memo((resource) =>
+  gauge("ocs_sync_resource_last_success_timestamp_seconds", "When a pass of the resource last completed (any tenant).", { resource })
+)
+
+/** What a finished sync pass reports (see SyncEngine's `onRun`). */
+export interface RunCount {
+  readonly mode: string
+  readonly pages: number
+  readonly records: number
+}
+
+/** The sources of the series published at scrape time. */
+export interface Sources {
+  readonly keys: ReadonlyArray<RateLimiter.KeyMetrics>
+  readonly totals: RateLimiter.Totals
+  readonly businesses: ReadonlyArray<Business>
+  readonly loops: ReadonlyArray<LoopStatus>
+  readonly projectionLag: Option.Option<Lag>
+  readonly plugins: ReadonlyArray<PluginRuntime.PluginMetrics & { readonly lagSeconds?: number | null }>
+  readonly readModelRows: Readonly<Record<string, number>>
+  /** Every tenant's sync state per resource. */
+  readonly syncStates: ReadonlyArray<ResourceState>
+}
+
+/** Where a tenant's resource stands: the sync progress of `ocs_sync_resource_tenants`. */
+export const syncStages = ["pending", "full_sync", "synced", "failing", "paused"] as const
+const stageOf = (s: ResourceState): (typeof syncStages)[number] =>
+  s.paused !== null ? "paused" : s.lastError !== null ? "failing" : s.fullCompletedAt !== null ? "synced" : s.fullStartedAt !== null ? "full_sync" : "pending"
+
+export interface ServerMetrics {
+  /** Counts a finished sync pass of `resource` (an operation key). */
+  readonly countRun: (report: RunCount, resource: string, errorTag: string | undefined) => void
+  /** The sync totals since start (the console's pulls per second come from these). */
+  readonly syncTotals: () => { readonly runs: number; readonly pages: number; readonly records: number }
+  /** Publishes the scrape-time series, then renders the whole registry. */
+  readonly prometheus: (sources: Sources) => Effect.Effect<string>
+}
+
+/**
+ * A counter whose total is kept elsewhere (and never goes down there): the registry reads it
+ * through a hook, so the exported value is exactly the source's.
+ */
+const observedCounter = (metric: Metric.Counter<number>, value: number, context: Context.Context<never>) =>
+  Metric.registerUnsafe(metric, context, {
+    get: () => ({ count: value, incremental: true }),
+    update: () => {},
+    modify: () => {}
+  })
+
+const make = Effect.gen(function*() {
+  const context = yield* Effect.context<never>()
+  const startedAt = yield* Clock.currentTimeMillis
+  const set = (metric: Metric.Gauge<number>, value: number) => metric.updateUnsafe(value, context)
+  for (const m of [syncPages, syncRecords, syncRuns]) m.updateUnsafe(0, context)
+
+  const totals = { runs: 0, pages: 0, records: 0 }
+  const countRun: ServerMetrics["countRun"] = (report, resource, errorTag) => {
+    if (report.mode === "skipped") return
+    totals.runs++
+    totals.pages += report.pages
+    totals.records += report.records
+    syncRuns.updateUnsafe(1, context)
+    syncPages.updateUnsafe(report.pages, context)
+    syncRecords.updateUnsafe(report.records, context)
+    resourcePages(resource).updateUnsafe(report.pages, context)
+    resourceRecords(resource).updateUnsafe(report.records, context)
+    if (errorTag !== undefined) {
+      syncErrors(errorTag).updateUnsafe(1, context)
+      resourceErrors(resource, errorTag).updateUnsafe(1, context)
+    } else {
+      set(resourceSucceeded(resource), Date.now() / 1000)
+    }
+  }
+
+  const publish = (s: Sources, now: number) => {
+    const byStatus = { active: 0, paused: 0, attention: 0 } as Record<string, number>
+    for (const b of s.businesses) byStatus[b.status] = (byStatus[b.status] ?? 0) + 1
+    for (const [status, n] of Object.entries(byStatus)) set(tenants(status), n)
+    set(rateKeys, s.keys.length)
+    set(rateLocked, s.keys.filter((k) => (k.lockedUntil ?? 0) > now).length)
+    set(rateQueue, s.keys.reduce((n, k) => n + k.queueDepth, 0))
+    set(rateInFlight, s.keys.reduce((n, k) => n + k.inFlight, 0))
+    // From the totals, which keep what swept keys had counted: a counter never goes down.
+    observedCounter(rateCalls, s.totals.calls, context)
+    observedCounter(rateLocks, s.totals.locks, context)
+    set(uptime, Math.round((now - startedAt) / 1000))
+    const memory = process.memoryUsage()
+    set(rss, memory.rss)
+    set(heapUsed, memory.heapUsed)
+    set(heapTotal, memory.heapTotal)
+    set(external, memory.external + memory.arrayBuffers)
+    for (const l of s.loops) {
+      set(loopUp(l.name), l.up ? 1 : 0)
+      observedCounter(loopRestarts(l.name), l.restarts, context)
+    }
+    if (Option.isSome(s.projectionLag)) {
+      set(lagRecords, s.projectionLag.value.records)
+      set(lagSeconds, s.projectionLag.value.seconds)
+    }
+    for (const p of s.plugins) {
+      observedCounter(pluginHandled(p.name), p.handled, context)
+      observedCounter(pluginFailures(p.name), p.failures, context)
+      observedCounter(pluginDeadLettered(p.name), p.deadLettered, context)
+      set(pluginDeadLetters(p.name), p.deadLetters)
+      if (p.lag !== null) set(pluginLag(p.name), p.lag)
+      if (p.lagSeconds !== undefined && p.lagSeconds !== null) set(pluginLagSeconds(p.name), p.lagSeconds)
+    }
+    for (const [resource, n] of Object.entries(s.readModelRows)) set(readModelRows(resource), n)
+    const stages = new Map<string, Record<string, number>>()
+    for (const state of s.syncStates) {
+      let counts = stages.get(state.resource)
+      if (counts === undefined) {
+        counts = Object.fromEntries(syncStages.map((stage) => [stage, 0]))
+        stages.set(state.resource, counts)
+      }
+      counts[stageOf(state)]!++
+    }
+    for (const [resource, counts] of stages) {
+      for (const [stage, n] of Object.entries(counts)) set(resourceTenants(resource, stage), n)
+    }
+  }
+
+  return {
+    countRun,
+    syncTotals: () => ({ ...totals }),
+    prometheus: (sources) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        publish(sources, now)
+        return PrometheusMetrics.formatUnsafe(context)
+      })
+  } satisfies ServerMetrics
+})
+
+const tenants = memo((status) => gauge("ocs_tenants", "Tenants by status.", { status }))
+const rateKeys = gauge("ocs_rate_keys", "Budget keys the scheduler tracks.")
+const rateLocked = gauge("ocs_rate_locked_keys", "Budget keys locked after an ERR_429.")
+const rateQueue = gauge("ocs_rate_queue_depth", "Calls waiting for budget.")
+const rateInFlight = gauge("ocs_rate_in_flight", "Calls in flight.")
+const rateCalls = counter("ocs_rate_calls_total", "Calls granted by the scheduler.")
+const rateLocks = counter("ocs_rate_locks_total", "Locks taken.")
+const uptime = gauge("ocs_process_uptime_seconds", "Seconds since start.")
+const rss = gauge("ocs_process_resident_memory_bytes", "Resident set size.")
+const heapUsed = gauge("ocs_process_heap_used_bytes", "V8 heap in use.")
+const heapTotal = gauge("ocs_process_heap_total_bytes", "V8 heap reserved.")
+const external = gauge("ocs_process_external_bytes", "Memory of C++ objects bound to JS (buffers, SQLite).")
+const loopUp = memo((loop) => gauge("ocs_loop_up", "Background loop running (1) or down, waiting to restart (0).", { loop }))
+const loopRestarts = memo((loop) => counter("ocs_loop_restarts_total", "Restarts of a background loop after a failure.", { loop }))
+const lagRecords = gauge("ocs_projection_lag_records", "Log records not projected into the read models yet.")
+const lagSeconds = gauge("ocs_projection_lag_seconds", "Age of the oldest log record not projected yet.")
+const pluginHandled = memo((plugin) => counter("ocs_plugin_events_handled_total", "Events a plugin handled successfully.", { plugin }))
+const pluginFailures = memo((plugin) => counter("ocs_plugin_failures_total", "Failed handler attempts.", { plugin }))
+const pluginDeadLettered = memo((plugin) => counter("ocs_plugin_dead_lettered_total", "Events dead-lettered after their last attempt.", { plugin }))
+const pluginDeadLetters = memo((plugin) => gauge("ocs_plugin_dead_letters", "Dead letters waiting for a re-drive.", { plugin }))
+const pluginLag = memo((plugin) => gauge("ocs_plugin_lag_records", "Log head offset minus the plugin's checkpoint.", { plugin }))
+const pluginLagSeconds = memo((plugin) => gauge("ocs_plugin_lag_seconds", "Age of the oldest log record the plugin has not handled yet.", { plugin }))
+const resourceTenants = memo((resource, state) =>
+  gauge("ocs_sync_resource_tenants", "Tenants per resource and sync stage (pending, full_sync, synced, failing, paused).", { resource, state })
+)
+const readModelRows = memo((resource) => gauge("ocs_read_model_rows", "Rows in the read models per resource, all tenants (tombstones included).", { resource }))
+
+/** The server's metrics as a service, so the sync engine and the HTTP side share them. */
 export class Metrics extends Context.Service<Metrics, ServerMetrics>()("@ocs/sync-server/Metrics") {
-  static readonly layer: Layer.Layer<Metrics> = Layer.sync(Metrics, () => new ServerMetrics())
+  /** Counts into the registry of the context it is built in (the server's, ./Telemetry.ts). */
+  static readonly layer: Layer.Layer<Metrics> = Layer.effect(Metrics, make)
 }

@@ -9,10 +9,10 @@
  * the same fact and the log's dedupe key drops it. Errors that need a person put the tenant
  * (or the resource) in a visible state instead of retrying forever.
  */
-import { Clock, Context, Deferred, Duration, Effect, FiberMap, Layer, Option, Random, Schedule, Schema, Stream } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, FiberMap, Layer, Option, Random, Schedule, Schema, Stream, type Tracer } from "effect"
 import * as Crypto from "node:crypto"
 import { Catalogue, DomainEvent, Operation, Paginator, Records } from "@ocs/protocol"
-import { EventLog, type EventLogError } from "@ocs/event-log"
+import { EventLog, type EventLogError, TraceContext } from "@ocs/event-log"
 import { CommerceClient } from "@ocs/transport"
 import { Ownership } from "./Ownership.ts"
 import * as SyncWindows from "./SyncWindows.ts"
@@ -112,8 +112,10 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
    * cursor (none) and may share a text (an empty page), yet are different facts: the range is
    * part of their dedupe key and kept in meta.
    */
+  // The append's span is carried in the record (docs/architecture.md §4.17): the projection
+  // links to it.
   const appendPage = (b: Business, op: Operation.Operation<unknown>, page: CommerceClient.RawPage, mode: string, range: Readonly<Record<string, unknown>> | undefined, pass: PassMeta | undefined): Effect.Effect<unknown, EventLogError.EventLogError> =>
-    Effect.flatMap(appendRaw(b, op, page, mode, range, pass), ([result]) =>
+    Effect.flatMap(Effect.useSpan("SyncEngine.appendPage", { attributes: { "ocs.resource": Operation.resourceKey(op), "ocs.records": page.records.length } }, (span) => appendRaw(b, op, page, mode, range, pass, span)), ([result]) =>
       // The log already held this page (same cursor, same content): the pass still saw its
       // records, so a small record says which (docs/architecture.md §4.14).
       result?._tag === "Duplicate" && pass?.id !== undefined
@@ -137,7 +139,7 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
     return out
   }
 
-  const appendRaw = (b: Business, op: Operation.Operation<unknown>, page: CommerceClient.RawPage, mode: string, range: Readonly<Record<string, unknown>> | undefined, pass: PassMeta | undefined) =>
+  const appendRaw = (b: Business, op: Operation.Operation<unknown>, page: CommerceClient.RawPage, mode: string, range: Readonly<Record<string, unknown>> | undefined, pass: PassMeta | undefined, span: Tracer.Span) =>
     log.append([{
       appId: b.appId,
       businessId: b.businessId,
@@ -147,6 +149,7 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
       // The same page (same cursor in, same content) is the same fact.
       dedupeKey: `sync:${b.appId}:${b.businessId}:${Operation.resourceKey(op)}:${range === undefined ? "" : `${sha(JSON.stringify(range))}:`}${sha(Option.match(page.cursor, { onNone: () => "", onSome: (c) => c.text }))}:${sha(page.text)}`,
       meta: {
+        ...(span.sampled ? { [TraceContext.metaKey]: TraceContext.traceparent(span) } : {}),
         ...DomainEvent.syncMeta(op.entity ?? { kind: op.resource, idField: "id" }),
         mode,
         ...(range === undefined ? {} : { range }),
@@ -295,6 +298,7 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
         // Built after the run: the counters are read when it ends.
         Effect.map((): RunReport => ({ mode, pages, records, outcome: "done" })),
         Effect.tap((report) => Effect.sync(() => options.onRun?.(report, key, undefined))),
+        Effect.tap((report) => Effect.logDebug(`sync pass ${report.mode}: ${report.pages} pages, ${report.records} records`)),
         Effect.catch((error) =>
           Effect.map(onError(b, op, error as { _tag: string; message?: string }), (outcome): RunReport => {
             const report: RunReport = { mode, pages, records, outcome, error: errorMessage(error) }
@@ -305,7 +309,10 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
       )
     }).pipe(
       Effect.catch((e) => Effect.succeed<RunReport>({ mode: "skipped", pages: 0, records: 0, outcome: "error", error: errorMessage(e) })),
-      Effect.withSpan("SyncEngine.runOnce", { attributes: { tenant: `${b.appId}:${b.businessId}`, operation: Operation.resourceKey(op) } })
+      // Log lines of the pass name its tenant and resource (docs/operations.md, Logs).
+      Effect.annotateLogs({ tenant: `${b.appId}:${b.businessId}`, resource: Operation.resourceKey(op) }),
+      // A pass starts its own trace (the loop that runs it lives for ever).
+      Effect.withSpan("SyncEngine.runOnce", { root: true, attributes: { tenant: `${b.appId}:${b.businessId}`, operation: Operation.resourceKey(op) } })
     )
 
   const resolved = new Map<string, ReadonlyArray<Operation.Operation<unknown>>>()

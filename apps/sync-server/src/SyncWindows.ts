@@ -51,7 +51,7 @@ export const pieces = (from: number, to: number, maxDays: number | undefined, fo
     out.push(r)
     end = r.from - 1
   }
-  return out.reverse()
+  return out.toReversed()
 }
 
 /** The filters that select `range` with the operation's bound names and format. */

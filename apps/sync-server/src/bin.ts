@@ -7,12 +7,13 @@
  *   ocs-sync-server --demo --config f    the demo on top of your configuration (plugins, admin key)
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Effect, Logger, Runtime } from "effect"
+import { Cause, Effect, Runtime } from "effect"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
 import * as Config from "./Config.ts"
 import * as Demo from "./Demo.ts"
 import * as Server from "./Server.ts"
+import * as Telemetry from "./Telemetry.ts"
 
 const { values } = parseArgs({
   options: {
@@ -62,11 +63,11 @@ const program = Effect.gen(function*() {
     const server = yield* Server.start(config)
     if (sim !== undefined) yield* Demo.drive(sim.url, sim.demo, server, config.server.adminKey!)
     return yield* Effect.never
-  }).pipe(Effect.scoped, Effect.provide(Server.layer(config)))
+  }).pipe(Effect.scoped, Effect.provide(Server.layer(config)), Effect.provide(Telemetry.layerLogging(config.logLevel)))
 }).pipe(Effect.scoped)
 
 program.pipe(
-  Effect.provide(Logger.layer([Logger.consoleJson])),
+  Effect.provide(Telemetry.layerLogging(undefined)),
   Effect.tapError((e) => Effect.sync(() => console.error(`ocs-sync-server: ${e instanceof Error ? e.message : String(e)}`))),
   NodeRuntime.runMain({
     // Stopped by a signal (SIGTERM, Ctrl-C) after a graceful shutdown: that is success.

@@ -9,7 +9,8 @@
  * `isWebhookPath` to dispatch (the sync server does exactly that).
  */
 import type { DirectAppend } from "@ocs/event-log"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Metric, Schema, type Tracer } from "effect"
+import { PrometheusMetrics } from "effect/observability"
 import type * as Http from "node:http"
 import * as IngestionMetrics from "./IngestionMetrics.ts"
 import * as AuthFailures from "./internal/authFailures.ts"
@@ -88,7 +89,12 @@ const joinHeader = (value: string | ReadonlyArray<string> | undefined): string |
 
 export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const basePath = options.basePath ?? "/webhooks"
-  const receiver = yield* makeReceiver({
+  // The receiver counts into the metric registry it is given (the server's, exported on its
+  // /metrics); without one, into a registry of its own, so that two receivers in one
+  // process never share counters.
+  const outer = yield* Effect.context<never>()
+  const context = outer.mapUnsafe.has(Metric.MetricRegistry.key) ? outer : Context.add(outer, Metric.MetricRegistry, new Map())
+  const receiver = yield* Effect.provideContext(makeReceiver({
     basePath,
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
     storeTimeoutMillis: options.storeTimeoutMillis ?? 10_000,
@@ -99,13 +105,14 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       : options.authFailures === undefined
       ? AuthFailures.defaults
       : { ...AuthFailures.defaults, limit: options.authFailures.limit, windowMillis: options.authFailures.windowSeconds * 1000 }
-  })
+  }), context)
   return Ingestion.of({
     basePath,
     isWebhookPath: (url) => url === basePath || url.startsWith(`${basePath}/`) || url.startsWith(`${basePath}?`),
     nodeListener: nodeListener(receiver),
     metrics: Effect.sync(() => receiver.metrics.snapshot()),
-    prometheus: Effect.sync(() => IngestionMetrics.toPrometheus(receiver.metrics.snapshot())),
+    // The registry the receiver counts into (the server's, when it provides one).
+    prometheus: Effect.sync(() => PrometheusMetrics.formatUnsafe(context)),
     setSourceAllowlist: (value) => Effect.map(allowlist(value), (sourceAllowlist) => receiver.update({ sourceAllowlist })),
     setTrustedProxies: (entries) =>
       Effect.map(list(entries), (trustedProxies) => receiver.update({ trustedProxies }))
@@ -135,9 +142,12 @@ const nodeListener = (receiver: Receiver) => {
   return (req: Http.IncomingMessage, res: Http.ServerResponse): void => {
     const started = performance.now()
     metrics.received()
+    let appId: string | undefined
+    let span: Tracer.Span | undefined
     const answer = (a: Answer) => {
       writeAnswer(res, a)
-      metrics.answered(a.outcome, performance.now() - started)
+      metrics.answered(a.outcome, performance.now() - started, appId)
+      if (span !== undefined) receiver.endSpan(span, a)
     }
     const head: Head = {
       method: req.method ?? "",
@@ -148,6 +158,8 @@ const nodeListener = (receiver: Receiver) => {
     }
     const pre = receiver.preflight(head)
     if (pre._tag === "Reject") return answer(pre.answer)
+    appId = pre.appId
+    span = receiver.startSpan(pre.appId)
     readBody(req, receiver.config().maxBodyBytes, (body) => {
       if (body._tag === "TooLarge") return answer(receiver.tooLarge())
       // The sender went away mid-body: there is nobody to answer and nothing complete to store.
@@ -158,7 +170,8 @@ const nodeListener = (receiver: Receiver) => {
         bytes: body.bytes,
         authorization: req.headers.authorization,
         userAgent: req.headers["user-agent"],
-        forwardedFor: head.forwardedFor
+        forwardedFor: head.forwardedFor,
+        span
       }, answer)
     })
   }

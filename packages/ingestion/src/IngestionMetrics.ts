@@ -1,10 +1,12 @@
 /**
- * Counters and a latency histogram of the webhook receiver, readable as a snapshot and as
- * Prometheus text lines (the sync server's `/metrics` includes them).
+ * Counters and a latency histogram of the webhook receiver, as Effect `Metric`s in the
+ * registry of the context the receiver was made in (the sync server exports that registry on
+ * `/metrics`), and readable as a snapshot.
  *
- * Plain mutable counters on purpose: they sit on the hot path of every delivery and are only
- * read by scrapes, so no fiber or lock is involved.
+ * Updated with `updateUnsafe` and a context captured once: they sit on the hot path of every
+ * delivery, which runs no fiber.
  */
+import { type Context, Metric } from "effect"
 
 /** Why a request was not answered 200; one counter each. */
 export const rejectReasons = [
@@ -45,72 +47,67 @@ export interface Snapshot {
 /** What the receiver writes into. */
 export interface Recorder {
   readonly received: () => void
-  readonly answered: (outcome: "accepted" | "duplicate" | RejectReason, latencyMillis: number) => void
+  /** `appId`: the application the path named, when it named one. */
+  readonly answered: (outcome: "accepted" | "duplicate" | RejectReason, latencyMillis: number, appId?: string) => void
   readonly snapshot: () => Snapshot
 }
 
-export const makeRecorder = (): Recorder => {
-  let received = 0
-  let accepted = 0
-  let duplicates = 0
-  const rejected = Object.fromEntries(rejectReasons.map((r) => [r, 0])) as Record<RejectReason, number>
-  const counts = Array.from({ length: latencyBucketsMillis.length + 1 }, () => 0)
-  let sum = 0
-  let count = 0
+const received = Metric.counter("ocs_ingestion_received_total", { description: "Webhook requests received.", incremental: true })
+const accepted = Metric.counter("ocs_ingestion_accepted_total", { description: "Webhooks stored durably and answered 200.", incremental: true })
+const duplicates = Metric.counter("ocs_ingestion_duplicates_total", { description: "Redeliveries answered 200 without a new record.", incremental: true })
+const rejected = Object.fromEntries(rejectReasons.map((reason) => [
+  reason,
+  Metric.counter("ocs_ingestion_rejected_total", { description: "Webhook requests not answered 200, by reason.", attributes: { reason }, incremental: true })
+])) as Record<RejectReason, Metric.Counter<number>>
+const latency = Metric.histogram("ocs_ingestion_latency_ms", {
+  description: "Time from request start to answer, in milliseconds.",
+  boundaries: latencyBucketsMillis
+})
+
+/**
+ * Webhook outcomes per application (`ok`: stored or a redelivery, answered 200; `failed`:
+ * anything else). Applications are few and configured, so `app_id` is a bounded label;
+ * businesses (unbounded) never are.
+ */
+const byApp = new Map<string, { readonly ok: Metric.Counter<number>; readonly failed: Metric.Counter<number> }>()
+const appCounters = (appId: string) => {
+  let c = byApp.get(appId)
+  if (c === undefined) {
+    const make = (outcome: string) =>
+      Metric.counter("ocs_webhooks_total", { description: "Webhook deliveries per application and outcome.", attributes: { app_id: appId, outcome }, incremental: true })
+    c = { ok: make("ok"), failed: make("failed") }
+    byApp.set(appId, c)
+  }
+  return c
+}
+
+export const makeRecorder = (context: Context.Context<never>): Recorder => {
+  // Every series exists from the start, so a scrape shows zeros rather than nothing.
+  for (const m of [received, accepted, duplicates, ...Object.values(rejected)]) m.updateUnsafe(0, context)
+  latency.valueUnsafe(context)
   return {
-    received: () => {
-      received++
-    },
-    answered: (outcome, latencyMillis) => {
-      if (outcome === "accepted") accepted++
-      else if (outcome === "duplicate") duplicates++
-      else rejected[outcome]++
-      let i = 0
-      while (i < latencyBucketsMillis.length && latencyMillis > latencyBucketsMillis[i]!) i++
-      counts[i]!++
-      sum += latencyMillis
-      count++
+    received: () => received.updateUnsafe(1, context),
+    answered: (outcome, latencyMillis, appId) => {
+      if (outcome === "accepted") accepted.updateUnsafe(1, context)
+      else if (outcome === "duplicate") duplicates.updateUnsafe(1, context)
+      else rejected[outcome].updateUnsafe(1, context)
+      latency.updateUnsafe(latencyMillis, context)
+      // Only applications the receiver knows: a path naming an unknown one is no series.
+      if (appId !== undefined && outcome !== "unknown_app" && outcome !== "not_found") {
+        const c = appCounters(appId)
+        ;(outcome === "accepted" || outcome === "duplicate" ? c.ok : c.failed).updateUnsafe(1, context)
+      }
     },
     snapshot: () => {
-      let cumulative = 0
-      const buckets = latencyBucketsMillis.map((le, i) => {
-        cumulative += counts[i]!
-        return { le, count: cumulative }
-      })
+      const h = latency.valueUnsafe(context)
+      const buckets = latencyBucketsMillis.map((le, i) => ({ le, count: h.buckets[i]?.[1] ?? 0 }))
       return {
-        received,
-        accepted,
-        duplicates,
-        rejected: { ...rejected },
-        latencyMillis: { buckets: [...buckets, { le: Infinity, count }], sum, count }
+        received: received.valueUnsafe(context).count,
+        accepted: accepted.valueUnsafe(context).count,
+        duplicates: duplicates.valueUnsafe(context).count,
+        rejected: Object.fromEntries(rejectReasons.map((r) => [r, rejected[r].valueUnsafe(context).count])) as Record<RejectReason, number>,
+        latencyMillis: { buckets: [...buckets, { le: Infinity, count: h.count }], sum: h.sum, count: h.count }
       }
     }
   }
-}
-
-/**
- * Prometheus text exposition (version 0.0.4) of a snapshot. Lines end with "\n"; the sync
- * server concatenates them into its `/metrics` answer.
- */
-export const toPrometheus = (snapshot: Snapshot, prefix = "ocs_ingestion"): string => {
-  const lines: Array<string> = []
-  const counter = (name: string, help: string, samples: ReadonlyArray<readonly [string, number]>) => {
-    lines.push(`# HELP ${prefix}_${name} ${help}`, `# TYPE ${prefix}_${name} counter`)
-    for (const [labels, value] of samples) lines.push(`${prefix}_${name}${labels} ${value}`)
-  }
-  counter("received_total", "Webhook requests received.", [["", snapshot.received]])
-  counter("accepted_total", "Webhooks stored durably and answered 200.", [["", snapshot.accepted]])
-  counter("duplicates_total", "Redeliveries answered 200 without a new record.", [["", snapshot.duplicates]])
-  counter(
-    "rejected_total",
-    "Webhook requests not answered 200, by reason.",
-    rejectReasons.map((reason) => [`{reason="${reason}"}`, snapshot.rejected[reason]] as const)
-  )
-  const h = `${prefix}_latency_ms`
-  lines.push(`# HELP ${h} Time from request start to answer, in milliseconds.`, `# TYPE ${h} histogram`)
-  for (const b of snapshot.latencyMillis.buckets) {
-    lines.push(`${h}_bucket{le="${b.le === Infinity ? "+Inf" : b.le}"} ${b.count}`)
-  }
-  lines.push(`${h}_sum ${snapshot.latencyMillis.sum}`, `${h}_count ${snapshot.latencyMillis.count}`)
-  return lines.join("\n") + "\n"
 }

@@ -9,7 +9,7 @@
  * record, error and attempts; listable; re-drivable) and the plugin moves on.
  */
 import { Context, Effect, Layer, Option, Schedule, Scope, Stream } from "effect"
-import { EventLog, type LogRecord } from "@ocs/event-log"
+import { EventLog, type LogRecord, TraceContext } from "@ocs/event-log"
 import { SqliteDatabase } from "@ocs/sqlite"
 import { DomainEvent } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
@@ -94,8 +94,6 @@ export interface RedriveResult {
 export interface PluginRuntimeService {
   readonly plugins: ReadonlyArray<{ readonly name: string; readonly version: string; readonly subscribes: ReadonlyArray<DomainEvent.Tag> }>
   readonly metrics: Effect.Effect<ReadonlyArray<PluginMetrics>, PluginStoreError>
-  /** Prometheus text of the metrics (label `plugin`). */
-  readonly prometheus: Effect.Effect<string, PluginStoreError>
   readonly deadLetters: (plugin?: string) => Effect.Effect<ReadonlyArray<PluginStore.DeadLetter>, PluginStoreError>
   /** Runs dead letters again (one by id, all of a plugin, or all); those that succeed are removed. */
   readonly redrive: (target: { readonly id: number } | { readonly plugin?: string | undefined }) => Effect.Effect<RedriveResult, UnknownPlugin | PluginStoreError>
@@ -213,12 +211,29 @@ export const make = Effect.fnUntraced(function*(
       state.lastError = error.message
     })
 
-  const deliver = (state: State, delivery: LogRecord.Delivery) =>
+  // One span per delivered record, in a trace of its own linked to the record's append
+  // (docs/architecture.md §4.17); exported when that append was.
+  const deliver = (state: State, delivery: LogRecord.Delivery) => {
+    const links = TraceContext.links([delivery.record])
+    return deliverRecord(state, delivery).pipe(
+      Effect.annotateLogs({ tenant: `${delivery.record.appId}:${delivery.record.businessId ?? ""}` }),
+      Effect.withSpan("PluginRuntime.deliver", {
+        root: true,
+        links,
+        sampled: links.length > 0,
+        attributes: { "ocs.plugin": state.plugin.name, "ocs.event.type": delivery.record.type, "ocs.log.offset": delivery.record.offset }
+      })
+    )
+  }
+
+  const deliverRecord = (state: State, delivery: LogRecord.Delivery) =>
     Effect.gen(function*() {
       const tags = new Set<string>(state.plugin.subscribes)
       const events = DomainEvent.decode(delivery.record).filter((e) => tags.has(e._tag))
       for (const event of events) {
-        const outcome = yield* execute(state.plugin, event, contextFor(state, event), state.policy, onFailure(state))
+        const outcome = yield* execute(state.plugin, event, contextFor(state, event), state.policy, onFailure(state)).pipe(
+          Effect.withSpan("Plugin.handle", { attributes: { "ocs.plugin": state.plugin.name, "ocs.event": event._tag } })
+        )
         if (outcome._tag === "Handled") {
           state.handled++
           continue
@@ -314,23 +329,6 @@ export const make = Effect.fnUntraced(function*(
     return out
   })
 
-  const prometheus = Effect.map(metrics, (ms) => {
-    const lines: Array<string> = []
-    const metric = (name: string, type: string, help: string, value: (m: PluginMetrics) => number | null) => {
-      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`)
-      for (const m of ms) {
-        const v = value(m)
-        if (v !== null) lines.push(`${name}{plugin="${m.name.replace(/["\\\n]/g, "_")}"} ${v}`)
-      }
-    }
-    metric("ocs_plugin_events_handled_total", "counter", "Events a plugin handled successfully.", (m) => m.handled)
-    metric("ocs_plugin_failures_total", "counter", "Failed handler attempts.", (m) => m.failures)
-    metric("ocs_plugin_dead_lettered_total", "counter", "Events dead-lettered after their last attempt.", (m) => m.deadLettered)
-    metric("ocs_plugin_dead_letters", "gauge", "Dead letters waiting for a re-drive.", (m) => m.deadLetters)
-    metric("ocs_plugin_lag_records", "gauge", "Log head offset minus the plugin's checkpoint.", (m) => m.lag)
-    return lines.join("\n")
-  })
-
   const redrive = (target: { readonly id: number } | { readonly plugin?: string | undefined }) =>
     Effect.gen(function*() {
       const pluginName = "plugin" in target ? target.plugin : undefined
@@ -352,7 +350,9 @@ export const make = Effect.fnUntraced(function*(
           failed.push(letter.id)
           continue
         }
-        const outcome = yield* execute(state.plugin, event, contextFor(state, event), state.policy, onFailure(state))
+        const outcome = yield* execute(state.plugin, event, contextFor(state, event), state.policy, onFailure(state)).pipe(
+          Effect.withSpan("Plugin.handle", { attributes: { "ocs.plugin": state.plugin.name, "ocs.event": event._tag } })
+        )
         if (outcome._tag === "Handled") {
           state.handled++
           yield* store.removeDeadLetter(letter.id)
@@ -375,7 +375,6 @@ export const make = Effect.fnUntraced(function*(
   return {
     plugins: [...states.values()].map((s) => ({ name: s.plugin.name, version: s.plugin.version, subscribes: s.plugin.subscribes })),
     metrics,
-    prometheus,
     deadLetters: store.deadLetters,
     redrive,
     kv: store.kv,

@@ -10,7 +10,7 @@
  *   checkpoint moves past them, `quarantine` lists them, `release` projects them later.
  * - The read API: every query names its tenant.
  */
-import { Checkpoints, EventLog, type LogRecord } from "@ocs/event-log"
+import { Checkpoints, EventLog, type LogRecord, TraceContext } from "@ocs/event-log"
 import { DomainEvent } from "@ocs/protocol"
 import { SqliteDatabase } from "@ocs/sqlite"
 import type Database from "better-sqlite3"
@@ -171,6 +171,8 @@ export interface ReadModelsService {
   readonly syncState: (tenant: V.Tenant) => Effect.Effect<ReadonlyArray<V.SyncState>, SqliteError>
   readonly setSyncState: (tenant: V.Tenant, resource: string, patch: V.SyncStatePatch) => Effect.Effect<V.SyncState, SqliteError>
   readonly counts: (tenant: V.Tenant) => Effect.Effect<V.Counts, SqliteError>
+  /** Rows per resource over every tenant (tombstones included): tenant-free, for metrics. */
+  readonly rowCounts: Effect.Effect<Readonly<Record<string, number>>, SqliteError>
   /** Deterministic content digest of one tenant, or of everything with `"all"` (default). */
   readonly digest: (tenant?: V.Tenant | "all") => Effect.Effect<Digest.Digest, SqliteError>
 }
@@ -264,9 +266,17 @@ const projection = Effect.fnUntraced(function*(handle: SqliteDatabase.Handle, de
       })
       return { ...applied, lastOffset, millis: performance.now() - started }
     })
-  const project = Effect.fn("ReadModels.project")(function*(records: ReadonlyArray<LogRecord.LogRecord>, options?: ProjectOptions) {
-    return yield* write(records, options, undefined)
-  })
+  /**
+   * A batch's span starts its own trace and links to the appends of its records (their
+   * `traceparent`, docs/architecture.md §4.17): the hop from append to projection is
+   * asynchronous and one batch holds many traces. It is exported when a linked append was.
+   */
+  const project = (records: ReadonlyArray<LogRecord.LogRecord>, options?: ProjectOptions) => {
+    const links = TraceContext.links(records)
+    return write(records, options, undefined).pipe(
+      Effect.withSpan("ReadModels.project", { root: true, links, sampled: links.length > 0, attributes: { "ocs.records": records.length } })
+    )
+  }
   const projectPlanned = (records: ReadonlyArray<LogRecord.LogRecord>, plans: ReadonlyArray<Plan.Plan>, options?: ProjectOptions) =>
     write(records, options, plans)
   /** Applies released records and forgets them, in one transaction; no checkpoint moves. */
@@ -519,6 +529,7 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
     setSyncState: (tenant, resource, patch) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => handle.transaction("setSyncState", () => q.setSyncState(tenant, resource, patch, now))),
     counts: (tenant) => query("counts", () => q.counts(tenant)),
+    rowCounts: query("rowCounts", () => q.rowCounts()),
     digest: (tenant = "all") => query("digest", () => Digest.compute(handle.client, tenant === "all" ? undefined : tenant))
   }
 })

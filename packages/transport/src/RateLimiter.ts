@@ -316,7 +316,10 @@ export const make = Effect.fnUntraced(function*(options: RateLimiterOptions) {
         }
         core.enqueue(s, waiter)
         yield* pump
-        const ticket = yield* restore(awaitGrant(s, waiter))
+        // The wait for a slot is its own span: a slow minute shows where it went.
+        const ticket = yield* restore(awaitGrant(s, waiter)).pipe(
+          Effect.withSpan("RateLimiter.grant", { attributes: { "ocs.operation": key.operation.path, "ocs.priority": priority } })
+        )
         let sent = true
         const permit: Permit = { key: k, grantedAt: ticket.grantedAt, markNotSent: () => (sent = false) }
         return yield* restore(use(permit)).pipe(Effect.ensuring(Effect.suspend(() => release(ticket, sent))))

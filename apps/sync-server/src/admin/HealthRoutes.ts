@@ -1,10 +1,9 @@
 /** `/healthz` (the process answers), `/readyz` (it takes traffic) and `/metrics` (Prometheus). */
 import { Effect, Option } from "effect"
 import { type HttpRouter, HttpServerResponse } from "effect/http"
-import { Ingestion } from "@ocs/ingestion"
 import { PluginRuntime } from "@ocs/plugin-sdk"
 import { RateLimiter } from "@ocs/transport"
-import * as ProjectionLag from "../ProjectionLag.ts"
+import { ReadModels } from "@ocs/read-models"
 import { Metrics } from "../ServerMetrics.ts"
 import { TenantStore } from "../TenantStore.ts"
 import { type AdminOptions, json, problem, type Readiness } from "./AdminHttp.ts"
@@ -34,11 +33,11 @@ const readiness = (r: Readiness) =>
 
 export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
   Effect.gen(function*() {
-    const ingestion = yield* Ingestion.Ingestion
     const limiter = yield* RateLimiter.RateLimiter
     const store = yield* TenantStore
     const plugins = yield* PluginRuntime.PluginRuntime
     const metrics = yield* Metrics
+    const readModels = yield* ReadModels.ReadModels
     yield* router.add("GET", "/healthz", Effect.succeed(json({ status: "ok" })))
     yield* router.add(
       "GET",
@@ -55,16 +54,22 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
     yield* router.add(
       "GET",
       "/metrics",
+      // One registry, one exporter (docs/architecture.md §4.17): the ingestion counts into the
+      // same registry; the rest is published from its sources first.
       Effect.gen(function*() {
-        const receiver = yield* ingestion.prometheus
-        const keys = yield* limiter.metrics
-        const totals = yield* limiter.totals
-        const businesses = yield* store.businesses().pipe(Effect.orElseSucceed(() => []))
-        const pluginText = yield* plugins.prometheus.pipe(Effect.orElseSucceed(() => ""))
-        const loopText = options.readiness === undefined ? "" : yield* options.readiness.loops.prometheus
-        const lagText = options.readiness === undefined ? "" : ProjectionLag.prometheus(yield* options.readiness.lag.lag)
-        const text = [receiver.trimEnd(), metrics.prometheus(keys, totals, businesses), loopText, lagText, pluginText.trimEnd()]
-          .filter((t) => t !== "").join("\n") + "\n"
+        const r = options.readiness
+        const pluginMetrics = yield* plugins.metrics.pipe(Effect.orElseSucceed(() => []))
+        const text = yield* metrics.prometheus({
+          keys: yield* limiter.metrics,
+          totals: yield* limiter.totals,
+          businesses: yield* store.businesses().pipe(Effect.orElseSucceed(() => [])),
+          loops: r === undefined ? [] : yield* r.loops.snapshot,
+          projectionLag: r === undefined ? Option.none() : yield* r.lag.lag,
+          plugins: r === undefined ? pluginMetrics : yield* Effect.forEach(pluginMetrics, (p) =>
+            Effect.map(r.lag.lagAfter(p.lastOffset ?? 0), (lag) => ({ ...p, lagSeconds: Option.match(lag, { onNone: () => null, onSome: (l) => l.seconds }) }))),
+          readModelRows: yield* readModels.rowCounts.pipe(Effect.orElseSucceed(() => ({}))),
+          syncStates: yield* store.states().pipe(Effect.orElseSucceed(() => []))
+        })
         return HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4" })
       })
     )

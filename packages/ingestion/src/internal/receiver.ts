@@ -3,9 +3,9 @@
  * the callback path that turns a delivery's bytes into a durable record and an answer. The
  * Node request listener (../Ingestion.ts) drives it.
  */
-import { DirectAppend, type LogRecord } from "@ocs/event-log"
+import { DirectAppend, type LogRecord, TraceContext } from "@ocs/event-log"
 import { Json } from "@ocs/protocol"
-import { Cause, Clock, Effect, Exit, Option, Predicate, Result } from "effect"
+import { Cause, Clock, Context, Effect, Exit, Option, Predicate, Result, Tracer } from "effect"
 import * as Crypto from "node:crypto"
 import type { RejectReason } from "../IngestionMetrics.ts"
 import * as IngestionMetrics from "../IngestionMetrics.ts"
@@ -72,6 +72,8 @@ export interface Delivery {
   readonly authorization: string | undefined
   readonly userAgent: string | undefined
   readonly forwardedFor: string | undefined
+  /** The delivery's server span, when tracing is on (see `startSpan`). */
+  readonly span?: Tracer.Span | undefined
 }
 
 export interface Receiver {
@@ -88,6 +90,13 @@ export interface Receiver {
    * (and a log line when it is ours).
    */
   readonly ingest: (delivery: Delivery, done: (answer: Answer) => void) => void
+  /**
+   * The server span of a delivery, or undefined when no tracer is installed: with tracing off
+   * the request path makes no span at all (docs/architecture.md §4.17).
+   */
+  readonly startSpan: (appId: string) => Tracer.Span | undefined
+  /** Ends a delivery's span with its answer. */
+  readonly endSpan: (span: Tracer.Span, answer: Answer) => void
 }
 
 const APP_ID = /^(?:0|[1-9][0-9]{0,39})$/
@@ -163,7 +172,11 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
   const clock = yield* Clock.Clock
   // Log lines only: the request path itself runs no effect.
   const runFork = Effect.runForkWith(context)
-  const metrics = IngestionMetrics.makeRecorder()
+  const metrics = IngestionMetrics.makeRecorder(context)
+  const tracer = Context.get(context, Tracer.Tracer)
+  const tracing = tracer !== Tracer.nativeTracer
+  const headSample = Context.get(context, TraceContext.HeadSampler)
+  const decided = Context.make(TraceContext.Decided, true)
   let config = initial
   const failures = AuthFailures.make(initial.authFailures)
   const prefix = `${initial.basePath}/`
@@ -205,7 +218,18 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
   const STORE_TIMEOUT = reject(503, "store_failed", "the event was not stored in time; deliver again", { "retry-after": "1" })
 
   /** The log's verdict on the record, as an answer; a slow log is answered 503 at the deadline. */
-  const store = (record: LogRecord.NewRecord, done: (answer: Answer) => void): void => {
+  const store = (record: LogRecord.NewRecord, parent: Tracer.Span | undefined, done: (answer: Answer) => void): void => {
+    // The append's span is the one the record carries: projection and plugins link to it.
+    const span = parent === undefined || !parent.sampled ? undefined : childSpan(parent, "EventLog.append", { "ocs.log.source": "webhook", "ocs.event.type": record.type })
+    if (span !== undefined) {
+      record = { ...record, meta: TraceContext.inject(record.meta, span) }
+      const finish = done
+      done = (answer) => {
+        span.attribute("ocs.outcome", answer.outcome)
+        span.end(clock.currentTimeNanosUnsafe(), answer.status === 200 ? Exit.void : Exit.fail(answer.outcome))
+        finish(answer)
+      }
+    }
     let answered = false
     const timer = setTimeout(() => {
       answered = true
@@ -307,7 +331,7 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
       // made before and after it must keep the same key.
       dedupeKey: `sha256:${Crypto.hash("sha256", Buffer.concat([Buffer.from(`${d.appId}\n`), d.bytes]), "hex")}`,
       meta: meta(d, auth.tokenSource)
-    }, done)
+    }, d.span, done)
   }
 
   const ingest = (d: Delivery, done: (answer: Answer) => void): void => {
@@ -324,8 +348,50 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
     }
   }
 
+  const childSpan = (parent: Tracer.Span, name: string, attributes: Readonly<Record<string, unknown>>): Tracer.Span => {
+    const span = tracer.span({
+      name,
+      parent: Option.some(parent),
+      annotations: Context.empty(),
+      links: [],
+      startTime: clock.currentTimeNanosUnsafe(),
+      kind: "internal",
+      root: false,
+      sampled: parent.sampled
+    })
+    for (const key in attributes) span.attribute(key, attributes[key])
+    return span
+  }
+
+  // Names and ids only: never a token, a header value or a byte of the body.
+  const startSpan = (appId: string): Tracer.Span | undefined => {
+    // Sampled out: no span at all (it would live across the commit and cost a collection).
+    if (!tracing || !headSample()) return undefined
+    const span = tracer.span({
+      name: "webhook",
+      parent: Option.none(),
+      annotations: decided,
+      links: [],
+      startTime: clock.currentTimeNanosUnsafe(),
+      kind: "server",
+      root: true,
+      sampled: true
+    })
+    span.attribute("ocs.app_id", appId)
+    span.attribute("http.request.method", "POST")
+    return span
+  }
+
+  const endSpan = (span: Tracer.Span, answer: Answer): void => {
+    span.attribute("http.response.status_code", answer.status)
+    span.attribute("ocs.outcome", answer.outcome)
+    span.end(clock.currentTimeNanosUnsafe(), answer.status < 400 ? Exit.void : Exit.fail(answer.outcome))
+  }
+
   return {
     config: () => config,
+    startSpan,
+    endSpan,
     update: (change) => {
       config = { ...config, ...change }
     },

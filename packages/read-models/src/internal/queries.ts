@@ -125,8 +125,26 @@ export const make = (orm: BetterSQLite3Database) => {
     unknownEvents: countOf(T.unknownEvents, tenant)
   })
 
+  /** Rows per resource over every tenant (tombstones included), for `/metrics`. */
+  const rowCounts = (): Readonly<Record<string, number>> => {
+    const all = (table: Counted) => orm.select({ n: count() }).from(table).get()?.n ?? 0
+    return {
+      products: all(T.products),
+      inventory: all(T.inventory),
+      orders: all(T.orders),
+      bills: all(T.bills),
+      customers: all(T.customers),
+      depots: all(T.depots),
+      categories: all(T.categories),
+      brands: all(T.brands),
+      payments: all(T.payments),
+      documents: all(T.documents),
+      unknown_events: all(T.unknownEvents)
+    }
+  }
+
   return {
     ...SalesQueries.make(orm), ...ReferenceQueries.make(orm),
-    products, product, payments, documents, document, webhooks, unknownEvents, syncState, setSyncState, counts
+    products, product, payments, documents, document, webhooks, unknownEvents, syncState, setSyncState, counts, rowCounts
   }
 }
