@@ -8,14 +8,21 @@
  *   `appId:businessId` so each business stays in one partition, in order. The outbox cursor
  *   (`relay_state`) advances only after the broker acknowledged; while the broker is down the
  *   relay retries with exponential backoff.
- * - A crash between the broker's ack and the cursor update sends a batch again; every message
- *   carries the record id (header `ocs-record-id` and the value), and `read`/`subscribe` drop
- *   ids they already delivered, so a relay retry never shows twice.
+ * - Several servers may relay into one topic (docs/architecture.md §4.14). Each outbox file has
+ *   an origin id of its own (made once, kept in the file); every message carries it (header
+ *   `ocs-origin`) with its outbox offset (`ocs-outbox-offset`) and the record id
+ *   (`ocs-record-id`). Records are delivered with `offset` = `topicPosition(partition, offset)`,
+ *   unique across servers, so a consumer keying what it applied by offset never mistakes one
+ *   server's record for another's; `LogRecord.kafka` keeps the partition, Kafka offset, origin
+ *   and outbox offset.
+ * - A crash between the broker's ack and the cursor update sends a batch again. One origin's
+ *   messages reach a partition in outbox order, so a message whose outbox offset is at or below
+ *   the highest one delivered from its origin in that partition is a repeat and is dropped; the
+ *   high-water marks travel in the checkpoint, so this holds across restarts too.
  * - `read` reads the topic from the beginning up to the end offsets present when it starts.
- *   `subscribe` resumes from a checkpoint `kafka:{"<partition>":"<next offset>"}` (Kafka's
- *   convention: the next offset to consume) and follows the topic. Order holds per business
- *   (per partition), not across businesses. `LogRecord.offset` is the outbox offset;
- *   `LogRecord.kafka` is the partition/offset in the topic.
+ *   `subscribe` resumes from a checkpoint (`Checkpoints`: per partition the next offset to
+ *   consume, Kafka's convention, and the origins' high-water marks) and follows the topic.
+ *   Order holds per business (per partition), not across businesses.
  *
  * `layer(options)` provides `EventLog` and `DirectAppend` (appends from plain callbacks, which
  * go to the outbox as `append` does).
@@ -31,7 +38,7 @@ import { EventLog, type EventLogService } from "./EventLog.ts"
 import { type EventLogError, InvalidCheckpoint, KafkaUnavailable, RecordDecodeError, type SqliteError } from "./EventLogError.ts"
 import { recordToRow, rowToRecord } from "./internal/recordRow.ts"
 import * as Core from "./internal/sqliteLog.ts"
-import { type Checkpoint, type Delivery, type LogRecord, type ReadOptions, type SubscribeOptions, tenantKey, uuidv7 } from "./LogRecord.ts"
+import { type Checkpoint, type Delivery, type LogRecord, type ReadOptions, type SubscribeOptions, tenantKey, topicPosition, uuidv7 } from "./LogRecord.ts"
 import { relayState } from "./Tables.ts"
 
 /** Runs `loop` for ever: restarts it after each failure (interruption stops it). */
@@ -84,6 +91,13 @@ export interface Options {
 }
 
 const HEADER_ID = "ocs-record-id"
+const HEADER_ORIGIN = "ocs-origin"
+const HEADER_OUTBOX_OFFSET = "ocs-outbox-offset"
+/** Where the outbox file keeps its origin id (a row of its `consumer_checkpoints`). */
+const ORIGIN_ROW = "@kafka-relay-origin"
+
+const headerText = (value: Buffer | string | ReadonlyArray<Buffer | string> | undefined): string | undefined =>
+  value === undefined ? undefined : Array.isArray(value) ? headerText(value[0]) : String(value)
 
 /** The message value: the stored row (meta as its JSON text), so decoding is the row decoder's. */
 const encodeValue = (record: LogRecord) => JSON.stringify({ v: 1, ...recordToRow(record) })
@@ -98,6 +112,24 @@ const decodeValue = (value: Buffer | null, where: string): Result.Result<LogReco
   }
   return rowToRecord(row, where)
 }
+
+/**
+ * Drops relay repeats: per partition, per origin, the highest outbox offset delivered (see the
+ * module comment). Messages without an origin (relayed before origins existed) fall back to
+ * the record ids remembered in memory.
+ */
+const relayRepeats = (seen: Map<number, Map<string, number>>, fresh: (id: string) => boolean) =>
+  (record: LogRecord, partition: number): boolean => {
+    const origin = record.kafka?.origin
+    const at = record.kafka?.outboxOffset
+    if (origin === undefined || at === undefined) return !fresh(record.id)
+    let marks = seen.get(partition)
+    if (marks === undefined) seen.set(partition, marks = new Map())
+    const high = marks.get(origin)
+    if (high !== undefined && at <= high) return true
+    marks.set(origin, at)
+    return false
+  }
 
 /** Remembers the last `capacity` ids (insertion order), to drop repeats. */
 const recentIds = (capacity: number) => {
@@ -140,6 +172,16 @@ export const make = Effect.fnUntraced(function*(
     synchronous: options.synchronous,
     dedupeWindowMillis: options.dedupeWindowMillis,
     commitWindowMillis: options.commitWindowMillis
+  })
+  // The outbox's origin id: made once and kept in the file, so a restarted server relays under
+  // the same origin (its outbox offsets go on increasing) and a new file gets a new one.
+  const now = yield* Clock.currentTimeMillis
+  const origin = yield* outbox.db.transaction("origin", (orm) => {
+    const stored = Checkpoints.load(orm, ORIGIN_ROW)
+    if (Option.isSome(stored)) return stored.value
+    const made = uuidv7(now)
+    Checkpoints.save(orm, ORIGIN_ROW, made, now)
+    return made
   })
 
   // kafkajs is loaded by the Kafka mode only: a process on the SQLite log never holds it.
@@ -207,7 +249,7 @@ export const make = Effect.fnUntraced(function*(
             messages: batch.map((record) => ({
               key: tenantKey(record.appId, record.businessId),
               value: encodeValue(record),
-              headers: { [HEADER_ID]: record.id, "ocs-outbox-offset": String(record.offset) }
+              headers: { [HEADER_ID]: record.id, [HEADER_ORIGIN]: origin, [HEADER_OUTBOX_OFFSET]: String(record.offset) }
             }))
           }),
         catch: unavailable("did not acknowledge")
@@ -286,7 +328,17 @@ export const make = Effect.fnUntraced(function*(
                   Queue.failCauseUnsafe(queue, Cause.fail(decoded.failure))
                   return
                 }
-                const record: LogRecord = { ...decoded.success, kafka: { partition, offset: message.offset } }
+                const outboxOffset = headerText(message.headers?.[HEADER_OUTBOX_OFFSET])
+                const record: LogRecord = {
+                  ...decoded.success,
+                  offset: topicPosition(partition, message.offset),
+                  kafka: {
+                    partition,
+                    offset: message.offset,
+                    origin: headerText(message.headers?.[HEADER_ORIGIN]),
+                    outboxOffset: outboxOffset === undefined ? decoded.success.offset : Number(outboxOffset)
+                  }
+                }
                 await Effect.runPromise(Queue.offer(queue, { record, partition, offset: message.offset }))
                 if (end !== undefined && BigInt(message.offset) + 1n >= BigInt(end)) {
                   remaining.delete(partition)
@@ -310,11 +362,11 @@ export const make = Effect.fnUntraced(function*(
     Stream.unwrap(Effect.gen(function*() {
       const ends = yield* Effect.tryPromise({ try: () => admin.fetchTopicOffsets(topic), catch: unavailable("did not answer") })
       const stopAt = new Map(ends.map((e) => [e.partition, e.high] as const))
-      const fresh = recentIds(dedupeMemory)
+      const repeat = relayRepeats(new Map(), recentIds(dedupeMemory))
       const wanted = matches(options)
       return consume(new Map(), stopAt).pipe(
-        Stream.filter(({ record }) =>
-          fresh(record.id) && wanted(record) &&
+        Stream.filter(({ partition, record }) =>
+          !repeat(record, partition) && wanted(record) &&
           (options.untilOffset === undefined || record.offset <= options.untilOffset) &&
           (options.untilReceivedAt === undefined || record.receivedAt <= options.untilReceivedAt)
         ),
@@ -323,7 +375,7 @@ export const make = Effect.fnUntraced(function*(
     }))
 
   const commit = Effect.fn("EventLog.commit")(function*(consumer: string, checkpoint: Checkpoint) {
-    if (Checkpoints.parseKafka(checkpoint) === undefined) {
+    if (Checkpoints.parseKafkaState(checkpoint) === undefined) {
       return yield* new InvalidCheckpoint({ checkpoint, message: `not a checkpoint of a Kafka event log: ${checkpoint}` })
     }
     return yield* outbox.service.commit(consumer, checkpoint)
@@ -332,18 +384,18 @@ export const make = Effect.fnUntraced(function*(
   const subscribe = (consumer: string, options: SubscribeOptions): Stream.Stream<Delivery, EventLogError> =>
     Stream.unwrap(Effect.gen(function*() {
       const from = options.from ?? Option.getOrUndefined(yield* outbox.service.checkpoint(consumer))
-      const next = from === undefined ? new Map<number, string>() : Checkpoints.parseKafka(from)
-      if (next === undefined) {
+      const state = from === undefined ? { next: new Map<number, string>(), seen: new Map<number, Map<string, number>>() } : Checkpoints.parseKafkaState(from)
+      if (state === undefined) {
         return yield* new InvalidCheckpoint({ checkpoint: from ?? "", message: `not a checkpoint of a Kafka event log: ${from}` })
       }
-      const fresh = recentIds(dedupeMemory)
+      const repeat = relayRepeats(state.seen, recentIds(dedupeMemory))
       const wanted = matches(options)
-      const position = new Map(next)
-      return consume(next, undefined).pipe(
+      const position = new Map(state.next)
+      return consume(state.next, undefined).pipe(
         Stream.filterMap(({ record, partition, offset }) => {
           position.set(partition, (BigInt(offset) + 1n).toString())
-          return fresh(record.id) && wanted(record)
-            ? Result.succeed<Delivery>({ record, checkpoint: Checkpoints.kafka(position) })
+          return !repeat(record, partition) && wanted(record)
+            ? Result.succeed<Delivery>({ record, checkpoint: Checkpoints.kafkaWithSeen(position, state.seen) })
             : Result.failVoid
         })
       )
