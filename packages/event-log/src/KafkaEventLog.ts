@@ -69,6 +69,21 @@ export interface Options {
   readonly clientId?: string | undefined
   /** Outbox records per `send` (default 500). */
   readonly relayBatchSize?: number | undefined
+  /**
+   * The relay saves its cursor (last outbox offset the broker acknowledged) at most this often
+   * while busy, and whenever it goes idle or stops (default 1000 ms). After a crash it resends
+   * from the saved cursor; consumers drop what they already had.
+   */
+  readonly relayCursorSaveMillis?: number | undefined
+  /** The relay waits this long for more records when a batch is not full (default 5 ms). */
+  readonly relayLingerMillis?: number | undefined
+  /**
+   * Consumers' fetch: the broker answers once this many bytes are ready or after
+   * `fetchMaxWaitMillis` (defaults 64 KiB and 20 ms): fewer, larger fetches under load, at most
+   * that wait added to the lag.
+   */
+  readonly fetchMinBytes?: number | undefined
+  readonly fetchMaxWaitMillis?: number | undefined
   /** Relay backoff while the broker is down: first delay and cap (default 100 ms, 10 s). */
   readonly relayBackoffMillis?: { readonly initial: number; readonly max: number } | undefined
   /**
@@ -183,6 +198,11 @@ export const make = Effect.fnUntraced(function*(
     Checkpoints.save(orm, ORIGIN_ROW, made, now)
     return made
   })
+  // Past this point the main connection writes only the relay cursor and consumers'
+  // checkpoints, both of which only cost a repeat when lost (relay repeats are dropped by the
+  // consumers, see above): no fsync per relayed batch on the event loop (measured: it stalled
+  // the webhook answers). Appends commit on the writer thread's own connection, still FULL.
+  yield* outbox.db.use("pragma", (_, client) => client.pragma("synchronous = NORMAL"))
 
   // kafkajs is loaded by the Kafka mode only: a process on the SQLite log never holds it.
   const { Kafka, logLevel } = yield* Effect.promise(() => import("kafkajs"))
@@ -269,19 +289,47 @@ export const make = Effect.fnUntraced(function*(
     return attempt(0)
   }
 
+  // The relay cursor is saved at most every `cursorSaveMillis` (sooner when it stops). Its transaction waits for the outbox's write lock, which the
+  // writer thread holds while it fsyncs: one wait per batch stalled the event loop (and a busy
+  // lock ended the relay). A cursor saved late only means a repeat, which consumers drop.
+  const cursorSaveMillis = options.relayCursorSaveMillis ?? 1000
+  const linger = options.relayLingerMillis ?? 5
   const relay = Effect.gen(function*() {
     let cursor = yield* relayedOffset
-    while (true) {
-      const wake = outbox.nextCommit()
-      const batch = yield* outbox.page(cursor + 1, batchSize)
-      if (batch.length === 0) {
-        yield* Effect.race(Deferred.await(wake), Effect.sleep(outbox.pollIntervalMillis))
-        continue
+    let saved = cursor
+    let savedAt = yield* Clock.currentTimeMillis
+    const save = Effect.gen(function*() {
+      if (saved === cursor) return
+      const now = yield* Clock.currentTimeMillis
+      const at = cursor
+      yield* saveRelayed(at, now).pipe(
+        Effect.tap(() => Effect.sync(() => (saved = at))),
+        Effect.catch((error) => Effect.logDebug(`event-log relay: cursor not saved this time (${error.message})`))
+      )
+      savedAt = now
+    })
+    return yield* Effect.gen(function*() {
+      while (true) {
+        const wake = outbox.nextCommit()
+        let batch = yield* outbox.page(cursor + 1, batchSize)
+        if (batch.length > 0 && batch.length < batchSize && linger > 0) {
+          // Linger: what arrives in the next few ms goes in the same request (fewer, larger
+          // produce requests: less work for the client, the broker and the consumers' fetches).
+          yield* Effect.sleep(linger)
+          batch = yield* outbox.page(cursor + 1, batchSize)
+        }
+        if (batch.length === 0) {
+          const sinceSave = (yield* Clock.currentTimeMillis) - savedAt
+          if (sinceSave >= cursorSaveMillis) yield* save
+          const nap = saved === cursor ? outbox.pollIntervalMillis : Math.min(outbox.pollIntervalMillis, Math.max(1, cursorSaveMillis - sinceSave))
+          yield* Effect.race(Deferred.await(wake), Effect.sleep(nap))
+          continue
+        }
+        yield* sendWithBackoff(batch)
+        cursor = batch[batch.length - 1]!.offset
+        if ((yield* Clock.currentTimeMillis) - savedAt >= cursorSaveMillis) yield* save
       }
-      yield* sendWithBackoff(batch)
-      cursor = batch[batch.length - 1]!.offset
-      yield* saveRelayed(cursor, yield* Clock.currentTimeMillis)
-    }
+    }).pipe(Effect.ensuring(save))
   }).pipe(Effect.onExit(() => dropProducer))
   // Each start reads the cursor again, so a restarted relay resumes where the last ack left it.
   const supervise = options.supervise ?? restartAfterBackoff(backoff)
@@ -300,11 +348,15 @@ export const make = Effect.fnUntraced(function*(
         const remaining = new Set<number>()
         if (stopAt !== undefined) {
           for (const [partition, end] of stopAt) {
-            if (BigInt(start.get(partition) ?? "0") < BigInt(end)) remaining.add(partition)
+            if (Number(start.get(partition) ?? "0") < Number(end)) remaining.add(partition)
           }
           if (remaining.size === 0) return yield* Queue.end(queue)
         }
-        const consumer: Consumer = kafka.consumer({ groupId: `${clientId}-${uuidv7(Date.now())}`, maxWaitTimeInMs: 250 })
+        const consumer: Consumer = kafka.consumer({
+          groupId: `${clientId}-${uuidv7(Date.now())}`,
+          minBytes: options.fetchMinBytes ?? 65_536,
+          maxWaitTimeInMs: options.fetchMaxWaitMillis ?? 20
+        })
         yield* Effect.acquireRelease(
           Effect.tryPromise({ try: () => consumer.connect(), catch: unavailable("refused the consumer") }),
           () => Effect.promise(() => consumer.disconnect().catch(() => undefined))
@@ -320,30 +372,42 @@ export const make = Effect.fnUntraced(function*(
           try: () =>
             consumer.run({
               autoCommit: false,
-              eachMessage: async ({ partition, message }) => {
+              // One hand-over per fetched batch (not per message): one queue offer, one
+              // heartbeat, decoding in a plain loop.
+              eachBatch: async ({ batch, heartbeat }) => {
+                const partition = batch.partition
                 const end = stopAt?.get(partition)
-                if (end !== undefined && BigInt(message.offset) >= BigInt(end)) return
-                const decoded = decodeValue(message.value, `${topic}/${partition}@${message.offset}`)
-                if (Result.isFailure(decoded)) {
-                  Queue.failCauseUnsafe(queue, Cause.fail(decoded.failure))
-                  return
-                }
-                const outboxOffset = headerText(message.headers?.[HEADER_OUTBOX_OFFSET])
-                const record: LogRecord = {
-                  ...decoded.success,
-                  offset: topicPosition(partition, message.offset),
-                  kafka: {
-                    partition,
-                    offset: message.offset,
-                    origin: headerText(message.headers?.[HEADER_ORIGIN]),
-                    outboxOffset: outboxOffset === undefined ? decoded.success.offset : Number(outboxOffset)
+                const endAt = end === undefined ? undefined : Number(end)
+                const raws: Array<Raw> = []
+                let reachedEnd = false
+                for (const message of batch.messages) {
+                  const at = Number(message.offset)
+                  if (endAt !== undefined && at >= endAt) break
+                  const decoded = decodeValue(message.value, `${topic}/${partition}@${message.offset}`)
+                  if (Result.isFailure(decoded)) {
+                    Queue.failCauseUnsafe(queue, Cause.fail(decoded.failure))
+                    return
                   }
+                  const outboxOffset = headerText(message.headers?.[HEADER_OUTBOX_OFFSET])
+                  const record: LogRecord = {
+                    ...decoded.success,
+                    offset: topicPosition(partition, message.offset),
+                    kafka: {
+                      partition,
+                      offset: message.offset,
+                      origin: headerText(message.headers?.[HEADER_ORIGIN]),
+                      outboxOffset: outboxOffset === undefined ? decoded.success.offset : Number(outboxOffset)
+                    }
+                  }
+                  raws.push({ record, partition, offset: message.offset })
+                  if (endAt !== undefined && at + 1 >= endAt) reachedEnd = true
                 }
-                await Effect.runPromise(Queue.offer(queue, { record, partition, offset: message.offset }))
-                if (end !== undefined && BigInt(message.offset) + 1n >= BigInt(end)) {
+                if (raws.length > 0) await Effect.runPromise(Queue.offerAll(queue, raws))
+                if (reachedEnd) {
                   remaining.delete(partition)
                   if (remaining.size === 0) Queue.endUnsafe(queue)
                 }
+                await heartbeat()
               }
             }),
           catch: unavailable("could not start the consumer")
@@ -393,7 +457,7 @@ export const make = Effect.fnUntraced(function*(
       const position = new Map(state.next)
       return consume(state.next, undefined).pipe(
         Stream.filterMap(({ record, partition, offset }) => {
-          position.set(partition, (BigInt(offset) + 1n).toString())
+          position.set(partition, String(Number(offset) + 1))
           return !repeat(record, partition) && wanted(record)
             ? Result.succeed<Delivery>({ record, checkpoint: Checkpoints.kafkaWithSeen(position, state.seen) })
             : Result.failVoid
