@@ -131,7 +131,14 @@ export const layer = (config: Config) => {
   // A 16 MiB page cache: reads are per tenant and small; the file is the source of the rest.
   // Only this process writes the file: a short busy timeout, so that a lock someone else takes
   // on it fails the projection (restarted, shown down) instead of holding the main thread.
-  const readModels = ReadModels.ReadModels.layer({ filename: f.readModels, cacheSizeKiB: 16 * 1024, busyTimeoutMillis: 100 })
+  // Over Kafka the consumer's fetches and the relay's linger already gather records, so the
+  // projection waits less for a fuller batch (lag; docs/architecture.md §4.14).
+  const readModels = ReadModels.ReadModels.layer({
+    filename: f.readModels,
+    cacheSizeKiB: 16 * 1024,
+    busyTimeoutMillis: 100,
+    maxBatchWaitMillis: config.eventLog.mode === "kafka" ? 50 : undefined
+  })
   const base = Layer.mergeAll(tenantStore, eventLog, readModels)
 
   const events = transportEventsToLog
