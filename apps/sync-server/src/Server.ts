@@ -38,6 +38,7 @@ import { makeSealer, resolveKey } from "./Secrets.ts"
 import { Metrics, type ServerMetrics } from "./ServerMetrics.ts"
 import { resolveOperations, type RunReport, SyncEngine } from "./SyncEngine.ts"
 import { Ownership } from "./Ownership.ts"
+import * as SharedSyncState from "./SharedSyncState.ts"
 import { type App as TenantStoreApp, TenantStore } from "./TenantStore.ts"
 
 export { watchTenants } from "./BackgroundLoops.ts"
@@ -114,7 +115,13 @@ export const layer = (config: Config) => {
   if (Result.isFailure(key)) throw key.failure
   const sealer = makeSealer(key.success.key)
 
-  const tenantStore = TenantStore.layer({ filename: f.tenants, sealer })
+  const localTenantStore = TenantStore.layer({ filename: f.tenants, sealer })
+  const sharing = config.eventLog.mode === "kafka" ? config.eventLog.kafka?.sharedPulls : undefined
+  // Servers that share pulls share the sync state too, so a takeover resumes the cursor.
+  const tenantStore = sharing === undefined ? localTenantStore : SharedSyncState.layer({
+    brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
+    topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-sync-state`
+  }).pipe(Layer.provide(localTenantStore))
   // One supervisor for every loop of the server, the Kafka relay and the plugins' subscriptions
   // included, so that /metrics and /readyz show all of them.
   const health = LoopHealthModule.make()
