@@ -38,6 +38,7 @@ import { makeSealer, resolveKey } from "./Secrets.ts"
 import { Metrics, type ServerMetrics } from "./ServerMetrics.ts"
 import { resolveOperations, type RunReport, SyncEngine } from "./SyncEngine.ts"
 import { Ownership } from "./Ownership.ts"
+import * as SharedRateLimits from "./SharedRateLimits.ts"
 import * as SharedSyncState from "./SharedSyncState.ts"
 import { type App as TenantStoreApp, TenantStore } from "./TenantStore.ts"
 
@@ -149,12 +150,18 @@ export const layer = (config: Config) => {
   const base = Layer.mergeAll(tenantStore, eventLog, readModels)
 
   const events = transportEventsToLog
+  // Servers that share pulls share their rate-limit locks too (a lock one receives holds all).
+  const localRateLimitStore = RateLimitStore.RateLimitStore.layerSqlite({ filename: f.rateLimits })
+  const rateLimitStore = sharing === undefined ? localRateLimitStore : SharedRateLimits.layer({
+    brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
+    topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-rate-limits`
+  }).pipe(Layer.provide(localRateLimitStore))
   const limiter = RateLimiter.RateLimiter.layer({
     safetyMargin: config.rateLimits?.safetyMargin,
     skewAllowanceMs: config.rateLimits?.skewAllowanceMs,
     maxInFlight: config.rateLimits?.maxInFlight,
     overrides: config.rateLimits?.overrides
-  }).pipe(Layer.provide(RateLimitStore.RateLimitStore.layerSqlite({ filename: f.rateLimits })), Layer.provide(events))
+  }).pipe(Layer.provide(rateLimitStore), Layer.provide(events))
   const client = CommerceClient.CommerceClient.layer({
     posBaseUrl: config.api.posBaseUrl,
     vpageBaseUrl: config.api.vpageBaseUrl,

@@ -19,10 +19,10 @@
  * - Page and record counters stay per server (they count what each server fetched).
  * - No secret goes to this topic: sync state holds no token.
  */
-import type { Consumer, Producer } from "kafkajs"
-import { Clock, Deferred, Effect, Layer, Schema } from "effect"
+import { Clock, Effect, Layer, Schema } from "effect"
 import * as Crypto from "node:crypto"
-import { TenantStore, TenantStoreError } from "./TenantStore.ts"
+import * as CompactedTopic from "./CompactedTopic.ts"
+import { TenantStore } from "./TenantStore.ts"
 import type { ResourceState } from "./TenantRows.ts"
 
 export interface Options {
@@ -32,10 +32,6 @@ export interface Options {
   readonly partitions?: number | undefined
   readonly clientId?: string | undefined
 }
-
-export class SharedStateUnavailable extends Schema.TaggedError<SharedStateUnavailable>()("SharedStateUnavailable", {
-  message: Schema.String
-}) {}
 
 /** The replicated part of a resource's state. */
 const Shared = Schema.Struct({
@@ -78,49 +74,22 @@ const newer = (a: { readonly at: number; readonly origin: string; readonly seq: 
   a.at !== b.at ? a.at > b.at : a.origin !== b.origin ? a.origin > b.origin : a.seq > b.seq
 
 /** `TenantStore` whose sync state is shared through `options.topic`; needs the local store. */
-export const layer = (options: Options): Layer.Layer<TenantStore, SharedStateUnavailable, TenantStore> =>
+export const layer = (options: Options): Layer.Layer<TenantStore, CompactedTopic.SharedStateUnavailable, TenantStore> =>
   Layer.effect(TenantStore, make(options))
 
 export const make = Effect.fnUntraced(function*(options: Options) {
   const local = yield* TenantStore
   const origin = Crypto.randomUUID()
-  const unavailable = (what: string) => (cause: unknown) =>
-    new SharedStateUnavailable({ message: `shared sync state on ${options.topic}: ${what}: ${cause instanceof Error ? cause.message : String(cause)}` })
-
-  const { Kafka, logLevel } = yield* Effect.promise(() => import("kafkajs"))
-  const kafka = new Kafka({ brokers: [...options.brokers], clientId: options.clientId ?? "ocs-sync-state", logLevel: logLevel.NOTHING })
-  const admin = kafka.admin()
-  yield* Effect.acquireRelease(
-    Effect.tryPromise({ try: () => admin.connect(), catch: unavailable("cannot reach the broker") }),
-    () => Effect.promise(() => admin.disconnect().catch(() => undefined))
-  )
-  yield* Effect.tryPromise({
-    try: () =>
-      admin.createTopics({
-        waitForLeaders: true,
-        topics: [{
-          topic: options.topic,
-          numPartitions: options.partitions ?? 6,
-          replicationFactor: 1,
-          configEntries: [{ name: "cleanup.policy", value: "compact" }]
-        }]
-      }),
-    catch: unavailable("cannot create the topic")
-  })
-  const ends = yield* Effect.tryPromise({ try: () => admin.fetchTopicOffsets(options.topic), catch: unavailable("no offsets") })
-
-  const producer: Producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 })
-  yield* Effect.acquireRelease(
-    Effect.tryPromise({ try: () => producer.connect(), catch: unavailable("refused the producer") }),
-    () => Effect.promise(() => producer.disconnect().catch(() => undefined))
-  )
 
   /** Per key, the newest change held (written here or applied from another server). */
   const held = new Map<string, { readonly at: number; readonly origin: string; readonly seq: number }>()
   let seq = 0
 
-  const apply = (change: Change) =>
+  const apply = (text: string) =>
     Effect.gen(function*() {
+      const decoded = decodeChange(text)
+      if (decoded._tag === "Failure") return yield* Effect.logWarning(`shared sync state: a value that does not decode was skipped: ${decoded.failure.message}`)
+      const change = decoded.success
       const key = keyOf(change.appId, change.businessId, change.resource)
       const current = held.get(key)
       if (current !== undefined && !newer(change, current)) return
@@ -132,53 +101,27 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       )
     })
 
-  // Follow the topic from the beginning; the layer is ready once the ends seen at start are read.
-  const caughtUp = yield* Deferred.make<void>()
-  const remaining = new Map(ends.filter((e) => Number(e.high) > Number(e.low)).map((e) => [e.partition, Number(e.high)] as const))
-  if (remaining.size === 0) yield* Deferred.succeed(caughtUp, undefined)
-  const consumer: Consumer = kafka.consumer({ groupId: `${options.clientId ?? "ocs-sync-state"}-${origin}`, maxWaitTimeInMs: 100 })
-  yield* Effect.acquireRelease(
-    Effect.tryPromise({ try: () => consumer.connect(), catch: unavailable("refused the consumer") }),
-    () => Effect.promise(() => consumer.disconnect().catch(() => undefined))
-  )
-  yield* Effect.tryPromise({
-    try: async () => {
-      await consumer.subscribe({ topic: options.topic, fromBeginning: true })
-      await consumer.run({
-        autoCommit: false,
-        eachBatch: async ({ batch }) => {
-          for (const message of batch.messages) {
-            const decoded = message.value === null ? undefined : decodeChange(message.value.toString("utf8"))
-            if (decoded !== undefined && decoded._tag === "Success") await Effect.runPromise(apply(decoded.success))
-            const end = remaining.get(batch.partition)
-            if (end !== undefined && Number(message.offset) + 1 >= end) {
-              remaining.delete(batch.partition)
-              if (remaining.size === 0) Effect.runSync(Deferred.succeed(caughtUp, undefined))
-            }
-          }
-        }
-      })
-    },
-    catch: unavailable("cannot follow the topic")
+  const topic = yield* CompactedTopic.make({
+    brokers: options.brokers,
+    topic: options.topic,
+    partitions: options.partitions,
+    clientId: options.clientId ?? "ocs-sync-state",
+    origin,
+    onValue: apply
   })
-  yield* Deferred.await(caughtUp)
 
   const publish = (appId: string, businessId: string, resource: string) =>
     Effect.gen(function*() {
       const state = yield* local.state(appId, businessId, resource)
       const change: Change = { v: 1, origin, seq: ++seq, at: yield* Clock.currentTimeMillis, appId, businessId, resource, state: sharedOf(state) }
       held.set(keyOf(appId, businessId, resource), change)
-      yield* Effect.tryPromise({
-        try: () => producer.send({ topic: options.topic, acks: -1, messages: [{ key: keyOf(appId, businessId, resource), value: JSON.stringify(change) }] }),
-        catch: unavailable("did not take a change")
-      }).pipe(Effect.catchTag("SharedStateUnavailable", (e) => Effect.logWarning(`${e.message}; the change stays local`)))
+      yield* topic.publish(keyOf(appId, businessId, resource), JSON.stringify(change)).pipe(
+        Effect.catchTag("SharedStateUnavailable", (e) => Effect.logWarning(`${e.message}; the change stays local`))
+      )
     })
 
   const updateState: typeof local.updateState = (appId, businessId, resource, patch) =>
-    local.updateState(appId, businessId, resource, patch).pipe(
-      Effect.andThen(publish(appId, businessId, resource)),
-      Effect.mapError((e) => e instanceof TenantStoreError ? e : new TenantStoreError({ message: String(e) }))
-    )
+    Effect.andThen(local.updateState(appId, businessId, resource, patch), publish(appId, businessId, resource))
 
   return TenantStore.of({ ...local, updateState })
 })
