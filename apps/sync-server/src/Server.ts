@@ -40,6 +40,7 @@ import { resolveOperations, type RunReport, SyncEngine } from "./SyncEngine.ts"
 import { Ownership } from "./Ownership.ts"
 import * as SharedRateLimits from "./SharedRateLimits.ts"
 import * as SharedSyncState from "./SharedSyncState.ts"
+import * as SharedTenants from "./SharedTenants.ts"
 import { type App as TenantStoreApp, TenantStore } from "./TenantStore.ts"
 
 export { watchTenants } from "./BackgroundLoops.ts"
@@ -118,11 +119,19 @@ export const layer = (config: Config) => {
 
   const localTenantStore = TenantStore.layer({ filename: f.tenants, sealer })
   const sharing = config.eventLog.mode === "kafka" ? config.eventLog.kafka?.sharedPulls : undefined
-  // Servers that share pulls share the sync state too, so a takeover resumes the cursor.
+  // Servers that share pulls share the tenant registry (tokens sealed) and the sync state, so
+  // the admin API of any server changes all and a takeover resumes the cursor.
   const tenantStore = sharing === undefined ? localTenantStore : SharedSyncState.layer({
     brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
     topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-sync-state`
-  }).pipe(Layer.provide(localTenantStore))
+  }).pipe(
+    Layer.provide(SharedTenants.layer({
+      brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
+      topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-tenants`,
+      sealer
+    })),
+    Layer.provide(localTenantStore)
+  )
   // One supervisor for every loop of the server, the Kafka relay and the plugins' subscriptions
   // included, so that /metrics and /readyz show all of them.
   const health = LoopHealthModule.make()
