@@ -55,6 +55,26 @@ describe.skipIf(kafkaUnavailable())("read models over a topic shared by several 
     }).pipe(Effect.provide(Layer.mergeAll(server("reader", t), ReadModels.ReadModels.layer({ filename: NodePath.join(tempDir(), "rm.db") }))))
   }, 120_000)
 
+  it.live("a webhook redelivered to another server is applied once", () => {
+    const t = topic()
+    const redelivered = { ...webhook(BIZ, "productAdd", { id: 5, name: "once", code: "r" }), dedupeKey: "webhook:redelivered-1" }
+    return Effect.gen(function*() {
+      // The same delivery reaches two servers: each stores it (neither saw it before).
+      yield* appendOn("a", t, [redelivered])
+      yield* appendOn("b", t, [redelivered])
+      const rm = yield* ReadModels.ReadModels
+      const log = yield* EventLog.EventLog
+      const deliveries = yield* log.subscribe("read-models", { tenant: "all" }).pipe(Stream.take(2), Stream.runCollect)
+      assert.strictEqual(deliveries.length, 2, "both copies are on the topic")
+      const first = yield* rm.project([deliveries[0]!.record], { checkpoint: deliveries[0]!.checkpoint })
+      // Projected again (a replay after a crash before the checkpoint): still the original.
+      const again = yield* rm.project([deliveries[0]!.record])
+      const second = yield* rm.project([deliveries[1]!.record], { checkpoint: deliveries[1]!.checkpoint })
+      assert.deepStrictEqual([first.records, again.records, second.records], [1, 0, 0])
+      assert.strictEqual(Option.getOrThrow(yield* rm.product(tenant, "5")).name, "once")
+    }).pipe(Effect.provide(Layer.mergeAll(server("reader", t), ReadModels.ReadModels.layer({ filename: NodePath.join(tempDir(), "rm.db") }))))
+  }, 120_000)
+
   it.live("a server's read models follow the records of every server, each applied once", () => {
     const t = topic()
     const rmFile = NodePath.join(tempDir(), "rm.db")
