@@ -9,9 +9,9 @@
  *   (`relay_state`) advances only after the broker acknowledged; while the broker is down the
  *   relay retries with exponential backoff.
  * - Several servers may relay into one topic (docs/architecture.md §4.14). Each outbox file has
- *   an origin id of its own (made once, kept in the file); every message carries it (header
- *   `ocs-origin`) with its outbox offset (`ocs-outbox-offset`) and the record id
- *   (`ocs-record-id`). Records are delivered with `offset` = `topicPosition(partition, offset)`,
+ *   an origin id of its own (made once, kept in the file); every message carries it in its
+ *   value, beside the stored row (whose `offset` is the outbox offset), and the record id
+ *   (also as header `ocs-record-id`). Records are delivered with `offset` = `topicPosition(partition, offset)`,
  *   unique across servers, so a consumer keying what it applied by offset never mistakes one
  *   server's record for another's; `LogRecord.kafka` keeps the partition, Kafka offset, origin
  *   and outbox offset.
@@ -107,17 +107,20 @@ export interface Options {
 
 const HEADER_ID = "ocs-record-id"
 const HEADER_ORIGIN = "ocs-origin"
-const HEADER_OUTBOX_OFFSET = "ocs-outbox-offset"
 /** Where the outbox file keeps its origin id (a row of its `consumer_checkpoints`). */
 const ORIGIN_ROW = "@kafka-relay-origin"
 
 const headerText = (value: Buffer | string | ReadonlyArray<Buffer | string> | undefined): string | undefined =>
   value === undefined ? undefined : Array.isArray(value) ? headerText(value[0]) : String(value)
 
-/** The message value: the stored row (meta as its JSON text), so decoding is the row decoder's. */
-const encodeValue = (record: LogRecord) => JSON.stringify({ v: 1, ...recordToRow(record) })
+/**
+ * The message value: the stored row (meta as its JSON text; `offset` is the outbox offset), so
+ * decoding is the row decoder's, and the outbox's origin. In the value rather than in headers:
+ * the value is parsed anyway, while every header costs an encode and a decode per consumer.
+ */
+const encodeValue = (record: LogRecord, origin: string) => JSON.stringify({ v: 1, origin, ...recordToRow(record) })
 
-const decodeValue = (value: Buffer | null, where: string): Result.Result<LogRecord, RecordDecodeError> => {
+const decodeValue = (value: Buffer | null, where: string): Result.Result<{ readonly record: LogRecord; readonly origin: string | undefined }, RecordDecodeError> => {
   if (value === null) return Result.fail(new RecordDecodeError({ where, message: "message without value" }))
   let row: unknown
   try {
@@ -125,7 +128,8 @@ const decodeValue = (value: Buffer | null, where: string): Result.Result<LogReco
   } catch (cause) {
     return Result.fail(new RecordDecodeError({ where, message: `message value is not JSON: ${String(cause)}` }))
   }
-  return rowToRecord(row, where)
+  const origin = (row as { readonly origin?: unknown } | null)?.origin
+  return Result.map(rowToRecord(row, where), (record) => ({ record, origin: typeof origin === "string" ? origin : undefined }))
 }
 
 /**
@@ -268,8 +272,8 @@ export const make = Effect.fnUntraced(function*(
             acks: -1,
             messages: batch.map((record) => ({
               key: tenantKey(record.appId, record.businessId),
-              value: encodeValue(record),
-              headers: { [HEADER_ID]: record.id, [HEADER_ORIGIN]: origin, [HEADER_OUTBOX_OFFSET]: String(record.offset) }
+              value: encodeValue(record, origin),
+              headers: { [HEADER_ID]: record.id }
             }))
           }),
         catch: unavailable("did not acknowledge")
@@ -388,15 +392,16 @@ export const make = Effect.fnUntraced(function*(
                     Queue.failCauseUnsafe(queue, Cause.fail(decoded.failure))
                     return
                   }
-                  const outboxOffset = headerText(message.headers?.[HEADER_OUTBOX_OFFSET])
+                  const { origin: relayedBy, record: row } = decoded.success
                   const record: LogRecord = {
-                    ...decoded.success,
+                    ...row,
                     offset: topicPosition(partition, message.offset),
                     kafka: {
                       partition,
                       offset: message.offset,
-                      origin: headerText(message.headers?.[HEADER_ORIGIN]),
-                      outboxOffset: outboxOffset === undefined ? decoded.success.offset : Number(outboxOffset)
+                      // Messages relayed before the origin moved into the value carry it as a header.
+                      origin: relayedBy ?? headerText(message.headers?.[HEADER_ORIGIN]),
+                      outboxOffset: row.offset
                     }
                   }
                   raws.push({ record, partition, offset: message.offset })
