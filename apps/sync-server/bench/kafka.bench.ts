@@ -3,11 +3,16 @@
  * per second until all are visible in the read models) and lag (from the 200 to visible in
  * the read models, sampled), beside the same run in SQLite mode.
  *
+ * The broker is warmed up first (one small Kafka-mode run, not counted: a cold JVM is not
+ * what a server meets in service), then the two modes run in turns, and each mode's best run
+ * is reported, so that load from elsewhere on the machine does not land on one mode only.
+ * Server CPU per 1,000 webhooks is printed beside them: it is what the machine pays.
+ *
  *   ./ocs node apps/sync-server/bench/kafka.bench.ts [--quick]
  */
 import { startBroker } from "@ocs/kafka-broker"
 import { eventually } from "../test/processes.ts"
-import { APP, BUSINESS, startWebhookServer, TOKEN } from "./webhookServer.ts"
+import { APP, BUSINESS, cpuMicrosOf, startWebhookServer, TOKEN } from "./webhookServer.ts"
 
 export interface KafkaModeResult {
   readonly webhooks: number
@@ -16,6 +21,10 @@ export interface KafkaModeResult {
   readonly lagP99Ms: number
   readonly baselineRecordsPerSecond: number
   readonly baselineLagP99Ms: number
+  /** Server CPU (every thread) per 1,000 webhooks, in ms, in each mode's reported run. */
+  readonly cpuMsPer1000: number
+  readonly baselineCpuMsPer1000: number
+  readonly rounds: number
 }
 
 const ADMIN = "bench-kafka-admin-key-0123"
@@ -29,6 +38,8 @@ const run = async (eventLog: unknown, webhooks: number) => {
   const server = await startWebhookServer({ adminKey: ADMIN, encryptionKey: "77".repeat(32), eventLog })
   try {
     const acked = new Map<number, number>()
+    const pid = server.proc.child.pid!
+    const cpuBefore = cpuMicrosOf(pid)
     const started = Date.now()
     let next = 0
     const send = async () => {
@@ -63,8 +74,9 @@ const run = async (eventLog: unknown, webhooks: number) => {
       return body.counts.products >= webhooks ? true : undefined
     }, 300_000, 50)
     const seconds = (Date.now() - started) / 1000
+    const cpuMs = (cpuMicrosOf(pid) - cpuBefore) / 1000
     await sampler
-    return { recordsPerSecond: webhooks / seconds, lagP50Ms: percentile(lags, 50), lagP99Ms: percentile(lags, 99) }
+    return { recordsPerSecond: webhooks / seconds, lagP50Ms: percentile(lags, 50), lagP99Ms: percentile(lags, 99), cpuMsPer1000: (cpuMs * 1000) / webhooks }
   } finally {
     await server.proc.stop()
   }
@@ -74,15 +86,27 @@ export const runKafkaBench = async (options: { readonly quick?: boolean } = {}):
   const webhooks = options.quick ? 3000 : 20_000
   const broker = await startBroker()
   try {
-    const kafka = await run({ mode: "kafka", kafka: { brokers: broker.brokers, topic: `bench-${Date.now()}`, partitions: 6 } }, webhooks)
-    const sqlite = await run({ mode: "sqlite" }, webhooks)
+    const kafkaLog = () => ({ mode: "kafka", kafka: { brokers: broker.brokers, topic: `bench-${Date.now()}`, partitions: 6 } })
+    await run(kafkaLog(), 500)
+    const rounds = options.quick ? 2 : 3
+    type Run = Awaited<ReturnType<typeof run>>
+    const best = (a: Run | undefined, b: Run) => (a === undefined || b.recordsPerSecond > a.recordsPerSecond ? b : a)
+    let kafka: Run | undefined
+    let sqlite: Run | undefined
+    for (let i = 0; i < rounds; i++) {
+      kafka = best(kafka, await run(kafkaLog(), webhooks))
+      sqlite = best(sqlite, await run({ mode: "sqlite" }, webhooks))
+    }
     return {
       webhooks,
-      recordsPerSecond: kafka.recordsPerSecond,
-      lagP50Ms: kafka.lagP50Ms,
-      lagP99Ms: kafka.lagP99Ms,
-      baselineRecordsPerSecond: sqlite.recordsPerSecond,
-      baselineLagP99Ms: sqlite.lagP99Ms
+      recordsPerSecond: kafka!.recordsPerSecond,
+      lagP50Ms: kafka!.lagP50Ms,
+      lagP99Ms: kafka!.lagP99Ms,
+      baselineRecordsPerSecond: sqlite!.recordsPerSecond,
+      baselineLagP99Ms: sqlite!.lagP99Ms,
+      cpuMsPer1000: kafka!.cpuMsPer1000,
+      baselineCpuMsPer1000: sqlite!.cpuMsPer1000,
+      rounds
     }
   } finally {
     await broker.close()
@@ -91,6 +115,6 @@ export const runKafkaBench = async (options: { readonly quick?: boolean } = {}):
 
 if (import.meta.main) {
   const r = await runKafkaBench({ quick: process.argv.includes("--quick") })
-  console.log(`kafka mode: ${r.webhooks} webhooks, ${r.recordsPerSecond.toFixed(0)}/s end to end, lag p50 ${r.lagP50Ms} ms p99 ${r.lagP99Ms} ms; sqlite mode ${r.baselineRecordsPerSecond.toFixed(0)}/s, lag p99 ${r.baselineLagP99Ms} ms`)
+  console.log(`kafka mode: ${r.webhooks} webhooks, ${r.recordsPerSecond.toFixed(0)}/s end to end, lag p50 ${r.lagP50Ms} ms p99 ${r.lagP99Ms} ms; sqlite mode ${r.baselineRecordsPerSecond.toFixed(0)}/s, lag p99 ${r.baselineLagP99Ms} ms; server CPU per 1,000 webhooks ${r.cpuMsPer1000.toFixed(0)} ms vs ${r.baselineCpuMsPer1000.toFixed(0)} ms (best of ${r.rounds} turns each)`)
   console.log(JSON.stringify({ bench: "kafka-mode", ...r }))
 }

@@ -40,6 +40,9 @@ import { Metrics } from "./ServerMetrics.ts"
 import { resolveOperations, type RunReport, SyncEngine } from "./SyncEngine.ts"
 import { Ownership } from "./Ownership.ts"
 import * as Telemetry from "./Telemetry.ts"
+import * as SharedRateLimits from "./SharedRateLimits.ts"
+import * as SharedSyncState from "./SharedSyncState.ts"
+import * as SharedTenants from "./SharedTenants.ts"
 import { type App as TenantStoreApp, TenantStore } from "./TenantStore.ts"
 
 export { watchTenants } from "./BackgroundLoops.ts"
@@ -116,7 +119,21 @@ export const layer = (config: Config) => {
   if (Result.isFailure(key)) throw key.failure
   const sealer = makeSealer(key.success.key)
 
-  const tenantStore = TenantStore.layer({ filename: f.tenants, sealer })
+  const localTenantStore = TenantStore.layer({ filename: f.tenants, sealer })
+  const sharing = config.eventLog.mode === "kafka" ? config.eventLog.kafka?.sharedPulls : undefined
+  // Servers that share pulls share the tenant registry (tokens sealed) and the sync state, so
+  // the admin API of any server changes all and a takeover resumes the cursor.
+  const tenantStore = sharing === undefined ? localTenantStore : SharedSyncState.layer({
+    brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
+    topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-sync-state`
+  }).pipe(
+    Layer.provide(SharedTenants.layer({
+      brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
+      topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-tenants`,
+      sealer
+    })),
+    Layer.provide(localTenantStore)
+  )
   // One supervisor for every loop of the server, the Kafka relay and the plugins' subscriptions
   // included, so that /metrics and /readyz show all of them.
   const health = LoopHealthModule.make()
@@ -133,16 +150,29 @@ export const layer = (config: Config) => {
   // A 16 MiB page cache: reads are per tenant and small; the file is the source of the rest.
   // Only this process writes the file: a short busy timeout, so that a lock someone else takes
   // on it fails the projection (restarted, shown down) instead of holding the main thread.
-  const readModels = ReadModels.ReadModels.layer({ filename: f.readModels, cacheSizeKiB: 16 * 1024, busyTimeoutMillis: 100 })
+  // Over Kafka the consumer's fetches and the relay's linger already gather records, so the
+  // projection waits less for a fuller batch (lag; docs/architecture.md §4.18).
+  const readModels = ReadModels.ReadModels.layer({
+    filename: f.readModels,
+    cacheSizeKiB: 16 * 1024,
+    busyTimeoutMillis: 100,
+    maxBatchWaitMillis: config.eventLog.mode === "kafka" ? 50 : undefined
+  })
   const base = Layer.mergeAll(tenantStore, eventLog, readModels)
 
   const events = transportEventsToLog
+  // Servers that share pulls share their rate-limit locks too (a lock one receives holds all).
+  const localRateLimitStore = RateLimitStore.RateLimitStore.layerSqlite({ filename: f.rateLimits })
+  const rateLimitStore = sharing === undefined ? localRateLimitStore : SharedRateLimits.layer({
+    brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
+    topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-rate-limits`
+  }).pipe(Layer.provide(localRateLimitStore))
   const limiter = RateLimiter.RateLimiter.layer({
     safetyMargin: config.rateLimits?.safetyMargin,
     skewAllowanceMs: config.rateLimits?.skewAllowanceMs,
     maxInFlight: config.rateLimits?.maxInFlight,
     overrides: config.rateLimits?.overrides
-  }).pipe(Layer.provide(RateLimitStore.RateLimitStore.layerSqlite({ filename: f.rateLimits })), Layer.provide(events))
+  }).pipe(Layer.provide(rateLimitStore), Layer.provide(events))
   const client = CommerceClient.CommerceClient.layer({
     posBaseUrl: config.api.posBaseUrl,
     vpageBaseUrl: config.api.vpageBaseUrl,

@@ -20,3 +20,9 @@ export const startServerProcess = async (config: unknown, env: Record<string, st
   const { proc, url } = await startListening([...nodeFlags, serverBin, "--config", file], { ...nodeEnv, ...env })
   return { proc, url, dir }
 }
+
+/** Starts the server again on the folder (configuration and data) of an earlier start. */
+export const restartServerProcess = async (dir: string, env: Record<string, string> = {}) => {
+  const { proc, url } = await startListening([...nodeFlags, serverBin, "--config", Path.join(dir, "ocs.json")], { ...nodeEnv, ...env })
+  return { proc, url, dir }
+}

@@ -6,7 +6,11 @@
  * - Kafka log: `kafka:{"<partition>":"<next offset>",...}`, per partition the next Kafka offset
  *   to consume (Kafka's own commit convention). Partitions absent start from the beginning.
  *   Each delivery's checkpoint covers every partition seen so far, so storing the latest one
- *   is enough.
+ *   is enough. Since several servers relay into one topic, a partition's entry may instead be
+ *   `{"next":"<next offset>","seen":{"<origin>":<outbox offset>,...}}`: per relaying outbox
+ *   (origin) the highest outbox offset delivered, so a relay repeat (same record, sent again
+ *   after a crash between the broker's ack and the relay cursor) is dropped even after a
+ *   restart (docs/architecture.md §4.18).
  *
  * A projection saves its rows and its checkpoint in one transaction on its own file with
  * `save` (table `consumer_checkpoints`, see `Tables.consumerCheckpoints`), and resumes with
@@ -51,18 +55,63 @@ export const kafka = (next: ReadonlyMap<number, string>): Checkpoint => {
   return `kafka:${JSON.stringify(Object.fromEntries(entries))}`
 }
 
-export const parseKafka = (checkpoint: Checkpoint): Map<number, string> | undefined => {
+/** Per partition, per origin (relaying outbox): the highest outbox offset delivered. */
+export type KafkaSeen = ReadonlyMap<number, ReadonlyMap<string, number>>
+
+export interface KafkaState {
+  /** Per partition, the next Kafka offset to consume. */
+  readonly next: Map<number, string>
+  readonly seen: Map<number, Map<string, number>>
+}
+
+/** The checkpoint of `next` with the relay high-water marks of `seen` (see the module comment). */
+export const kafkaWithSeen = (next: ReadonlyMap<number, string>, seen: KafkaSeen): Checkpoint => {
+  const parts: Array<string> = []
+  for (const p of [...next.keys()].sort((a, b) => a - b)) {
+    const origins = seen.get(p)
+    const o = JSON.stringify(next.get(p)!)
+    if (origins === undefined || origins.size === 0) parts.push(`"${p}":${o}`)
+    else {
+      const marks = [...origins].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([origin, at]) => `${JSON.stringify(origin)}:${at}`)
+      parts.push(`"${p}":{"next":${o},"seen":{${marks.join(",")}}}`)
+    }
+  }
+  return `kafka:{${parts.join(",")}}`
+}
+
+const DIGITS = /^[0-9]+$/
+
+/** Both forms of a Kafka checkpoint; `undefined` when it is not one. */
+export const parseKafkaState = (checkpoint: Checkpoint): KafkaState | undefined => {
   if (!checkpoint.startsWith("kafka:")) return undefined
   try {
     const value: unknown = JSON.parse(checkpoint.slice("kafka:".length))
     if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined
-    const out = new Map<number, string>()
-    for (const [p, o] of Object.entries(value)) {
-      if (!/^[0-9]+$/.test(p) || typeof o !== "string" || !/^[0-9]+$/.test(o)) return undefined
-      out.set(Number(p), o)
+    const next = new Map<number, string>()
+    const seen = new Map<number, Map<string, number>>()
+    for (const [p, entry] of Object.entries(value)) {
+      if (!DIGITS.test(p)) return undefined
+      if (typeof entry === "string") {
+        if (!DIGITS.test(entry)) return undefined
+        next.set(Number(p), entry)
+        continue
+      }
+      if (typeof entry !== "object" || entry === null) return undefined
+      const { next: o, seen: marks } = entry as { readonly next?: unknown; readonly seen?: unknown }
+      if (typeof o !== "string" || !DIGITS.test(o) || typeof marks !== "object" || marks === null || Array.isArray(marks)) return undefined
+      const origins = new Map<string, number>()
+      for (const [origin, at] of Object.entries(marks)) {
+        if (typeof at !== "number" || !Number.isSafeInteger(at) || at < 0) return undefined
+        origins.set(origin, at)
+      }
+      next.set(Number(p), o)
+      seen.set(Number(p), origins)
     }
-    return out
+    return { next, seen }
   } catch {
     return undefined
   }
 }
+
+/** The next offsets of a Kafka checkpoint (either form); `undefined` when it is not one. */
+export const parseKafka = (checkpoint: Checkpoint): Map<number, string> | undefined => parseKafkaState(checkpoint)?.next

@@ -8,14 +8,21 @@
  *   `appId:businessId` so each business stays in one partition, in order. The outbox cursor
  *   (`relay_state`) advances only after the broker acknowledged; while the broker is down the
  *   relay retries with exponential backoff.
- * - A crash between the broker's ack and the cursor update sends a batch again; every message
- *   carries the record id (header `ocs-record-id` and the value), and `read`/`subscribe` drop
- *   ids they already delivered, so a relay retry never shows twice.
+ * - Several servers may relay into one topic (docs/architecture.md §4.18). Each outbox file has
+ *   an origin id of its own (made once, kept in the file); every message carries it in its
+ *   value, beside the stored row (whose `offset` is the outbox offset), and the record id
+ *   (also as header `ocs-record-id`). Records are delivered with `offset` = `topicPosition(partition, offset)`,
+ *   unique across servers, so a consumer keying what it applied by offset never mistakes one
+ *   server's record for another's; `LogRecord.kafka` keeps the partition, Kafka offset, origin
+ *   and outbox offset.
+ * - A crash between the broker's ack and the cursor update sends a batch again. One origin's
+ *   messages reach a partition in outbox order, so a message whose outbox offset is at or below
+ *   the highest one delivered from its origin in that partition is a repeat and is dropped; the
+ *   high-water marks travel in the checkpoint, so this holds across restarts too.
  * - `read` reads the topic from the beginning up to the end offsets present when it starts.
- *   `subscribe` resumes from a checkpoint `kafka:{"<partition>":"<next offset>"}` (Kafka's
- *   convention: the next offset to consume) and follows the topic. Order holds per business
- *   (per partition), not across businesses. `LogRecord.offset` is the outbox offset;
- *   `LogRecord.kafka` is the partition/offset in the topic.
+ *   `subscribe` resumes from a checkpoint (`Checkpoints`: per partition the next offset to
+ *   consume, Kafka's convention, and the origins' high-water marks) and follows the topic.
+ *   Order holds per business (per partition), not across businesses.
  *
  * `layer(options)` provides `EventLog` and `DirectAppend` (appends from plain callbacks, which
  * go to the outbox as `append` does).
@@ -31,7 +38,7 @@ import { EventLog, type EventLogService } from "./EventLog.ts"
 import { type EventLogError, InvalidCheckpoint, KafkaUnavailable, RecordDecodeError, type SqliteError } from "./EventLogError.ts"
 import { recordToRow, rowToRecord } from "./internal/recordRow.ts"
 import * as Core from "./internal/sqliteLog.ts"
-import { type Checkpoint, type Delivery, type LogRecord, type ReadOptions, type SubscribeOptions, tenantKey, uuidv7 } from "./LogRecord.ts"
+import { type Checkpoint, type Delivery, type LogRecord, type ReadOptions, type SubscribeOptions, tenantKey, topicPosition, uuidv7 } from "./LogRecord.ts"
 import { relayState } from "./Tables.ts"
 
 /** Runs `loop` for ever: restarts it after each failure (interruption stops it). */
@@ -62,6 +69,21 @@ export interface Options {
   readonly clientId?: string | undefined
   /** Outbox records per `send` (default 500). */
   readonly relayBatchSize?: number | undefined
+  /**
+   * The relay saves its cursor (last outbox offset the broker acknowledged) at most this often
+   * while busy, and whenever it goes idle or stops (default 1000 ms). After a crash it resends
+   * from the saved cursor; consumers drop what they already had.
+   */
+  readonly relayCursorSaveMillis?: number | undefined
+  /** The relay waits this long for more records when a batch is not full (default 5 ms). */
+  readonly relayLingerMillis?: number | undefined
+  /**
+   * Consumers' fetch: the broker answers once this many bytes are ready or after
+   * `fetchMaxWaitMillis` (defaults 64 KiB and 20 ms): fewer, larger fetches under load, at most
+   * that wait added to the lag.
+   */
+  readonly fetchMinBytes?: number | undefined
+  readonly fetchMaxWaitMillis?: number | undefined
   /** Relay backoff while the broker is down: first delay and cap (default 100 ms, 10 s). */
   readonly relayBackoffMillis?: { readonly initial: number; readonly max: number } | undefined
   /**
@@ -84,11 +106,21 @@ export interface Options {
 }
 
 const HEADER_ID = "ocs-record-id"
+const HEADER_ORIGIN = "ocs-origin"
+/** Where the outbox file keeps its origin id (a row of its `consumer_checkpoints`). */
+const ORIGIN_ROW = "@kafka-relay-origin"
 
-/** The message value: the stored row (meta as its JSON text), so decoding is the row decoder's. */
-const encodeValue = (record: LogRecord) => JSON.stringify({ v: 1, ...recordToRow(record) })
+const headerText = (value: Buffer | string | ReadonlyArray<Buffer | string> | undefined): string | undefined =>
+  value === undefined ? undefined : Array.isArray(value) ? headerText(value[0]) : String(value)
 
-const decodeValue = (value: Buffer | null, where: string): Result.Result<LogRecord, RecordDecodeError> => {
+/**
+ * The message value: the stored row (meta as its JSON text; `offset` is the outbox offset), so
+ * decoding is the row decoder's, and the outbox's origin. In the value rather than in headers:
+ * the value is parsed anyway, while every header costs an encode and a decode per consumer.
+ */
+const encodeValue = (record: LogRecord, origin: string) => JSON.stringify({ v: 1, origin, ...recordToRow(record) })
+
+const decodeValue = (value: Buffer | null, where: string): Result.Result<{ readonly record: LogRecord; readonly origin: string | undefined }, RecordDecodeError> => {
   if (value === null) return Result.fail(new RecordDecodeError({ where, message: "message without value" }))
   let row: unknown
   try {
@@ -96,8 +128,27 @@ const decodeValue = (value: Buffer | null, where: string): Result.Result<LogReco
   } catch (cause) {
     return Result.fail(new RecordDecodeError({ where, message: `message value is not JSON: ${String(cause)}` }))
   }
-  return rowToRecord(row, where)
+  const origin = (row as { readonly origin?: unknown } | null)?.origin
+  return Result.map(rowToRecord(row, where), (record) => ({ record, origin: typeof origin === "string" ? origin : undefined }))
 }
+
+/**
+ * Drops relay repeats: per partition, per origin, the highest outbox offset delivered (see the
+ * module comment). Messages without an origin (relayed before origins existed) fall back to
+ * the record ids remembered in memory.
+ */
+const relayRepeats = (seen: Map<number, Map<string, number>>, fresh: (id: string) => boolean) =>
+  (record: LogRecord, partition: number): boolean => {
+    const origin = record.kafka?.origin
+    const at = record.kafka?.outboxOffset
+    if (origin === undefined || at === undefined) return !fresh(record.id)
+    let marks = seen.get(partition)
+    if (marks === undefined) seen.set(partition, marks = new Map())
+    const high = marks.get(origin)
+    if (high !== undefined && at <= high) return true
+    marks.set(origin, at)
+    return false
+  }
 
 /** Remembers the last `capacity` ids (insertion order), to drop repeats. */
 const recentIds = (capacity: number) => {
@@ -141,6 +192,21 @@ export const make = Effect.fnUntraced(function*(
     dedupeWindowMillis: options.dedupeWindowMillis,
     commitWindowMillis: options.commitWindowMillis
   })
+  // The outbox's origin id: made once and kept in the file, so a restarted server relays under
+  // the same origin (its outbox offsets go on increasing) and a new file gets a new one.
+  const now = yield* Clock.currentTimeMillis
+  const origin = yield* outbox.db.transaction("origin", (orm) => {
+    const stored = Checkpoints.load(orm, ORIGIN_ROW)
+    if (Option.isSome(stored)) return stored.value
+    const made = uuidv7(now)
+    Checkpoints.save(orm, ORIGIN_ROW, made, now)
+    return made
+  })
+  // Past this point the main connection writes only the relay cursor and consumers'
+  // checkpoints, both of which only cost a repeat when lost (relay repeats are dropped by the
+  // consumers, see above): no fsync per relayed batch on the event loop (measured: it stalled
+  // the webhook answers). Appends commit on the writer thread's own connection, still FULL.
+  yield* outbox.db.use("pragma", (_, client) => client.pragma("synchronous = NORMAL"))
 
   // kafkajs is loaded by the Kafka mode only: a process on the SQLite log never holds it.
   const { Kafka, logLevel } = yield* Effect.promise(() => import("kafkajs"))
@@ -206,8 +272,8 @@ export const make = Effect.fnUntraced(function*(
             acks: -1,
             messages: batch.map((record) => ({
               key: tenantKey(record.appId, record.businessId),
-              value: encodeValue(record),
-              headers: { [HEADER_ID]: record.id, "ocs-outbox-offset": String(record.offset) }
+              value: encodeValue(record, origin),
+              headers: { [HEADER_ID]: record.id }
             }))
           }),
         catch: unavailable("did not acknowledge")
@@ -227,19 +293,47 @@ export const make = Effect.fnUntraced(function*(
     return attempt(0)
   }
 
+  // The relay cursor is saved at most every `cursorSaveMillis` (sooner when it stops). Its transaction waits for the outbox's write lock, which the
+  // writer thread holds while it fsyncs: one wait per batch stalled the event loop (and a busy
+  // lock ended the relay). A cursor saved late only means a repeat, which consumers drop.
+  const cursorSaveMillis = options.relayCursorSaveMillis ?? 1000
+  const linger = options.relayLingerMillis ?? 5
   const relay = Effect.gen(function*() {
     let cursor = yield* relayedOffset
-    while (true) {
-      const wake = outbox.nextCommit()
-      const batch = yield* outbox.page(cursor + 1, batchSize)
-      if (batch.length === 0) {
-        yield* Effect.race(Deferred.await(wake), Effect.sleep(outbox.pollIntervalMillis))
-        continue
+    let saved = cursor
+    let savedAt = yield* Clock.currentTimeMillis
+    const save = Effect.gen(function*() {
+      if (saved === cursor) return
+      const now = yield* Clock.currentTimeMillis
+      const at = cursor
+      yield* saveRelayed(at, now).pipe(
+        Effect.tap(() => Effect.sync(() => (saved = at))),
+        Effect.catch((error) => Effect.logDebug(`event-log relay: cursor not saved this time (${error.message})`))
+      )
+      savedAt = now
+    })
+    return yield* Effect.gen(function*() {
+      while (true) {
+        const wake = outbox.nextCommit()
+        let batch = yield* outbox.page(cursor + 1, batchSize)
+        if (batch.length > 0 && batch.length < batchSize && linger > 0) {
+          // Linger: what arrives in the next few ms goes in the same request (fewer, larger
+          // produce requests: less work for the client, the broker and the consumers' fetches).
+          yield* Effect.sleep(linger)
+          batch = yield* outbox.page(cursor + 1, batchSize)
+        }
+        if (batch.length === 0) {
+          const sinceSave = (yield* Clock.currentTimeMillis) - savedAt
+          if (sinceSave >= cursorSaveMillis) yield* save
+          const nap = saved === cursor ? outbox.pollIntervalMillis : Math.min(outbox.pollIntervalMillis, Math.max(1, cursorSaveMillis - sinceSave))
+          yield* Effect.race(Deferred.await(wake), Effect.sleep(nap))
+          continue
+        }
+        yield* sendWithBackoff(batch)
+        cursor = batch[batch.length - 1]!.offset
+        if ((yield* Clock.currentTimeMillis) - savedAt >= cursorSaveMillis) yield* save
       }
-      yield* sendWithBackoff(batch)
-      cursor = batch[batch.length - 1]!.offset
-      yield* saveRelayed(cursor, yield* Clock.currentTimeMillis)
-    }
+    }).pipe(Effect.ensuring(save))
   }).pipe(Effect.onExit(() => dropProducer))
   // Each start reads the cursor again, so a restarted relay resumes where the last ack left it.
   const supervise = options.supervise ?? restartAfterBackoff(backoff)
@@ -258,11 +352,15 @@ export const make = Effect.fnUntraced(function*(
         const remaining = new Set<number>()
         if (stopAt !== undefined) {
           for (const [partition, end] of stopAt) {
-            if (BigInt(start.get(partition) ?? "0") < BigInt(end)) remaining.add(partition)
+            if (Number(start.get(partition) ?? "0") < Number(end)) remaining.add(partition)
           }
           if (remaining.size === 0) return yield* Queue.end(queue)
         }
-        const consumer: Consumer = kafka.consumer({ groupId: `${clientId}-${uuidv7(Date.now())}`, maxWaitTimeInMs: 250 })
+        const consumer: Consumer = kafka.consumer({
+          groupId: `${clientId}-${uuidv7(Date.now())}`,
+          minBytes: options.fetchMinBytes ?? 65_536,
+          maxWaitTimeInMs: options.fetchMaxWaitMillis ?? 20
+        })
         yield* Effect.acquireRelease(
           Effect.tryPromise({ try: () => consumer.connect(), catch: unavailable("refused the consumer") }),
           () => Effect.promise(() => consumer.disconnect().catch(() => undefined))
@@ -278,20 +376,43 @@ export const make = Effect.fnUntraced(function*(
           try: () =>
             consumer.run({
               autoCommit: false,
-              eachMessage: async ({ partition, message }) => {
+              // One hand-over per fetched batch (not per message): one queue offer, one
+              // heartbeat, decoding in a plain loop.
+              eachBatch: async ({ batch, heartbeat }) => {
+                const partition = batch.partition
                 const end = stopAt?.get(partition)
-                if (end !== undefined && BigInt(message.offset) >= BigInt(end)) return
-                const decoded = decodeValue(message.value, `${topic}/${partition}@${message.offset}`)
-                if (Result.isFailure(decoded)) {
-                  Queue.failCauseUnsafe(queue, Cause.fail(decoded.failure))
-                  return
+                const endAt = end === undefined ? undefined : Number(end)
+                const raws: Array<Raw> = []
+                let reachedEnd = false
+                for (const message of batch.messages) {
+                  const at = Number(message.offset)
+                  if (endAt !== undefined && at >= endAt) break
+                  const decoded = decodeValue(message.value, `${topic}/${partition}@${message.offset}`)
+                  if (Result.isFailure(decoded)) {
+                    Queue.failCauseUnsafe(queue, Cause.fail(decoded.failure))
+                    return
+                  }
+                  const { origin: relayedBy, record: row } = decoded.success
+                  const record: LogRecord = {
+                    ...row,
+                    offset: topicPosition(partition, message.offset),
+                    kafka: {
+                      partition,
+                      offset: message.offset,
+                      // Messages relayed before the origin moved into the value carry it as a header.
+                      origin: relayedBy ?? headerText(message.headers?.[HEADER_ORIGIN]),
+                      outboxOffset: row.offset
+                    }
+                  }
+                  raws.push({ record, partition, offset: message.offset })
+                  if (endAt !== undefined && at + 1 >= endAt) reachedEnd = true
                 }
-                const record: LogRecord = { ...decoded.success, kafka: { partition, offset: message.offset } }
-                await Effect.runPromise(Queue.offer(queue, { record, partition, offset: message.offset }))
-                if (end !== undefined && BigInt(message.offset) + 1n >= BigInt(end)) {
+                if (raws.length > 0) await Effect.runPromise(Queue.offerAll(queue, raws))
+                if (reachedEnd) {
                   remaining.delete(partition)
                   if (remaining.size === 0) Queue.endUnsafe(queue)
                 }
+                await heartbeat()
               }
             }),
           catch: unavailable("could not start the consumer")
@@ -310,11 +431,11 @@ export const make = Effect.fnUntraced(function*(
     Stream.unwrap(Effect.gen(function*() {
       const ends = yield* Effect.tryPromise({ try: () => admin.fetchTopicOffsets(topic), catch: unavailable("did not answer") })
       const stopAt = new Map(ends.map((e) => [e.partition, e.high] as const))
-      const fresh = recentIds(dedupeMemory)
+      const repeat = relayRepeats(new Map(), recentIds(dedupeMemory))
       const wanted = matches(options)
       return consume(new Map(), stopAt).pipe(
-        Stream.filter(({ record }) =>
-          fresh(record.id) && wanted(record) &&
+        Stream.filter(({ partition, record }) =>
+          !repeat(record, partition) && wanted(record) &&
           (options.untilOffset === undefined || record.offset <= options.untilOffset) &&
           (options.untilReceivedAt === undefined || record.receivedAt <= options.untilReceivedAt)
         ),
@@ -323,7 +444,7 @@ export const make = Effect.fnUntraced(function*(
     }))
 
   const commit = Effect.fn("EventLog.commit")(function*(consumer: string, checkpoint: Checkpoint) {
-    if (Checkpoints.parseKafka(checkpoint) === undefined) {
+    if (Checkpoints.parseKafkaState(checkpoint) === undefined) {
       return yield* new InvalidCheckpoint({ checkpoint, message: `not a checkpoint of a Kafka event log: ${checkpoint}` })
     }
     return yield* outbox.service.commit(consumer, checkpoint)
@@ -332,18 +453,18 @@ export const make = Effect.fnUntraced(function*(
   const subscribe = (consumer: string, options: SubscribeOptions): Stream.Stream<Delivery, EventLogError> =>
     Stream.unwrap(Effect.gen(function*() {
       const from = options.from ?? Option.getOrUndefined(yield* outbox.service.checkpoint(consumer))
-      const next = from === undefined ? new Map<number, string>() : Checkpoints.parseKafka(from)
-      if (next === undefined) {
+      const state = from === undefined ? { next: new Map<number, string>(), seen: new Map<number, Map<string, number>>() } : Checkpoints.parseKafkaState(from)
+      if (state === undefined) {
         return yield* new InvalidCheckpoint({ checkpoint: from ?? "", message: `not a checkpoint of a Kafka event log: ${from}` })
       }
-      const fresh = recentIds(dedupeMemory)
+      const repeat = relayRepeats(state.seen, recentIds(dedupeMemory))
       const wanted = matches(options)
-      const position = new Map(next)
-      return consume(next, undefined).pipe(
+      const position = new Map(state.next)
+      return consume(state.next, undefined).pipe(
         Stream.filterMap(({ record, partition, offset }) => {
-          position.set(partition, (BigInt(offset) + 1n).toString())
-          return fresh(record.id) && wanted(record)
-            ? Result.succeed<Delivery>({ record, checkpoint: Checkpoints.kafka(position) })
+          position.set(partition, String(Number(offset) + 1))
+          return !repeat(record, partition) && wanted(record)
+            ? Result.succeed<Delivery>({ record, checkpoint: Checkpoints.kafkaWithSeen(position, state.seen) })
             : Result.failVoid
         })
       )

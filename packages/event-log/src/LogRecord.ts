@@ -40,7 +40,19 @@ export const checkNewRecord: (u: unknown) => string | undefined = Field.check(ne
 export interface KafkaPosition {
   readonly partition: number
   readonly offset: string
+  /** The outbox that relayed it (one per server's outbox file); absent on older messages. */
+  readonly origin?: string | undefined
+  /** Its offset in that outbox (what `append` answered on the server that received it). */
+  readonly outboxOffset?: number | undefined
 }
+
+/**
+ * Kafka mode: the `offset` a record is delivered with, from its place in the topic. Unique
+ * across every server relaying into the topic (outbox offsets are not: each server numbers its
+ * own) and increasing within a partition, so within a business (docs/architecture.md §4.18).
+ * Room for 8192 partitions of 2^40 messages each.
+ */
+export const topicPosition = (partition: number, offset: string): Offset => partition * 2 ** 40 + Number(offset)
 
 export type LogRecord = Field.Shape<typeof recordFields> & {
   /** Kafka mode only: the partition and offset of the record in the topic. */

@@ -134,6 +134,11 @@ interface State {
   failures: number
   deadLettered: number
   lastOffset: number | null
+  /**
+   * Over Kafka, offsets are topic positions (partition and offset in one number), not the
+   * outbox file's offsets: the lag from the file's head is then unknown.
+   */
+  topicPositions: boolean
   lastError: string | null
 }
 
@@ -169,6 +174,7 @@ export const make = Effect.fnUntraced(function*(
       failures: 0,
       deadLettered: 0,
       lastOffset: Option.match(stored, { onNone: () => null, onSome: (s) => s.offset }),
+      topicPositions: Option.match(stored, { onNone: () => false, onSome: (s) => s.checkpoint.startsWith("kafka:") }),
       lastError: null
     })
   }
@@ -254,6 +260,7 @@ export const make = Effect.fnUntraced(function*(
       }
       yield* store.saveCheckpoint(state.plugin.name, delivery.checkpoint, delivery.record.offset)
       state.lastOffset = delivery.record.offset
+      state.topicPositions = delivery.record.kafka !== undefined
     })
 
   /**
@@ -311,7 +318,7 @@ export const make = Effect.fnUntraced(function*(
   const metrics = Effect.gen(function*() {
     const out: Array<PluginMetrics> = []
     for (const s of states.values()) {
-      const head = yield* headOffset(s.lastOffset)
+      const head = s.topicPositions ? null : yield* headOffset(s.lastOffset)
       out.push({
         name: s.plugin.name,
         version: s.plugin.version,

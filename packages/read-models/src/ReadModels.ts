@@ -22,6 +22,7 @@ import type * as Plan from "./internal/plan.ts"
 import * as Planner from "./internal/planner.ts"
 import * as Projector from "./internal/projector.ts"
 import * as Quarantine from "./internal/quarantine.ts"
+import * as Redeliveries from "./internal/redeliveries.ts"
 import * as Queries from "./internal/queries.ts"
 import * as Statements from "./internal/statements.ts"
 import { RebuildTargetExists, type ReadModelsError, type SqliteError, UnsupportedCheckpoint } from "./ReadModelsError.ts"
@@ -31,6 +32,9 @@ import type * as V from "./Views.ts"
 export const migrationsFolder = NodeUrl.fileURLToPath(new URL("../drizzle", import.meta.url))
 
 export const DEFAULT_CONSUMER = "read-models"
+
+/** Kafka mode: how long a dedupe key is remembered against copies from other servers (24 h, the log's default window). */
+const DEDUPE_WINDOW_MILLIS = 24 * 3600 * 1000
 
 /** The tables projected from the log, as `digest` covers them (sync state and bookkeeping are not). */
 export const projectedTables: ReadonlyArray<string> = Statements.projectedTables.map((t) => t.name)
@@ -226,12 +230,15 @@ const projection = Effect.fnUntraced(function*(handle: SqliteDatabase.Handle, de
   }
   const projector = yield* handle.use("prepare", (_, client) => Projector.make(client, options))
   const quarantine = yield* handle.use("prepare", (_, client) => Quarantine.make(client))
+  const redeliveries = yield* handle.use("prepare", (_, client) => Redeliveries.make(client, DEDUPE_WINDOW_MILLIS))
   /**
    * Splits a batch by the tenant predicate and remembers the refused records. Runs inside the
    * batch's transaction, so the predicate is asked at the moment the batch commits: a business
    * accepted before a `release` reads its quarantine has no record quarantined after it.
    */
   const admit = (records: ReadonlyArray<LogRecord.LogRecord>, accepts: Accepts | undefined) => {
+    // Kafka mode only (records read from a topic): another copy of a fact already applied.
+    if (records.length > 0 && records[0]!.kafka !== undefined) records = records.filter((record) => !redeliveries.repeated(record))
     if (accepts === undefined) return { accepted: records, quarantined: 0 }
     const accepted: Array<LogRecord.LogRecord> = []
     let quarantined = 0
@@ -262,6 +269,7 @@ const projection = Effect.fnUntraced(function*(handle: SqliteDatabase.Handle, de
           stats = { ...projector.execute(records, plans), quarantined: 0 }
         }
         if (checkpoint !== undefined) saveCheckpoint(handle, consumer, checkpoint, now)
+        redeliveries.prune(now)
         return stats
       })
       return { ...applied, lastOffset, millis: performance.now() - started }

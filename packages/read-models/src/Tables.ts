@@ -306,6 +306,21 @@ export const appliedRecords = sqliteTable("applied_records", {
   offset: integer("offset").primaryKey()
 })
 
+/**
+ * Bookkeeping, Kafka mode: the dedupe keys applied, with the position of the record that
+ * carried each. Several servers each append what they receive, so a webhook redelivered to
+ * another server (or a page that server fetched again) reaches the topic twice under one key;
+ * the copy at another position is not applied. Entries older than the dedupe window are
+ * pruned. Not tenant data.
+ */
+export const appliedDedupeKeys = sqliteTable("applied_dedupe_keys", {
+  appId: text("app_id").notNull(),
+  businessId: text("business_id").notNull(),
+  dedupeKey: text("dedupe_key").notNull(),
+  offset: integer("offset").notNull(),
+  receivedAt: integer("received_at").notNull()
+}, (t) => [primaryKey({ columns: [t.appId, t.businessId, t.dedupeKey] }), index("applied_dedupe_keys_received").on(t.receivedAt)])
+
 /** Per tenant and resource: where the sync server is. Written by the sync server, not projected. */
 export const syncState = sqliteTable("sync_state", {
   ...tenant,

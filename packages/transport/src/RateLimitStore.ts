@@ -8,7 +8,7 @@
  * is counted as completing at restart time: conservative, never over budget.
  */
 import { SqliteDatabase } from "@ocs/sqlite"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Schema, type Stream } from "effect"
 import * as NodeUrl from "node:url"
 
 export class RateLimitStoreError extends Schema.TaggedError<RateLimitStoreError>()("RateLimitStoreError", {
@@ -39,6 +39,12 @@ export interface Grant {
   readonly at: number
 }
 
+/** A lock another process received: no call for `key` before `until` (ms). */
+export interface RemoteLock {
+  readonly key: string
+  readonly until: number
+}
+
 export interface Completion {
   readonly id: number
   readonly at: number
@@ -57,6 +63,12 @@ export class RateLimitStore extends Context.Service<RateLimitStore, {
   readonly lock: (key: string, until: number) => Effect.Effect<void, RateLimitStoreError>
   /** Forgets calls that completed before `before`. */
   readonly prune: (before: number) => Effect.Effect<void, RateLimitStoreError>
+  /**
+   * Locks received elsewhere (another process sharing this store's state), while they come:
+   * the limiter holds each one like a lock it received itself. Absent for a store of one
+   * process (SQLite, memory).
+   */
+  readonly remoteLocks?: Stream.Stream<RemoteLock> | undefined
 }>()("@ocs/transport/RateLimitStore") {
   /** In memory: for tests, and for processes that accept losing the budget on restart. */
   static readonly layerMemory: Layer.Layer<RateLimitStore> = Layer.sync(RateLimitStore, () => makeMemory())

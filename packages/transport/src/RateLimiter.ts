@@ -15,7 +15,7 @@
  * (no waiter, nothing in flight, no call left in their window, no lock), whose state is then
  * the same as a key never seen.
  */
-import { Cause, Clock, Context, Deferred, Effect, Layer, Option, Schedule, Schema } from "effect"
+import { Cause, Clock, Context, Deferred, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
 import type { Ids, Operation } from "@ocs/protocol"
 import * as Core from "./internal/schedulerCore.ts"
 import { RateLimitStore } from "./RateLimitStore.ts"
@@ -185,6 +185,16 @@ export const make = Effect.fnUntraced(function*(options: RateLimiterOptions) {
     for (const at of [...p.completions].sort((a, b) => a - b)) core.restoreCompletion(p.key, s.limit, s.windowMs, at)
   }
 
+  // Locks received by other processes sharing the store: held like our own. A key this
+  // limiter does not track yet gets its lock when it is first used.
+  const remoteLocks = new Map<string, number>()
+  const holdRemote = (s: Core.KeyState) => {
+    const until = remoteLocks.get(s.key)
+    if (until === undefined) return
+    remoteLocks.delete(s.key)
+    core.lock(s, until)
+  }
+
   // The timer fiber sleeps until the next window slot or lock end, or until poked.
   let poke = Deferred.makeUnsafe<void>()
   let armedFor = Infinity
@@ -259,6 +269,15 @@ export const make = Effect.fnUntraced(function*(options: RateLimiterOptions) {
   // completions are written.
   yield* Effect.addFinalizer(() => flush)
   yield* Effect.forkScoped(Effect.forever(tick))
+  if (store.remoteLocks !== undefined) {
+    yield* Effect.forkScoped(Stream.runForEach(store.remoteLocks, ({ key, until }) =>
+      Effect.suspend(() => {
+        const s = core.keys.get(key)
+        if (s === undefined) remoteLocks.set(key, Math.max(until, remoteLocks.get(key) ?? 0))
+        else core.lock(s, until)
+        return pump
+      })))
+  }
   yield* Effect.forkScoped(Effect.schedule(sweep, Schedule.spaced(options.sweepIntervalMs ?? 60_000)))
 
   const awaitGrant = (s: Core.KeyState, waiter: PendingWaiter) =>
@@ -295,6 +314,7 @@ export const make = Effect.fnUntraced(function*(options: RateLimiterOptions) {
         const k = keyString(key)
         const { limit, windowMs } = limitOf(key.operation)
         const s = core.keyState(k, limit, windowMs)
+        holdRemote(s)
         if (s.lockedUntil - now > maxLockWait) {
           return yield* new LockWaitExceeded({
             key: k,
@@ -331,6 +351,7 @@ export const make = Effect.fnUntraced(function*(options: RateLimiterOptions) {
       const k = keyString(key)
       const { limit, windowMs } = limitOf(key.operation)
       const s = core.keyState(k, limit, windowMs)
+      holdRemote(s)
       // docs/api-catalogue.md, §11 Errors: locked until unlockedAt; we also honour receipt + lockedSeconds, whichever
       // is later, then add the skew allowance (our clock and the service's may differ).
       const byUnlockedAt = info.unlockedAt === undefined ? 0 : info.unlockedAt * 1000
@@ -345,8 +366,10 @@ export const make = Effect.fnUntraced(function*(options: RateLimiterOptions) {
 
   const lockedUntil = (key: BudgetKey) =>
     Effect.map(Clock.currentTimeMillis, (now) => {
-      const s = core.keys.get(keyString(key))
-      return s !== undefined && s.lockedUntil > now ? Option.some(s.lockedUntil) : Option.none()
+      const k = keyString(key)
+      const s = core.keys.get(k)
+      const until = Math.max(s?.lockedUntil ?? 0, remoteLocks.get(k) ?? 0)
+      return until > now ? Option.some(until) : Option.none()
     })
 
   const metrics = Effect.map(Clock.currentTimeMillis, (now) =>

@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Deferred, Effect, Fiber, Layer, Option } from "effect"
+import { Clock, Deferred, Effect, Fiber, Layer, Option, Queue, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { Ids, Operation } from "@ocs/protocol"
 import { keyString, RateLimiter, whereOf } from "../src/RateLimiter.ts"
-import { makeMemory, RateLimitStore } from "../src/RateLimitStore.ts"
+import { makeMemory, RateLimitStore, type RemoteLock } from "../src/RateLimitStore.ts"
 import { TransportEvents, type TransportEvent } from "../src/TransportEvents.ts"
 
 const op = { ...Operation.productList, rateLimit: { requests: 4, windowSeconds: 1 } }
@@ -46,6 +46,35 @@ describe("RateLimiter", () => {
       yield* Effect.forEach([1, 2, 3, 4], () => limiter.withPermit(key, "bulk", () => Effect.void))
       assert.strictEqual((yield* limiter.metrics)[0]!.calls, 8)
     }).pipe(Effect.provide(limiterLayer())))
+
+  it.effect("a lock another process received holds this process's calls for the key until it ends", () =>
+    Effect.gen(function*() {
+      const now = 2_000_000
+      yield* TestClock.setTime(now)
+      const remote = yield* Queue.unbounded<RemoteLock>()
+      const store = { ...makeMemory(), remoteLocks: Stream.fromQueue(remote) }
+      yield* Effect.gen(function*() {
+        const limiter = yield* RateLimiter
+        // One key already in use here, one never used yet: both must honour the remote lock.
+        yield* limiter.withPermit(key, "bulk", () => Effect.void)
+        yield* Queue.offerAll(remote, [{ key: keyString(key), until: now + 5000 }, { key: keyString(other), until: now + 7000 }])
+        yield* TestClock.adjust(1)
+        assert.deepStrictEqual(yield* limiter.lockedUntil(other), Option.some(now + 7000))
+        const sent: Array<string> = []
+        const a = yield* Effect.forkChild(limiter.withPermit(key, "interactive", () => Effect.sync(() => void sent.push("key"))))
+        const b = yield* Effect.forkChild(limiter.withPermit(other, "interactive", () => Effect.sync(() => void sent.push("other"))))
+        yield* TestClock.adjust(4998)
+        assert.deepStrictEqual(sent, [])
+        yield* TestClock.adjust(1)
+        yield* Fiber.join(a)
+        assert.deepStrictEqual(sent, ["key"])
+        yield* TestClock.adjust(1999)
+        assert.deepStrictEqual(sent, ["key"])
+        yield* TestClock.adjust(1)
+        yield* Fiber.join(b)
+        assert.deepStrictEqual(sent, ["key", "other"])
+      }).pipe(Effect.provide(limiterLayer(store)))
+    }))
 
   it.effect("a 429 locks its key until max(unlockedAt, receipt + lockedSeconds) + skew; other keys go on", () =>
     Effect.gen(function*() {

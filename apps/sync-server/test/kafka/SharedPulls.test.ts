@@ -49,12 +49,16 @@ describe.skipIf(kafkaUnavailable())("several servers share pulls through a consu
 
   const partitionsOf = async (server: { url: string }) => new Set<number>((await get(server, "/admin/ownership")).partitions ?? [])
 
-  /** Tenants whose incremental order sync ran on `server` during the last `ms`. */
+  /**
+   * Tenants whose order sync fetched pages on `server` during the last `ms`. The page counter
+   * is the server's own; the rest of the sync state (lastRunAt, cursors) is shared by the
+   * servers (SharedSyncState), so it moves on both whoever pulled.
+   */
   const pulledRecently = async (server: { url: string }, ms: number) => {
-    const before = new Map<string, number>((await get(server, "/admin/sync")).sync.map((s: any) => [s.appId, s.lastRunAt ?? 0]))
+    const before = new Map<string, number>((await get(server, "/admin/sync")).sync.map((s: any) => [s.appId, s.pages ?? 0]))
     await new Promise((r) => setTimeout(r, ms))
     const after: Array<any> = (await get(server, "/admin/sync")).sync
-    return new Set(after.filter((s) => (s.lastRunAt ?? 0) > (before.get(s.appId) ?? 0)).map((s) => s.appId as string))
+    return new Set(after.filter((s) => (s.pages ?? 0) > (before.get(s.appId) ?? 0)).map((s) => s.appId as string))
   }
 
   it("each tenant is pulled by exactly one server; a dead server's tenants move", async () => {

@@ -25,7 +25,10 @@ export const newRecordFields = {
 
 /** A record as the log holds it. */
 export const recordFields = {
-  /** Position in the log that accepted the append (in Kafka mode: the outbox offset). */
+  /**
+   * Position in the log. SQLite: the file's offset. Kafka: `append` answers the outbox offset;
+   * `read` and `subscribe` deliver the topic position (`topicPosition`), unique across servers.
+   */
   offset: Field.safeInteger,
   id: Field.string,
   appId: Field.digits,

@@ -1,0 +1,177 @@
+/**
+ * The tenant registry shared by several servers on one Kafka cluster (docs/architecture.md
+ * §4.19): applications (verify tokens), businesses (access tokens, permissions, depots) and
+ * their status. A replicating adapter around the local tenant store, like SharedSyncState:
+ * each change made here (admin API, configuration seed, the sync engine putting a tenant on
+ * hold) is written locally, then to the compacted topic `<topic>-tenants`; every server follows
+ * that topic into its own store, so the admin API of any server changes the registry of all.
+ *
+ * Secrets stay sealed on the topic: tokens travel as the store seals them (AES-256-GCM with the
+ * encryption key), so the servers of one cluster must share `OCS_ENCRYPTION_KEY`; a value that
+ * this server's key cannot open is refused and logged, never stored.
+ *
+ * Keys: `app:<appId>`, `business:<appId>:<businessId>`, `status:<appId>:<businessId>`; a
+ * removal is a value with `removed: true` (a later value for the key supersedes it). Changes
+ * to one key are ordered by (time, origin, sequence).
+ */
+import { Clock, Effect, Layer, Redacted, Result, Schema } from "effect"
+import * as Crypto from "node:crypto"
+import * as CompactedTopic from "./CompactedTopic.ts"
+import type { Sealer } from "./Secrets.ts"
+import { type BusinessInput, type BusinessStatus, TenantStore } from "./TenantStore.ts"
+
+export interface Options {
+  readonly brokers: ReadonlyArray<string>
+  /** The compacted topic (created when absent). */
+  readonly topic: string
+  readonly partitions?: number | undefined
+  readonly clientId?: string | undefined
+  /** The store's sealer: tokens go to the topic sealed with it and are opened with it. */
+  readonly sealer: Sealer
+}
+
+const Nullable = <S extends Schema.Top>(s: S) => Schema.NullOr(s)
+const Stamp = { v: Schema.Literal(1), origin: Schema.String, seq: Schema.Number, at: Schema.Number }
+const Change = Schema.Union([
+  Schema.Struct({ ...Stamp, kind: Schema.Literal("app"), appId: Schema.String, removed: Schema.Boolean, verifyTokens: Nullable(Schema.String), enabled: Schema.Boolean }),
+  Schema.Struct({
+    ...Stamp,
+    kind: Schema.Literal("business"),
+    appId: Schema.String,
+    businessId: Schema.String,
+    removed: Schema.Boolean,
+    accessToken: Nullable(Schema.String),
+    version: Nullable(Schema.String),
+    permissions: Schema.Array(Schema.String),
+    depots: Schema.Array(Schema.String),
+    grantedAt: Nullable(Schema.Number),
+    expiresAt: Nullable(Schema.Number)
+  }),
+  Schema.Struct({
+    ...Stamp,
+    kind: Schema.Literal("status"),
+    appId: Schema.String,
+    businessId: Schema.String,
+    status: Schema.Literals(["active", "paused", "attention"]),
+    attention: Nullable(Schema.Struct({ code: Schema.String, message: Schema.String }))
+  })
+])
+type Change = typeof Change.Type
+const decodeChange = Schema.decodeUnknownResult(Schema.fromJsonString(Change))
+
+const keyOf = (c: { readonly kind: string; readonly appId: string; readonly businessId?: string }) =>
+  c.kind === "app" ? `app:${c.appId}` : `${c.kind}:${c.appId}:${c.businessId}`
+
+type Stamp = { readonly at: number; readonly origin: string; readonly seq: number }
+const newer = (a: Stamp, b: Stamp) => a.at !== b.at ? a.at > b.at : a.origin !== b.origin ? a.origin > b.origin : a.seq > b.seq
+
+/** `TenantStore` whose registry is shared through `options.topic`; needs the local store. */
+export const layer = (options: Options): Layer.Layer<TenantStore, CompactedTopic.SharedStateUnavailable, TenantStore> =>
+  Layer.effect(TenantStore, make(options))
+
+export const make = Effect.fnUntraced(function*(options: Options) {
+  const local = yield* TenantStore
+  const origin = Crypto.randomUUID()
+  const held = new Map<string, Stamp>()
+  let seq = 0
+
+  /** The plain text of a sealed value, or undefined when this server's key cannot open it. */
+  const open = (sealed: string | null): string | undefined => {
+    if (sealed === null) return undefined
+    const opened = options.sealer.open(sealed)
+    return Result.isSuccess(opened) ? Redacted.value(opened.success) : undefined
+  }
+
+  const applyRemote = (c: Change) =>
+    Effect.gen(function*() {
+      switch (c.kind) {
+        case "app": {
+          if (c.removed) return void (yield* local.removeApp(c.appId))
+          const tokens = open(c.verifyTokens)
+          if (tokens === undefined) return yield* Effect.logError(`shared tenants: app ${c.appId}: verify tokens cannot be opened with this server's key; not applied`)
+          return yield* local.upsertApp(c.appId, JSON.parse(tokens) as ReadonlyArray<string>, c.enabled)
+        }
+        case "business": {
+          if (c.removed) return void (yield* local.removeBusiness(c.appId, c.businessId))
+          const accessToken = open(c.accessToken)
+          if (accessToken === undefined) return yield* Effect.logError(`shared tenants: business ${c.appId}:${c.businessId}: access token cannot be opened with this server's key; not applied`)
+          return yield* local.upsertBusiness({
+            appId: c.appId,
+            businessId: c.businessId,
+            accessToken,
+            version: c.version ?? undefined,
+            permissions: c.permissions,
+            depots: c.depots,
+            grantedAt: c.grantedAt,
+            expiresAt: c.expiresAt
+          })
+        }
+        case "status":
+          return void (yield* local.setStatus(c.appId, c.businessId, c.status, c.attention ?? undefined))
+      }
+    }).pipe(Effect.catchTag("TenantStoreError", (e) => Effect.logWarning(`shared tenants: ${keyOf(c)} not applied: ${e.message}`)))
+
+  const apply = (text: string) =>
+    Effect.gen(function*() {
+      const decoded = decodeChange(text)
+      if (decoded._tag === "Failure") return yield* Effect.logWarning(`shared tenants: a value that does not decode was skipped: ${decoded.failure.message}`)
+      const change = decoded.success
+      const key = keyOf(change)
+      const current = held.get(key)
+      if (current !== undefined && !newer(change, current)) return
+      held.set(key, change)
+      if (change.origin !== origin) yield* applyRemote(change)
+    })
+
+  const topic = yield* CompactedTopic.make({
+    brokers: options.brokers,
+    topic: options.topic,
+    partitions: options.partitions,
+    clientId: options.clientId ?? "ocs-tenants",
+    origin,
+    onValue: apply
+  })
+
+  type Body = Change extends infer C ? C extends Change ? Omit<C, "v" | "origin" | "seq" | "at"> : never : never
+  const publish = (body: Body) =>
+    Effect.gen(function*() {
+      const change = { v: 1, origin, seq: ++seq, at: yield* Clock.currentTimeMillis, ...body } as Change
+      held.set(keyOf(change), change)
+      yield* topic.publish(keyOf(change), JSON.stringify(change)).pipe(
+        Effect.catchTag("SharedStateUnavailable", (e) => Effect.logWarning(`${e.message}; the change stays on this server`))
+      )
+    })
+
+  return TenantStore.of({
+    ...local,
+    upsertApp: (appId: string, verifyTokens: ReadonlyArray<string>, enabled = true) =>
+      Effect.andThen(
+        local.upsertApp(appId, verifyTokens, enabled),
+        publish({ kind: "app", appId, removed: false, verifyTokens: options.sealer.seal(JSON.stringify(verifyTokens)), enabled })
+      ),
+    removeApp: (appId: string) =>
+      Effect.tap(local.removeApp(appId), () => publish({ kind: "app", appId, removed: true, verifyTokens: null, enabled: false })),
+    upsertBusiness: (input: BusinessInput) =>
+      Effect.andThen(
+        local.upsertBusiness(input),
+        publish({
+          kind: "business",
+          appId: input.appId,
+          businessId: input.businessId,
+          removed: false,
+          accessToken: options.sealer.seal(input.accessToken),
+          version: input.version ?? null,
+          permissions: [...(input.permissions ?? [])],
+          depots: [...(input.depots ?? [])],
+          grantedAt: input.grantedAt ?? null,
+          expiresAt: input.expiresAt ?? null
+        })
+      ),
+    removeBusiness: (appId: string, businessId: string) =>
+      Effect.tap(local.removeBusiness(appId, businessId), () =>
+        publish({ kind: "business", appId, businessId, removed: true, accessToken: null, version: null, permissions: [], depots: [], grantedAt: null, expiresAt: null })),
+    setStatus: (appId: string, businessId: string, status: BusinessStatus, attention?: { readonly code: string; readonly message: string }) =>
+      Effect.tap(local.setStatus(appId, businessId, status, attention), () =>
+        publish({ kind: "status", appId, businessId, status, attention: attention ?? null }))
+  })
+})

@@ -1,0 +1,86 @@
+/**
+ * The tenant registry shared through a compacted topic: what one server's store is told, every
+ * other server's store holds, tokens sealed on the topic.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { kafkaBrokers, kafkaUnavailable } from "@ocs/kafka-broker/testing"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { Kafka, logLevel } from "kafkajs"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { makeSealer } from "../../src/Secrets.ts"
+import * as SharedTenants from "../../src/SharedTenants.ts"
+import { TenantStore } from "../../src/TenantStore.ts"
+
+const topic = `ocs-tenants-test-${process.pid}-${Date.now()}`
+const sealer = makeSealer(Buffer.alloc(32, 7))
+const ACCESS_TOKEN = "access-token-that-must-stay-sealed-0001"
+
+/** One server's store: its own file, shared through the topic. */
+const start = Effect.map(
+  Layer.build(SharedTenants.layer({ brokers: kafkaBrokers(), topic, sealer }).pipe(
+    Layer.provide(TenantStore.layer({ filename: Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "shared-tenants-")), "tenants.sqlite"), sealer }))
+  )),
+  (context) => Context.get(context, TenantStore)
+)
+
+const eventually = <A>(check: Effect.Effect<A | undefined, unknown>): Effect.Effect<A, unknown> =>
+  Effect.flatMap(check, (a) => (a !== undefined ? Effect.succeed(a) : Effect.flatMap(Effect.sleep(20), () => eventually(check))))
+
+const topicText = Effect.promise(async () => {
+  const kafka = new Kafka({ brokers: [...kafkaBrokers()], logLevel: logLevel.NOTHING })
+  const admin = kafka.admin()
+  await admin.connect()
+  const ends = await admin.fetchTopicOffsets(topic)
+  await admin.disconnect()
+  const total = ends.reduce((n, e) => n + Number(e.high), 0)
+  const consumer = kafka.consumer({ groupId: `${topic}-reader` })
+  await consumer.connect()
+  await consumer.subscribe({ topic, fromBeginning: true })
+  const values: Array<string> = []
+  await new Promise<void>((resolve) => {
+    void consumer.run({
+      eachMessage: async ({ message }) => {
+        values.push(message.value?.toString("utf8") ?? "")
+        if (values.length >= total) resolve()
+      }
+    })
+  })
+  await consumer.disconnect()
+  return values.join("\n")
+})
+
+describe.skipIf(kafkaUnavailable())("tenant registry shared by the servers of one cluster", () => {
+  it.live("apps, businesses, status and removals reach every server; tokens stay sealed on the topic", () =>
+    Effect.gen(function*() {
+      const a = yield* start
+      const b = yield* start
+      yield* a.upsertApp("7001", ["verify-1"])
+      yield* a.upsertBusiness({ appId: "7001", businessId: "8001", accessToken: ACCESS_TOKEN, permissions: ["product"] })
+      yield* a.upsertBusiness({ appId: "7001", businessId: "8002", accessToken: "other-token-0002" })
+      const seen = yield* eventually(Effect.map(b.business("7001", "8001"), Option.getOrUndefined))
+      assert.strictEqual(Redacted.value(seen.accessToken), ACCESS_TOKEN)
+      assert.deepStrictEqual(seen.permissions, ["product"])
+      assert.isTrue(Option.isSome(yield* b.app("7001")))
+
+      // Changes made on B reach A: a pause, and a removal.
+      yield* eventually(Effect.map(b.business("7001", "8002"), Option.getOrUndefined))
+      yield* b.setStatus("7001", "8001", "paused")
+      yield* b.removeBusiness("7001", "8002")
+      yield* eventually(Effect.map(a.business("7001", "8001"), (o) => Option.isSome(o) && o.value.status === "paused" ? true : undefined))
+      yield* eventually(Effect.map(a.business("7001", "8002"), (o) => Option.isNone(o) ? true : undefined))
+
+      // A server that starts now has it all before it serves.
+      const c = yield* start
+      const late = Option.getOrThrow(yield* c.business("7001", "8001"))
+      assert.strictEqual(late.status, "paused")
+      assert.strictEqual(Redacted.value(late.accessToken), ACCESS_TOKEN)
+      assert.isTrue(Option.isNone(yield* c.business("7001", "8002")))
+
+      const text = yield* topicText
+      assert.include(text, `"businessId":"8001"`)
+      assert.notInclude(text, ACCESS_TOKEN)
+      assert.notInclude(text, "verify-1")
+    }).pipe(Effect.scoped), 120_000)
+})
