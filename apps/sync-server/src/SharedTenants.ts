@@ -1,7 +1,8 @@
 /**
  * The tenant registry shared by several servers on one Kafka cluster (docs/architecture.md
  * §4.19): applications (verify tokens), businesses (access tokens, permissions, depots) and
- * their status. A replicating adapter around the local tenant store, like SharedSyncState:
+ * their status and sync settings. A replicating adapter around the local tenant store, like
+ * SharedSyncState:
  * each change made here (admin API, configuration seed, the sync engine putting a tenant on
  * hold) is written locally, then to the compacted topic `<topic>-tenants`; every server follows
  * that topic into its own store, so the admin API of any server changes the registry of all.
@@ -10,7 +11,8 @@
  * encryption key), so the servers of one cluster must share `OCS_ENCRYPTION_KEY`; a value that
  * this server's key cannot open is refused and logged, never stored.
  *
- * Keys: `app:<appId>`, `business:<appId>:<businessId>`, `status:<appId>:<businessId>`; a
+ * Keys: `app:<appId>`, `business:<appId>:<businessId>`, `status:<appId>:<businessId>`,
+ * `settings:<appId>:<businessId>` (the tenant's sync settings); a
  * removal is a value with `removed: true` (a later value for the key supersedes it). Changes
  * to one key are ordered by (time, origin, sequence).
  */
@@ -18,6 +20,7 @@ import { Clock, Effect, Layer, Redacted, Result, Schema } from "effect"
 import * as Crypto from "node:crypto"
 import * as CompactedTopic from "./CompactedTopic.ts"
 import type { Sealer } from "./Secrets.ts"
+import { TenantSettings } from "./TenantSettings.ts"
 import { type BusinessInput, type BusinessStatus, TenantStore } from "./TenantStore.ts"
 
 export interface Options {
@@ -54,7 +57,9 @@ const Change = Schema.Union([
     businessId: Schema.String,
     status: Schema.Literals(["active", "paused", "attention"]),
     attention: Nullable(Schema.Struct({ code: Schema.String, message: Schema.String }))
-  })
+  }),
+  // The tenant's own sync settings (./TenantSettings.ts), checked again on arrival.
+  Schema.Struct({ ...Stamp, kind: Schema.Literal("settings"), appId: Schema.String, businessId: Schema.String, settings: TenantSettings })
 ])
 type Change = typeof Change.Type
 const decodeChange = Schema.decodeUnknownResult(Schema.fromJsonString(Change))
@@ -108,6 +113,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         }
         case "status":
           return void (yield* local.setStatus(c.appId, c.businessId, c.status, c.attention ?? undefined))
+        case "settings":
+          return void (yield* local.setSettings(c.appId, c.businessId, c.settings))
       }
     }).pipe(Effect.catchTag("TenantStoreError", (e) => Effect.logWarning(`shared tenants: ${keyOf(c)} not applied: ${e.message}`)))
 
@@ -172,6 +179,9 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         publish({ kind: "business", appId, businessId, removed: true, accessToken: null, version: null, permissions: [], depots: [], grantedAt: null, expiresAt: null })),
     setStatus: (appId: string, businessId: string, status: BusinessStatus, attention?: { readonly code: string; readonly message: string }) =>
       Effect.tap(local.setStatus(appId, businessId, status, attention), () =>
-        publish({ kind: "status", appId, businessId, status, attention: attention ?? null }))
+        publish({ kind: "status", appId, businessId, status, attention: attention ?? null })),
+    setSettings: (appId: string, businessId: string, settings: TenantSettings) =>
+      Effect.tap(local.setSettings(appId, businessId, settings), (found) =>
+        found ? publish({ kind: "settings", appId, businessId, settings }) : Effect.void)
   })
 })

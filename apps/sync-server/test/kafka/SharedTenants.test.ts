@@ -52,7 +52,7 @@ const topicText = Effect.promise(async () => {
 })
 
 describe.skipIf(kafkaUnavailable())("tenant registry shared by the servers of one cluster", () => {
-  it.live("apps, businesses, status and removals reach every server; tokens stay sealed on the topic", () =>
+  it.live("apps, businesses, status, settings and removals reach every server; tokens stay sealed on the topic", () =>
     Effect.gen(function*() {
       const a = yield* start
       const b = yield* start
@@ -71,10 +71,16 @@ describe.skipIf(kafkaUnavailable())("tenant registry shared by the servers of on
       yield* eventually(Effect.map(a.business("7001", "8001"), (o) => Option.isSome(o) && o.value.status === "paused" ? true : undefined))
       yield* eventually(Effect.map(a.business("7001", "8002"), (o) => Option.isNone(o) ? true : undefined))
 
+      // A tenant's own sync settings, set through one server's admin API, hold on the others.
+      yield* b.setSettings("7001", "8001", { resources: ["product/list"], intervalSeconds: 300 })
+      yield* eventually(Effect.map(a.business("7001", "8001"), (o) => Option.isSome(o) && o.value.settings.intervalSeconds === 300 ? true : undefined))
+      assert.deepStrictEqual(Option.getOrThrow(yield* a.business("7001", "8001")).settings.resources, ["product/list"])
+
       // A server that starts now has it all before it serves.
       const c = yield* start
       const late = Option.getOrThrow(yield* c.business("7001", "8001"))
       assert.strictEqual(late.status, "paused")
+      assert.strictEqual(late.settings.intervalSeconds, 300)
       assert.strictEqual(Redacted.value(late.accessToken), ACCESS_TOKEN)
       assert.isTrue(Option.isNone(yield* c.business("7001", "8002")))
 
