@@ -182,7 +182,9 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
     return [{
       scenario: `reconciliation of ${fmt(r.products)} products: calls, s (pass + compare; ${fmt(r.changesFound)} changes found)`,
       ours: `${fmt(r.calls)} calls, ${fmt(r.totalSeconds, 1)} s (${fmt(r.passSeconds, 1)} + ${fmt(r.projectSeconds, 1)})`,
-      baseline: `${fmt(r.calls)} pages: >= ${fmt(r.budgetSeconds)} s API budget (150 calls/30 s)`,
+      baseline: r.budgetSeconds === 0
+        ? `${fmt(r.calls)} pages: all within the first 30 s window (150 calls/30 s)`
+        : `${fmt(r.calls)} pages: >= ${fmt(r.budgetSeconds)} s API budget (150 calls/30 s)`,
       ratio: r.budgetSeconds === 0 ? null : r.totalSeconds / r.budgetSeconds,
       target: "report (< 1: the budget, not the engine, bounds it)",
       met: null,
