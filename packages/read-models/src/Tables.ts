@@ -83,6 +83,9 @@ export const inventory = sqliteTable("inventory", {
   /** The depot entry (or the item, for totals) the level was read from. */
   record: text("record").notNull(),
   ...version,
+  /** 1: tombstone: the entity is gone from the service (a complete full pass did not serve it,
+   *  docs/architecture.md §4.14); content columns are null, `record` holds why. */
+  deleted: integer("deleted").notNull().default(0),
   ...bookkeeping
 }, (t) => [
   primaryKey({ columns: [t.appId, t.businessId, t.productId, t.depotId] }),
@@ -206,6 +209,9 @@ export const customers = sqliteTable("customers", {
   group: text("group"),
   record: text("record").notNull(),
   ...version,
+  /** 1: tombstone: the entity is gone from the service (a complete full pass did not serve it,
+   *  docs/architecture.md §4.14); content columns are null, `record` holds why. */
+  deleted: integer("deleted").notNull().default(0),
   ...bookkeeping
 }, (t) => [
   primaryKey({ columns: [t.appId, t.businessId, t.id] }),
@@ -221,6 +227,9 @@ export const depots = sqliteTable("depots", {
   /** `location.address`, else `locationV2.address`. */
   address: text("address"),
   record: text("record").notNull(),
+  /** 1: tombstone: the entity is gone from the service (a complete full pass did not serve it,
+   *  docs/architecture.md §4.14); content columns are null, `record` holds why. */
+  deleted: integer("deleted").notNull().default(0),
   ...bookkeeping
 }, (t) => [primaryKey({ columns: [t.appId, t.businessId, t.id] })])
 
@@ -233,6 +242,9 @@ export const categories = sqliteTable("categories", {
   /** 1 active, 2 inactive. */
   status: text("status"),
   record: text("record").notNull(),
+  /** 1: tombstone: the entity is gone from the service (a complete full pass did not serve it,
+   *  docs/architecture.md §4.14); content columns are null, `record` holds why. */
+  deleted: integer("deleted").notNull().default(0),
   ...bookkeeping
 }, (t) => [primaryKey({ columns: [t.appId, t.businessId, t.id] })])
 
@@ -244,6 +256,9 @@ export const brands = sqliteTable("brands", {
   name: text("name"),
   status: text("status"),
   record: text("record").notNull(),
+  /** 1: tombstone: the entity is gone from the service (a complete full pass did not serve it,
+   *  docs/architecture.md §4.14); content columns are null, `record` holds why. */
+  deleted: integer("deleted").notNull().default(0),
   ...bookkeeping
 }, (t) => [primaryKey({ columns: [t.appId, t.businessId, t.id] })])
 

@@ -113,6 +113,66 @@ describe("changes found by comparing pulls with the copy", () => {
     }).pipe(Effect.provide(layer(f)))
   })
 
+  it.live("every kind a full pass reads gets tombstones: customers, bills, depots, categories, brands, a product's stock rows", () => {
+    const f = files()
+    // kind, its pages' id field, two records (the second will be gone), the deletion it gives
+    const kinds = [
+      { kind: "customer", idField: "id", items: [{ id: 11, name: "c1", updatedAt: 100 }, { id: 12, name: "c2", updatedAt: 100 }], tag: "CustomerDeleted", id: "customerId" },
+      { kind: "bill", idField: "id", items: [{ id: 21, date: "2026-01-01", products: [] }, { id: 22, date: "2026-01-02", products: [] }], tag: "BillDeleted", id: "billId" },
+      { kind: "depot", idField: "id", items: [{ id: 31, name: "d1" }, { id: 32, name: "d2" }], tag: "DepotDeleted", id: "depotId" },
+      { kind: "category", idField: "id", items: [{ id: 41, name: "k1" }, { id: 42, name: "k2" }], tag: "CategoryDeleted", id: "categoryId" },
+      { kind: "brand", idField: "id", items: [{ id: 51, name: "b1" }, { id: 52, name: "b2" }], tag: "BrandDeleted", id: "brandId" },
+      {
+        kind: "inventory", idField: "productId",
+        items: [{ productId: 61, inventory: stockItem(61, [[1, 5], [2, 6]]) }, { productId: 62, inventory: stockItem(62, [[1, 7], [2, 8]]) }],
+        tag: "InventoryDeleted", id: "productId"
+      }
+    ] as const
+    return Effect.gen(function*() {
+      const rm = yield* ReadModels.ReadModels
+      const live = Effect.gen(function*() {
+        return {
+          customer: (yield* rm.customers(tenant)).items.map((c) => c.id),
+          bill: (yield* rm.bills(tenant)).items.map((b) => b.id),
+          depot: (yield* rm.depots(tenant)).map((d) => d.id),
+          category: (yield* rm.categories(tenant)).map((c) => c.id),
+          brand: (yield* rm.brands(tenant)).map((b) => b.id),
+          inventory: [...new Set((yield* rm.inventory(tenant)).map((l) => l.productId))]
+        }
+      })
+      const all = { customer: ["11", "12"], bill: ["21", "22"], depot: ["31", "32"], category: ["41", "42"], brand: ["51", "52"], inventory: ["61", "62"] }
+      for (const k of kinds) {
+        yield* step([page(k.kind, k.items, { pass: `${k.kind}:1`, baseline: true, idField: k.idField })])
+        assert.deepStrictEqual(yield* step([passDone(k.kind, `${k.kind}:1`, 0)]), [], `${k.kind}: nothing gone after the baseline`)
+      }
+      assert.deepStrictEqual(yield* live, all)
+      // Second passes list only the first record of each kind, and do not complete: nothing goes.
+      for (const k of kinds) yield* step([page(k.kind, [k.items[0]], { pass: `${k.kind}:2`, idField: k.idField })])
+      assert.deepStrictEqual(yield* live, all, "an unfinished pass deletes nothing")
+      // They complete: one typed deletion each, and the lists no longer hold them.
+      const startedAt = Date.now() + 1000
+      for (const k of kinds) {
+        const found = yield* step([passDone(k.kind, `${k.kind}:2`, startedAt)])
+        assert.deepStrictEqual(tags(found), [k.tag], k.kind)
+        assert.strictEqual((found[0] as unknown as Record<string, unknown>)[k.id], String(k.items[1]![k.idField as keyof (typeof k.items)[1]]))
+        assert.strictEqual(found[0]!.source, "sync")
+      }
+      assert.deepStrictEqual(yield* live, { customer: ["11"], bill: ["21"], depot: ["31"], category: ["41"], brand: ["51"], inventory: ["61"] })
+      // A tombstone, not a hole: the row says it is deleted (stock: every depot of the product).
+      const gone = (yield* rm.customers(tenant, { includeDeleted: true })).items.find((c) => c.id === "12")
+      assert.isTrue(gone?.deleted)
+      assert.strictEqual((yield* rm.counts(tenant)).inventory, 2)
+      // A product served again is back, with its stock.
+      yield* step([page("inventory", [kinds[5].items[1]], { idField: "productId" })])
+      assert.deepStrictEqual((yield* live).inventory, ["61", "62"])
+      // Replaying the log gives the same tables.
+      const rebuilt = NodePath.join(f.dir, "rebuilt.db")
+      yield* rm.rebuild({ filename: rebuilt })
+      const other = yield* Effect.scoped(Effect.flatMap(ReadModels.make({ filename: rebuilt }), (r) => r.digest()))
+      assert.deepStrictEqual(other, yield* rm.digest())
+    }).pipe(Effect.provide(layer(f)))
+  })
+
   it.live("with several servers only the tenant's owner relays the changes; the others forget theirs", () => {
     const f = files()
     return Effect.gen(function*() {

@@ -16,7 +16,8 @@
  * - An order whose status column moves (a pull or a webhook) also gives OrderStatusChanged.
  * - A pull's page that belongs to a full pass records the ids it saw in `pass_seen`; the pass's
  *   completion record then gives a deletion for every live row of that kind it did not see and
- *   that nothing touched since the pass started.
+ *   that nothing touched since the pass started: products, orders, bills, customers, depots,
+ *   categories, brands, and a product's stock rows (`DomainEvent.deletionOf`).
  *
  * A rebuild replays the `changes` records from the log and never runs this, so replaying the
  * log gives the same tables and appends nothing.
@@ -70,6 +71,30 @@ type Probe =
   | { readonly _tag: "order"; readonly event: DomainEvent.OrderObserved | DomainEvent.OrderAdded | DomainEvent.OrderUpdated; readonly id: string; readonly before: EntityRow | undefined }
   | { readonly _tag: "stock"; readonly event: DomainEvent.InventoryObserved; readonly id: string; readonly before: ReadonlyArray<StockRow> }
 
+/** The id a pull's observation names, for the pass it belongs to (stock: the product's). */
+const observedId = (event: DomainEvent.DomainEvent): string | undefined => {
+  switch (event._tag) {
+    case "ProductObserved":
+      return Records.recordId(event.product)
+    case "OrderObserved":
+      return Records.orderIdOf(event.order)
+    case "BillObserved":
+      return Records.recordId(event.bill)
+    case "CustomerObserved":
+      return Records.recordId(event.customer)
+    case "DepotObserved":
+      return Records.recordId(event.depot)
+    case "CategoryObserved":
+      return Records.recordId(event.category)
+    case "BrandObserved":
+      return Records.recordId(event.brand)
+    case "InventoryObserved":
+      return event.items[0]?.productId
+    default:
+      return undefined
+  }
+}
+
 /** Pass bookkeeping a sync writes beside a full pass's pages (meta.pass). */
 const passOf = (meta: unknown): string | undefined => {
   const pass = typeof meta === "object" && meta !== null ? (meta as Record<string, unknown>)["pass"] : undefined
@@ -100,15 +125,29 @@ export const make = (client: Database.Database) => {
   const completed = client.prepare<[string, string, string], { readonly n: number }>(
     "SELECT 1 AS n FROM pass_seen WHERE app_id = ? AND business_id = ? AND pass_id = ? AND entity_id = ''"
   )
-  const missing = (table: "products" | "orders") =>
-    client.prepare<[string, string, number, number | null, number | null, string], { readonly id: string }>(
-      `SELECT t.id FROM ${table} t WHERE t.app_id = ? AND t.business_id = ? AND t.deleted = 0 AND t.last_received_at < ?
-        ${table === "orders" ? "AND (? IS NULL OR t.created_at_ms >= ?)" : "AND (? IS NULL OR ? IS NULL)"}
-        AND NOT EXISTS (SELECT 1 FROM pass_seen s WHERE s.app_id = t.app_id AND s.business_id = t.business_id AND s.pass_id = ? AND s.entity_id = t.id)
-        ORDER BY t.id`
-    ).raw(false)
-  const missingProducts = missing("products")
-  const missingOrders = missing("orders")
+  /**
+   * The live rows of a kind a pass did not see and that were last received before it started.
+   * Windowed reads (orders, bills) cover their horizon only: older rows are never candidates.
+   * Stock: a product whose product/inventory item was not served (all its depot rows).
+   */
+  const missing = (table: string, idColumn: string, windowed: boolean) =>
+    client.prepare<[string, string, number | null, number | null, string, number], { readonly id: string }>(
+      `SELECT t.${idColumn} AS id FROM ${table} t WHERE t.app_id = ? AND t.business_id = ? AND t.deleted = 0
+        ${windowed ? "AND (? IS NULL OR t.created_at_ms >= ?)" : "AND (? IS NULL OR ? IS NULL)"}
+        AND NOT EXISTS (SELECT 1 FROM pass_seen s WHERE s.app_id = t.app_id AND s.business_id = t.business_id AND s.pass_id = ? AND s.entity_id = t.${idColumn})
+        GROUP BY t.${idColumn} HAVING MAX(t.last_received_at) < ?
+        ORDER BY 1`
+    )
+  const missingOf: Readonly<Record<DomainEvent.DeletableKind, ReturnType<typeof missing>>> = {
+    product: missing("products", "id", false),
+    order: missing("orders", "id", true),
+    bill: missing("bills", "id", true),
+    customer: missing("customers", "id", false),
+    depot: missing("depots", "id", false),
+    category: missing("categories", "id", false),
+    brand: missing("brands", "id", false),
+    inventory: missing("inventory", "product_id", false)
+  }
   const outbox = client.prepare("INSERT INTO change_outbox (app_id, business_id, source_record_id, source_offset, body) VALUES (?, ?, ?, ?, ?)")
 
   /** A page the log already held, seen again by a pass: its ids count as seen. */
@@ -136,21 +175,15 @@ export const make = (client: Database.Database) => {
     const pass = isPage ? passOf(record.meta) : undefined
     const baseline = isPage && isBaseline(record.meta)
     for (const event of events) {
-      if (baseline) {
-        if (pass !== undefined && event._tag === "ProductObserved") {
-          const id = Records.recordId(event.product)
-          if (id !== undefined) seen.run(event.appId, event.businessId, pass, id)
-        } else if (pass !== undefined && event._tag === "OrderObserved") {
-          const id = Records.orderIdOf(event.order)
-          if (id !== undefined) seen.run(event.appId, event.businessId, pass, id)
-        }
-        continue
+      if (pass !== undefined) {
+        const id = observedId(event)
+        if (id !== undefined) seen.run(record.appId, record.businessId ?? "", pass, id)
       }
+      if (baseline) continue
       switch (event._tag) {
         case "ProductObserved": {
           const id = Records.recordId(event.product)
           if (id === undefined) break
-          if (pass !== undefined) seen.run(event.appId, event.businessId, pass, id)
           probes.push({ _tag: "product", event, id, before: productRow.get(event.appId, event.businessId, id) })
           break
         }
@@ -160,7 +193,6 @@ export const make = (client: Database.Database) => {
           if (record.type === DomainEvent.CHANGES_TYPE) break
           const id = Records.orderIdOf(event.order)
           if (id === undefined) break
-          if (pass !== undefined && event._tag === "OrderObserved") seen.run(event.appId, event.businessId, pass, id)
           probes.push({ _tag: "order", event, id, before: orderRow.get(event.appId, event.businessId, id) })
           break
         }
@@ -236,15 +268,11 @@ export const make = (client: Database.Database) => {
     for (const event of events) {
       if (event._tag !== "SyncPassCompleted") continue
       if (completed.get(event.appId, event.businessId, event.passId) !== undefined) continue
-      const rows = event.kind === "product"
-        ? missingProducts.all(event.appId, event.businessId, event.startedAt, null, null, event.passId)
-        : event.kind === "order"
-        ? missingOrders.all(event.appId, event.businessId, event.startedAt, event.createdFrom ?? null, event.createdFrom ?? null, event.passId)
-        : []
+      if (!DomainEvent.isDeletableKind(event.kind)) continue
+      const deletion = DomainEvent.deletionOf[event.kind]
+      const rows = missingOf[event.kind].all(event.appId, event.businessId, event.createdFrom ?? null, event.createdFrom ?? null, event.passId, event.startedAt)
       const reason = `not served by full pass ${event.passId}`
-      for (const { id } of rows) {
-        changes.push(JSON.stringify(event.kind === "product" ? { change: "ProductDeleted", productId: id, reason } : { change: "OrderDeleted", orderId: id, reason }))
-      }
+      for (const { id } of rows) changes.push(JSON.stringify({ change: deletion.change, [deletion.idField]: id, reason }))
       forget.run(event.appId, event.businessId, event.passId)
       seen.run(event.appId, event.businessId, event.passId, "")
     }

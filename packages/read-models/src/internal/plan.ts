@@ -43,6 +43,13 @@ const event1 = (plan: Plan, record: ProjectableRecord, event: DomainEvent.Domain
     case "CategoryObserved":
     case "BrandObserved":
       return Rows.category(plan, record, event, index)
+    case "CustomerDeleted":
+    case "BillDeleted":
+    case "DepotDeleted":
+    case "CategoryDeleted":
+    case "BrandDeleted":
+    case "InventoryDeleted":
+      return Rows.referenceDeleted(plan, record, event, index)
     case "PaymentReceived":
     case "PaymentObserved":
       return Rows.payment(plan, record, event, index)
