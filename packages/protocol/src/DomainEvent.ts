@@ -479,7 +479,8 @@ const fromChanges = (record: RawRecord): ReadonlyArray<DomainEvent> => {
   const list = (value.success as { changes?: unknown } | null)?.changes
   if (!Array.isArray(list)) return [unknownEvent(record, 0, "changes record without a changes list", value.success)]
   return list.map((entry: Record<string, unknown>, i): DomainEvent => {
-    const b = base(record, i, businessId)
+    // `origin`: what revealed the change (a webhook compared with the copy); else the record's source.
+    const b = entry["origin"] === "webhook" ? { ...base(record, i, businessId), source: "webhook" as const } : base(record, i, businessId)
     const bad = (message: string) => unknownEvent(record, i, `changes: ${message}`, entry)
     const fields = Array.isArray(entry["changedFields"]) ? entry["changedFields"].filter((f): f is string => typeof f === "string") : []
     switch (entry["change"]) {
@@ -538,7 +539,6 @@ const fromChanges = (record: RawRecord): ReadonlyArray<DomainEvent> => {
             return { ...b, _tag: change, productId: id, data }
         }
       }
-      // falls through: unreachable (every plain deletion returns above)
       default:
         return bad(`unknown change ${JSON.stringify(entry["change"])}`)
     }
@@ -589,6 +589,31 @@ export const LATEST: DecoderVersion = 1
 /** Decodes a log record into domain events with the given (default: latest) decoder. */
 export const decode = (record: RawRecord, version: DecoderVersion = LATEST): ReadonlyArray<DomainEvent> =>
   decoders[version](record)
+
+/**
+ * The tags the read models derive by comparing a webhook with the copy and relay in `changes`
+ * records (docs/architecture.md §4.14), so that a change is one event whichever told us first.
+ */
+export const comparedTags: ReadonlySet<Tag> = new Set<Tag>([
+  "ProductAdded",
+  "ProductUpdated",
+  "ProductDeleted",
+  "InventoryChanged",
+  "OrderAdded",
+  "OrderUpdated",
+  "OrderDeleted"
+])
+
+/**
+ * The change stream: `decode`, less the events of `comparedTags` decoded straight from a webhook
+ * record, which reach a consumer through the `changes` record the read models append for that
+ * webhook (only when it changed the copy). For consumers that follow a log whose read models
+ * relay their changes (the sync server's plugins): one event per change, whatever came first.
+ */
+export const decodeChangeStream = (record: RawRecord, version: DecoderVersion = LATEST): ReadonlyArray<DomainEvent> => {
+  const events = decoders[version](record)
+  return record.source === "webhook" ? events.filter((e) => !comparedTags.has(e._tag)) : events
+}
 
 /** The id of the entity an event is about, when it has one (for audit indexes). */
 export const entityId = (event: DomainEvent): Option.Option<string> => {

@@ -377,7 +377,12 @@ export const changeOutbox = sqliteTable("change_outbox", {
   sourceRecordId: text("source_record_id").notNull(),
   sourceOffset: integer("source_offset").notNull(),
   /** The `changes` record's body: `{"changes":[...]}`. */
-  body: text("body").notNull()
+  body: text("body").notNull(),
+  /**
+   * The revealing record's `traceparent`, if it had one: the relayed record carries it, so a
+   * plugin's handling links to the append that told us (docs/architecture.md §4.17).
+   */
+  trace: text("trace")
 })
 
 /** The ids each running full pass has seen, on disk (a pass may cover 100,000s of entities). */

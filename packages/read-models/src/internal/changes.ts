@@ -12,6 +12,11 @@
  * - A pulled product or order is compared with its row: absent (or a tombstone) and taken,
  *   it was created; taken and different in a compared field, it was updated. The same state a
  *   webhook already brought compares equal: no second event.
+ * - A webhook's product, order, stock or deletion is compared the same way (entries marked
+ *   `origin: "webhook"`): a webhook that arrives after a pull found its change compares equal
+ *   (or is refused by the conflict rule, or deletes a tombstone) and gives no second event.
+ *   Plugins of the server take these instead of the webhook's own events
+ *   (`DomainEvent.decodeChangeStream`).
  * - A pulled stock item is compared with the product's stock rows, depot by depot.
  * - An order whose status column moves (a pull or a webhook) also gives OrderStatusChanged.
  * - A pull's page that belongs to a full pass records the ids it saw in `pass_seen`; the pass's
@@ -23,8 +28,8 @@
  * log gives the same tables and appends nothing.
  */
 import type Database from "better-sqlite3"
+import { TraceContext } from "@ocs/event-log"
 import { DomainEvent, Json, Records } from "@ocs/protocol"
-import { amountText } from "./rows.ts"
 import type { ProjectableRecord } from "./planTypes.ts"
 
 const stringify = Json.stringifyParsed
@@ -64,12 +69,21 @@ interface StockRow {
   readonly depot_id: string
   readonly remain_text: string | null
   readonly available_text: string | null
+  readonly last_event_id: string
 }
 
 type Probe =
-  | { readonly _tag: "product"; readonly event: DomainEvent.ProductObserved; readonly id: string; readonly before: EntityRow | undefined }
+  | { readonly _tag: "product"; readonly event: DomainEvent.ProductObserved | DomainEvent.ProductAdded | DomainEvent.ProductUpdated; readonly id: string; readonly before: EntityRow | undefined }
   | { readonly _tag: "order"; readonly event: DomainEvent.OrderObserved | DomainEvent.OrderAdded | DomainEvent.OrderUpdated; readonly id: string; readonly before: EntityRow | undefined }
-  | { readonly _tag: "stock"; readonly event: DomainEvent.InventoryObserved; readonly id: string; readonly before: ReadonlyArray<StockRow> }
+  | { readonly _tag: "deleted"; readonly kind: "product" | "order"; readonly event: DomainEvent.ProductDeleted | DomainEvent.OrderDeleted; readonly id: string; readonly before: EntityRow | undefined }
+  | {
+    readonly _tag: "stock"
+    readonly event: DomainEvent.InventoryObserved | DomainEvent.InventoryChanged
+    readonly id: string
+    /** The levels of this product (a webhook's delivery may name several products). */
+    readonly items: ReadonlyArray<Records.StockLevel>
+    readonly before: ReadonlyArray<StockRow>
+  }
 
 /** The id a pull's observation names, for the pass it belongs to (stock: the product's). */
 const observedId = (event: DomainEvent.DomainEvent): string | undefined => {
@@ -95,6 +109,12 @@ const observedId = (event: DomainEvent.DomainEvent): string | undefined => {
   }
 }
 
+/** The record's `traceparent` (meta), carried to the changes it revealed. */
+const traceOf = (meta: unknown): string | null => {
+  const value = typeof meta === "object" && meta !== null ? (meta as Record<string, unknown>)[TraceContext.metaKey] : undefined
+  return typeof value === "string" ? value : null
+}
+
 /** Pass bookkeeping a sync writes beside a full pass's pages (meta.pass). */
 const passOf = (meta: unknown): string | undefined => {
   const pass = typeof meta === "object" && meta !== null ? (meta as Record<string, unknown>)["pass"] : undefined
@@ -116,7 +136,7 @@ export const make = (client: Database.Database) => {
     "SELECT record, deleted, status, last_event_id FROM orders WHERE app_id = ? AND business_id = ? AND id = ?"
   )
   const stockRows = client.prepare<[string, string, string], StockRow>(
-    "SELECT depot_id, remain_text, available_text FROM inventory WHERE app_id = ? AND business_id = ? AND product_id = ?"
+    "SELECT depot_id, remain_text, available_text, last_event_id FROM inventory WHERE app_id = ? AND business_id = ? AND product_id = ?"
   )
   const seen = client.prepare("INSERT OR IGNORE INTO pass_seen (app_id, business_id, pass_id, entity_id) VALUES (?, ?, ?, ?)")
   const forget = client.prepare("DELETE FROM pass_seen WHERE app_id = ? AND business_id = ? AND pass_id = ?")
@@ -148,7 +168,7 @@ export const make = (client: Database.Database) => {
     brand: missing("brands", "id", false),
     inventory: missing("inventory", "product_id", false)
   }
-  const outbox = client.prepare("INSERT INTO change_outbox (app_id, business_id, source_record_id, source_offset, body) VALUES (?, ?, ?, ?, ?)")
+  const outbox = client.prepare("INSERT INTO change_outbox (app_id, business_id, source_record_id, source_offset, body, trace) VALUES (?, ?, ?, ?, ?, ?)")
 
   /** A page the log already held, seen again by a pass: its ids count as seen. */
   const seenAgain = (record: ProjectableRecord) => {
@@ -172,6 +192,9 @@ export const make = (client: Database.Database) => {
       return probes
     }
     const isPage = record.source === "sync" && record.type !== DomainEvent.CHANGES_TYPE
+    // A webhook is compared with the copy too, so that a change is one event whichever came
+    // first, the webhook or a pull (docs/architecture.md §4.14).
+    const isWebhook = record.source === "webhook"
     const pass = isPage ? passOf(record.meta) : undefined
     const baseline = isPage && isBaseline(record.meta)
     for (const event of events) {
@@ -181,10 +204,35 @@ export const make = (client: Database.Database) => {
       }
       if (baseline) continue
       switch (event._tag) {
+        case "ProductAdded":
+        case "ProductUpdated":
         case "ProductObserved": {
+          // A webhook's product is compared like a pulled one; a `changes` record's is not.
+          if (event._tag !== "ProductObserved" && !isWebhook) break
           const id = Records.recordId(event.product)
           if (id === undefined) break
           probes.push({ _tag: "product", event, id, before: productRow.get(event.appId, event.businessId, id) })
+          break
+        }
+        case "ProductDeleted":
+        case "OrderDeleted": {
+          if (!isWebhook) break
+          const id = event._tag === "ProductDeleted" ? event.productId : event.orderId
+          if (id === undefined) break
+          const kind = event._tag === "ProductDeleted" ? "product" : "order"
+          probes.push({ _tag: "deleted", kind, event, id, before: (kind === "product" ? productRow : orderRow).get(event.appId, event.businessId, id) })
+          break
+        }
+        case "InventoryChanged": {
+          if (!isWebhook) break
+          // One probe per product the delivery names.
+          const byProduct = new Map<string, Array<Records.StockLevel>>()
+          for (const level of event.items) {
+            const list = byProduct.get(level.productId) ?? []
+            list.push(level)
+            byProduct.set(level.productId, list)
+          }
+          for (const [id, items] of byProduct) probes.push({ _tag: "stock", event, id, items, before: stockRows.all(event.appId, event.businessId, id) })
           break
         }
         case "OrderObserved":
@@ -199,7 +247,7 @@ export const make = (client: Database.Database) => {
         case "InventoryObserved": {
           const id = event.items[0]?.productId
           if (id === undefined) break
-          probes.push({ _tag: "stock", event, id, before: stockRows.all(event.appId, event.businessId, id) })
+          probes.push({ _tag: "stock", event, id, items: event.items, before: stockRows.all(event.appId, event.businessId, id) })
           break
         }
         default:
@@ -226,6 +274,8 @@ export const make = (client: Database.Database) => {
   /** Compares the touched rows with what they were, and writes the changes found. */
   const after = (record: ProjectableRecord, events: ReadonlyArray<DomainEvent.DomainEvent>, probes: ReadonlyArray<Probe>): number => {
     const changes: Array<string> = []
+    // What told us: a change a webhook revealed keeps "webhook" as its source.
+    const origin = record.source === "webhook" ? { origin: "webhook" } : {}
     for (const probe of probes) {
       const e = probe.event
       if (probe._tag === "product") {
@@ -233,36 +283,49 @@ export const make = (client: Database.Database) => {
         if (now === undefined || now.last_event_id !== e.id) continue
         const b = probe.before
         if (b === undefined || b.deleted === 1) {
-          changes.push(entry({ change: "ProductAdded" }, "product", now.record))
+          // New to the copy; a webhook keeps its own word for it.
+          changes.push(entry(e._tag === "ProductUpdated" ? { change: "ProductUpdated", changedFields: [], ...origin } : { change: "ProductAdded", ...origin }, "product", now.record))
           continue
         }
         if (b.record === now.record) continue
         const fields = changedFields("product", parse(b.record), parse(now.record))
-        if (fields.length > 0) changes.push(entry({ change: "ProductUpdated", changedFields: fields }, "product", now.record))
+        if (fields.length > 0) changes.push(entry({ change: "ProductUpdated", changedFields: fields, ...origin }, "product", now.record))
       } else if (probe._tag === "order") {
         const now = orderRow.get(e.appId, e.businessId, probe.id)
         if (now === undefined || now.last_event_id !== e.id) continue
         const b = probe.before
-        const fromPull = e._tag === "OrderObserved"
         if (b === undefined || b.deleted === 1) {
-          if (fromPull) changes.push(entry({ change: "OrderAdded" }, "order", now.record))
+          changes.push(entry(e._tag === "OrderUpdated" ? { change: "OrderUpdated", changedFields: [], ...origin } : { change: "OrderAdded", ...origin }, "order", now.record))
           continue
         }
-        if (fromPull && b.record !== now.record) {
+        if (b.record !== now.record) {
           const fields = changedFields("order", parse(b.record), parse(now.record))
-          if (fields.length > 0) changes.push(entry({ change: "OrderUpdated", changedFields: fields }, "order", now.record))
+          if (fields.length > 0) changes.push(entry({ change: "OrderUpdated", changedFields: fields, ...origin }, "order", now.record))
         }
         if ((b.status ?? null) !== (now.status ?? null)) {
-          changes.push(entry({ change: "OrderStatusChanged", orderId: probe.id, from: b.status ?? null, to: now.status ?? null }, "order", now.record))
+          changes.push(entry({ change: "OrderStatusChanged", orderId: probe.id, from: b.status ?? null, to: now.status ?? null, ...origin }, "order", now.record))
         }
+      } else if (probe._tag === "deleted") {
+        // A delete webhook is a change only when the copy still held the entity: after a pass
+        // found it gone (or a first webhook deleted it), a second one is the same change.
+        const now = (probe.kind === "product" ? productRow : orderRow).get(e.appId, e.businessId, probe.id)
+        if (now === undefined || now.last_event_id !== e.id || now.deleted !== 1) continue
+        if (probe.before !== undefined && probe.before.deleted === 1) continue
+        changes.push(JSON.stringify(probe.kind === "product"
+          ? { change: "ProductDeleted", productId: probe.id, reason: "webhook", ...origin }
+          : { change: "OrderDeleted", orderId: probe.id, reason: "webhook", ...origin }))
       } else {
-        const stock = probe.event
+        // Compared row by row, before and after: a level the conflict rule refused (older than
+        // the copy) changed nothing.
         const old = new Map(probe.before.map((r) => [r.depot_id, r]))
-        const differs = stock.items.some((level) => {
-          const row = old.get(level.depotId)
-          return row === undefined || row.remain_text !== amountText(level.remain) || row.available_text !== amountText(level.available)
+        const now = new Map(stockRows.all(e.appId, e.businessId, probe.id).map((r) => [r.depot_id, r]))
+        const differs = probe.items.some((level) => {
+          const row = now.get(level.depotId)
+          if (row === undefined || row.last_event_id !== e.id) return false
+          const was = old.get(level.depotId)
+          return was === undefined || was.remain_text !== row.remain_text || was.available_text !== row.available_text
         })
-        if (differs) changes.push(entry({ change: "InventoryChanged", productId: probe.id }, "item", stringify(rawItem(stock))))
+        if (differs) changes.push(entry({ change: "InventoryChanged", productId: probe.id, ...origin }, "item", stringify(rawItem(probe.items))))
       }
     }
     for (const event of events) {
@@ -277,20 +340,20 @@ export const make = (client: Database.Database) => {
       seen.run(event.appId, event.businessId, event.passId, "")
     }
     if (changes.length === 0) return 0
-    outbox.run(record.appId, record.businessId ?? "", record.id, record.offset, `{"changes":[${changes.join(",")}]}`)
+    outbox.run(record.appId, record.businessId ?? "", record.id, record.offset, `{"changes":[${changes.join(",")}]}`, traceOf(record.meta))
     return changes.length
   }
 
   return { before, after }
 }
 
-/** The pulled stock item as the page carried it (each level keeps its raw depot entry). */
-const rawItem = (event: DomainEvent.InventoryObserved): unknown => {
-  const first = event.items[0]!
+/** One product's stock item as the page or webhook carried it (each level keeps its raw depot entry). */
+const rawItem = (items: ReadonlyArray<Records.StockLevel>): unknown => {
+  const first = items[0]!
   // One level per depot listed, or a single level of totals (depotId "").
   return first.depotId === ""
     ? { productId: first.productId, inventory: first.raw }
-    : { productId: first.productId, inventory: { depots: event.items.map((l) => l.raw) } }
+    : { productId: first.productId, inventory: { depots: items.map((l) => l.raw) } }
 }
 
 export type Changes = ReturnType<typeof make>
