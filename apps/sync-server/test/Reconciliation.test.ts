@@ -8,7 +8,8 @@ import { eventually, parseLoose, type Proc, startServerProcess, startSimulatorPr
 // A copy that cannot drift (docs/architecture.md §4.14): 50 tenants, a fifth of the webhooks
 // dropped, data changed and deleted without webhooks (products, orders, customers, bills). After one reconciliation cycle every
 // tenant's read models equal the simulator's data, and a plugin counting change events saw
-// exactly one per change, whether a webhook or a pull told us.
+// exactly one per change, whether a webhook or a pull told us, and whichever came first (late
+// webhooks of changes the pulls already found are no second event).
 
 const TENANTS = 50
 const READS = ["product/list", "order/list", "product/inventory", "customer/list", "bill/list"]
@@ -153,6 +154,8 @@ describe("reconciliation: 50 tenants, lost webhooks, silent deletes and edits", 
     await control.addFault({ kind: "webhookDrop", probability: 0.2 })
     const expected = new Map<string, Map<string, number>>()
     const silentlyDeleted = new Map<string, string>()
+    /** Per tenant: a silent edit and a silent delete whose webhooks will come late, after the pull found them. */
+    const late = new Map<string, { readonly product: string; readonly order: string }>()
     await pool(tenants, 8, async (t) => {
       const products = await listAll(t, "product/list")
       const orders = await recentOrders(t)
@@ -176,6 +179,7 @@ describe("reconciliation: 50 tenants, lost webhooks, silent deletes and edits", 
       await control.deleteBill(t.businessId, b1!)
       const added = String(((await control.addOrder(t.businessId, { customerName: "reconciled", products: [{ productId: p1!, quantity: 1 }] })) as any).order.info.id)
       silentlyDeleted.set(`${t.appId}:${t.businessId}`, p4!)
+      late.set(`${t.appId}:${t.businessId}`, { product: p2!, order: o2! })
       expected.set(`${t.appId}:${t.businessId}`, new Map([
         [`ProductUpdated:${p1}`, 1], [`ProductUpdated:${p2}`, 1], [`ProductDeleted:${p3}`, 1], [`ProductDeleted:${p4}`, 1],
         [`InventoryChanged:${p5}`, 1], [`OrderUpdated:${o1}`, 1], [`OrderStatusChanged:${o1}`, 1], [`OrderDeleted:${o2}`, 1],
@@ -209,6 +213,16 @@ describe("reconciliation: 50 tenants, lost webhooks, silent deletes and edits", 
       for (const r of body.reports) assert.strictEqual(r.outcome, "done", `${t.appId}:${t.businessId}: ${JSON.stringify(r)}`)
     })
     await settled("the projection of the reconciliation and of the changes it found")
+
+    // 5b. The late webhooks of changes the pulls already found: the same state, told again.
+    await pool(tenants, 8, async (t) => {
+      const { product, order } = late.get(`${t.appId}:${t.businessId}`)!
+      // The control client gives ids as strings; the service sends them as numbers.
+      await control.emitEvent(t.businessId, "productUpdate", { ...(await control.product(t.businessId, product)), id: Number(product) })
+      await control.emitEvent(t.businessId, "orderDelete", [Number(order)])
+    })
+    await control.drainDeliveries(30_000)
+    await settled("the projection of the late webhooks")
 
     // 6. Read models equal the simulator's data.
     await control.setRateLimits({ enabled: false })
