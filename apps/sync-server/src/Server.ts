@@ -216,6 +216,9 @@ export const layer = (config: Config) => {
         plugins: config.plugins ?? [],
         eventLogFilename: config.eventLog.mode === "kafka" ? f.outbox : f.events,
         supervise: health.supervise,
+        // The read models compare webhooks and pulls with the copy and relay what changed:
+        // plugins see one event per change, whichever came first (docs/architecture.md §4.14).
+        changeStream: true,
         tenantAccess: (t) =>
           Effect.map(
             store.business(t.appId, t.businessId),

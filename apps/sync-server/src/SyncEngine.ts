@@ -246,7 +246,7 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
           const kind = op.entity?.kind
           // Only a pass that reads everything can tell what is gone: no filters, and a kind
           // whose read model keeps tombstones (docs/architecture.md §4.14).
-          const whole = (op.filters === undefined || Object.keys(op.filters).length === 0) && (kind === "product" || kind === "order")
+          const whole = (op.filters === undefined || Object.keys(op.filters).length === 0) && DomainEvent.isDeletableKind(kind)
           const pass: PassMeta = {
             id: whole ? `${key}:${startedAt}` : undefined,
             baseline: state.fullCompletedAt === null

@@ -130,7 +130,9 @@ describe("telemetry of the server process", () => {
     assert.isUndefined(request.parentSpanId)
     assert.strictEqual(attr(request, "http.response.status_code"), 200)
     assert.strictEqual(attr(request, "ocs.app_id"), tenant.appId)
-    const deliver = named("PluginRuntime.deliver").find(linksTo(append))!
+    // The plugin handles the order's change from the changes record the projection relayed,
+    // which carries the webhook append's trace (docs/architecture.md §4.14, §4.17).
+    const deliver = named("PluginRuntime.deliver").find((d) => linksTo(append)(d) && handledBy(d).length > 0)!
     assert.strictEqual(attr(deliver, "ocs.plugin"), "order-forwarder")
     assert.notStrictEqual(deliver.traceId, append.traceId, "the plugin's delivery is its own trace, linked across the hop")
     assert.strictEqual(attr(handledBy(deliver)[0]!, "ocs.event"), "OrderAdded")

@@ -35,6 +35,12 @@ export interface Options {
   readonly apiResponse?: ((operation: Operation.Operation<unknown>, body: unknown) => unknown) | undefined
   /** Per-event time limit (default: the plugin's, else 30 s). One attempt per event. */
   readonly timeoutMillis?: number | undefined
+  /**
+   * Replay what the sync server's plugins see: `DomainEvent.decodeChangeStream` (one event per
+   * change; docs/architecture.md §4.14). Set it for a server's log, whose read models relay the
+   * changes webhooks revealed; default false: every event decoded from every record.
+   */
+  readonly changeStream?: boolean | undefined
 }
 
 export interface Report {
@@ -74,7 +80,7 @@ export const dryRun = Effect.fn("DryRun.dryRun")(function*(
     Stream.runForEach((record) =>
       Effect.gen(function*() {
         records++
-        for (const event of DomainEvent.decode(record)) {
+        for (const event of (options.changeStream === true ? DomainEvent.decodeChangeStream : DomainEvent.decode)(record)) {
           if (tags.has(event._tag)) events.push(yield* runner.run(event, record.offset))
         }
       })

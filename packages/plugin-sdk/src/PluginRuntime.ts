@@ -64,6 +64,13 @@ export interface Options {
    * unused. Default: restart after `restartDelayMillis`.
    */
   readonly supervise?: ((name: string, loop: Effect.Effect<unknown, unknown>) => Effect.Effect<unknown>) | undefined
+  /**
+   * The log's read models compare webhooks with the copy and relay what changed (the sync
+   * server): plugins then see `DomainEvent.decodeChangeStream`, one event per change whether a
+   * webhook or a pull came first (docs/architecture.md §4.14). Default false: every event
+   * decoded from every record.
+   */
+  readonly changeStream?: boolean | undefined
 }
 
 export interface PluginMetrics {
@@ -155,6 +162,7 @@ export const make = Effect.fnUntraced(function*(
   const store = yield* PluginStore.make({ filename: options.filename })
   const http = fetchHttp(options.http)
   const tenantFilter = options.tenant ?? "all"
+  const decodeRecord = options.changeStream === true ? DomainEvent.decodeChangeStream : DomainEvent.decode
 
   const states = new Map<string, State>()
   for (const installed of options.plugins) {
@@ -235,7 +243,7 @@ export const make = Effect.fnUntraced(function*(
   const deliverRecord = (state: State, delivery: LogRecord.Delivery) =>
     Effect.gen(function*() {
       const tags = new Set<string>(state.plugin.subscribes)
-      const events = DomainEvent.decode(delivery.record).filter((e) => tags.has(e._tag))
+      const events = decodeRecord(delivery.record).filter((e) => tags.has(e._tag))
       for (const event of events) {
         const outcome = yield* execute(state.plugin, event, contextFor(state, event), state.policy, onFailure(state)).pipe(
           Effect.withSpan("Plugin.handle", { attributes: { "ocs.plugin": state.plugin.name, "ocs.event": event._tag } })

@@ -8,7 +8,7 @@
  * - `harness({ plugins })`: the real thing in a temporary folder (SQLite event log, read models,
  *   plugin runtime) for end-to-end tests: `append` records, then assert.
  */
-import { Context, Effect, Layer, type Scope } from "effect"
+import { Context, Effect, Layer, type Scope, Stream } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -120,7 +120,10 @@ export const runPlugin = Effect.fnUntraced(function*(plugin: AnyPlugin, options:
 export interface Harness {
   readonly dir: string
   readonly runtime: PluginRuntimeService
-  /** Appends records to the log, projects them into the read models, waits for every plugin. */
+  /**
+   * Appends records to the log, projects them into the read models (which relay the changes they
+   * reveal), and waits for every plugin to have handled everything in the log.
+   */
   readonly append: (records: ReadonlyArray<LogRecord.NewRecord>) => Effect.Effect<ReadonlyArray<number>, unknown>
 }
 
@@ -131,7 +134,11 @@ export interface HarnessOptions {
   readonly runtime?: Partial<Omit<RuntimeOptions, "plugins">> | undefined
 }
 
-/** A real SQLite event log, read models and plugin runtime in a folder, for end-to-end tests. */
+/**
+ * A real SQLite event log, read models and plugin runtime in a folder, for end-to-end tests. Like
+ * the sync server, plugins follow the change stream (`changeStream`, docs/architecture.md §4.14)
+ * unless `runtime` says otherwise.
+ */
 export const harness = Effect.fnUntraced(function*(options: HarnessOptions): Effect.fn.Return<Harness, StartError | unknown, Scope.Scope> {
   const dir = options.dir ?? NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "ocs-plugin-"))
   const base = Layer.mergeAll(
@@ -141,6 +148,7 @@ export const harness = Effect.fnUntraced(function*(options: HarnessOptions): Eff
   const runtimeLayer = PluginRuntime.layer({
     filename: NodePath.join(dir, "plugins.sqlite"),
     eventLogFilename: NodePath.join(dir, "events.sqlite"),
+    changeStream: true,
     ...options.runtime,
     plugins: options.plugins
   })
@@ -154,9 +162,14 @@ export const harness = Effect.fnUntraced(function*(options: HarnessOptions): Eff
     append: (records) =>
       Effect.gen(function*() {
         const results = yield* log.append(records)
+        // Projects the records, relays the changes they revealed, and projects those too.
+        yield* rm.catchUp().pipe(Effect.provideService(EventLog.EventLog, log))
         yield* rm.catchUp().pipe(Effect.provideService(EventLog.EventLog, log))
         const offsets = results.map((r) => r.offset)
-        if (offsets.length > 0) yield* runtime.awaitOffset(Math.max(...offsets))
+        if (offsets.length > 0) {
+          const later = yield* Stream.runCollect(log.read({ tenant: "all", from: Math.max(...offsets) }))
+          yield* runtime.awaitOffset(Math.max(...offsets, ...later.map((r) => r.offset)))
+        }
         return offsets
       })
   }

@@ -127,6 +127,20 @@ export interface SyncPassCompleted extends Base {
   readonly createdFrom: number | undefined
 }
 
+/**
+ * Deletions of entities the service sends no webhook about (customers, bills, depots,
+ * categories, brands), or the stock rows of a product product/inventory no longer serves: found
+ * only by a complete full pass (docs/architecture.md §4.14), so they come from `changes` records.
+ * `data` says why (`{ reason, ids }`).
+ */
+export interface CustomerDeleted extends Base { readonly _tag: "CustomerDeleted"; readonly customerId: string; readonly data: unknown }
+export interface BillDeleted extends Base { readonly _tag: "BillDeleted"; readonly billId: string; readonly data: unknown }
+export interface DepotDeleted extends Base { readonly _tag: "DepotDeleted"; readonly depotId: string; readonly data: unknown }
+export interface CategoryDeleted extends Base { readonly _tag: "CategoryDeleted"; readonly categoryId: string; readonly data: unknown }
+export interface BrandDeleted extends Base { readonly _tag: "BrandDeleted"; readonly brandId: string; readonly data: unknown }
+/** Every depot's stock row of the product is gone (its product/inventory item is no longer served). */
+export interface InventoryDeleted extends Base { readonly _tag: "InventoryDeleted"; readonly productId: string; readonly data: unknown }
+
 /** A record the decoder cannot give meaning to: kept, with the reason, never dropped. */
 export interface UnknownEvent {
   readonly _tag: "UnknownEvent"
@@ -164,6 +178,12 @@ export type DomainEvent =
   | BrandObserved
   | DocumentObserved
   | SyncPassCompleted
+  | CustomerDeleted
+  | BillDeleted
+  | DepotDeleted
+  | CategoryDeleted
+  | BrandDeleted
+  | InventoryDeleted
   | UnknownEvent
 
 export type Tag = DomainEvent["_tag"]
@@ -192,6 +212,12 @@ export const tags: ReadonlyArray<Tag> = [
   "BrandObserved",
   "DocumentObserved",
   "SyncPassCompleted",
+  "CustomerDeleted",
+  "BillDeleted",
+  "DepotDeleted",
+  "CategoryDeleted",
+  "BrandDeleted",
+  "InventoryDeleted",
   "UnknownEvent"
 ]
 
@@ -221,6 +247,39 @@ export type ChangeEntry =
   | { readonly change: "OrderUpdated"; readonly order: unknown; readonly changedFields: ReadonlyArray<string> }
   | { readonly change: "OrderStatusChanged"; readonly orderId: string; readonly from: string | null; readonly to: string | null; readonly order: unknown }
   | { readonly change: "OrderDeleted"; readonly orderId: string; readonly reason: string }
+  | { readonly change: "CustomerDeleted"; readonly customerId: string; readonly reason: string }
+  | { readonly change: "BillDeleted"; readonly billId: string; readonly reason: string }
+  | { readonly change: "DepotDeleted"; readonly depotId: string; readonly reason: string }
+  | { readonly change: "CategoryDeleted"; readonly categoryId: string; readonly reason: string }
+  | { readonly change: "BrandDeleted"; readonly brandId: string; readonly reason: string }
+  | { readonly change: "InventoryDeleted"; readonly productId: string; readonly reason: string }
+
+/**
+ * The kinds a complete full pass can find deleted, with the deletion it gives and the field that
+ * names the entity (docs/architecture.md §4.14). `inventory`: a product/inventory item, by product.
+ */
+export const deletionOf = {
+  product: { change: "ProductDeleted", idField: "productId" },
+  order: { change: "OrderDeleted", idField: "orderId" },
+  customer: { change: "CustomerDeleted", idField: "customerId" },
+  bill: { change: "BillDeleted", idField: "billId" },
+  depot: { change: "DepotDeleted", idField: "depotId" },
+  category: { change: "CategoryDeleted", idField: "categoryId" },
+  brand: { change: "BrandDeleted", idField: "brandId" },
+  inventory: { change: "InventoryDeleted", idField: "productId" }
+} as const
+export type DeletableKind = keyof typeof deletionOf
+export const isDeletableKind = (kind: string | undefined): kind is DeletableKind => kind !== undefined && Object.hasOwn(deletionOf, kind)
+
+/** The deletion changes without a webhook twin, by change name. */
+const plainDeletions = {
+  CustomerDeleted: "customerId",
+  BillDeleted: "billId",
+  DepotDeleted: "depotId",
+  CategoryDeleted: "categoryId",
+  BrandDeleted: "brandId",
+  InventoryDeleted: "productId"
+} as const
 
 /** What a completed pass says (the body of a `PASS_TYPE` record). */
 export interface PassBody {
@@ -420,7 +479,8 @@ const fromChanges = (record: RawRecord): ReadonlyArray<DomainEvent> => {
   const list = (value.success as { changes?: unknown } | null)?.changes
   if (!Array.isArray(list)) return [unknownEvent(record, 0, "changes record without a changes list", value.success)]
   return list.map((entry: Record<string, unknown>, i): DomainEvent => {
-    const b = base(record, i, businessId)
+    // `origin`: what revealed the change (a webhook compared with the copy); else the record's source.
+    const b = entry["origin"] === "webhook" ? { ...base(record, i, businessId), source: "webhook" as const } : base(record, i, businessId)
     const bad = (message: string) => unknownEvent(record, i, `changes: ${message}`, entry)
     const fields = Array.isArray(entry["changedFields"]) ? entry["changedFields"].filter((f): f is string => typeof f === "string") : []
     switch (entry["change"]) {
@@ -453,6 +513,32 @@ const fromChanges = (record: RawRecord): ReadonlyArray<DomainEvent> => {
       }
       case "OrderDeleted":
         return { ...b, _tag: "OrderDeleted", orderId: str(entry["orderId"]), data: { reason: entry["reason"] ?? null, ids: [entry["orderId"]] } }
+      case "CustomerDeleted":
+      case "BillDeleted":
+      case "DepotDeleted":
+      case "CategoryDeleted":
+      case "BrandDeleted":
+      case "InventoryDeleted": {
+        const change = entry["change"]
+        const field = plainDeletions[change]
+        const id = str(entry[field])
+        if (id === undefined || id === "") return bad(`${change} without ${field}`)
+        const data = { reason: entry["reason"] ?? null, ids: [id] }
+        switch (change) {
+          case "CustomerDeleted":
+            return { ...b, _tag: change, customerId: id, data }
+          case "BillDeleted":
+            return { ...b, _tag: change, billId: id, data }
+          case "DepotDeleted":
+            return { ...b, _tag: change, depotId: id, data }
+          case "CategoryDeleted":
+            return { ...b, _tag: change, categoryId: id, data }
+          case "BrandDeleted":
+            return { ...b, _tag: change, brandId: id, data }
+          case "InventoryDeleted":
+            return { ...b, _tag: change, productId: id, data }
+        }
+      }
       default:
         return bad(`unknown change ${JSON.stringify(entry["change"])}`)
     }
@@ -504,6 +590,31 @@ export const LATEST: DecoderVersion = 1
 export const decode = (record: RawRecord, version: DecoderVersion = LATEST): ReadonlyArray<DomainEvent> =>
   decoders[version](record)
 
+/**
+ * The tags the read models derive by comparing a webhook with the copy and relay in `changes`
+ * records (docs/architecture.md §4.14), so that a change is one event whichever told us first.
+ */
+export const comparedTags: ReadonlySet<Tag> = new Set<Tag>([
+  "ProductAdded",
+  "ProductUpdated",
+  "ProductDeleted",
+  "InventoryChanged",
+  "OrderAdded",
+  "OrderUpdated",
+  "OrderDeleted"
+])
+
+/**
+ * The change stream: `decode`, less the events of `comparedTags` decoded straight from a webhook
+ * record, which reach a consumer through the `changes` record the read models append for that
+ * webhook (only when it changed the copy). For consumers that follow a log whose read models
+ * relay their changes (the sync server's plugins): one event per change, whatever came first.
+ */
+export const decodeChangeStream = (record: RawRecord, version: DecoderVersion = LATEST): ReadonlyArray<DomainEvent> => {
+  const events = decoders[version](record)
+  return record.source === "webhook" ? events.filter((e) => !comparedTags.has(e._tag)) : events
+}
+
 /** The id of the entity an event is about, when it has one (for audit indexes). */
 export const entityId = (event: DomainEvent): Option.Option<string> => {
   switch (event._tag) {
@@ -539,6 +650,18 @@ export const entityId = (event: DomainEvent): Option.Option<string> => {
       return event.items.length === 1 ? Option.some(event.items[0]!.productId) : Option.none()
     case "DocumentObserved":
       return Option.fromNullishOr(event.documentId)
+    case "CustomerDeleted":
+      return Option.some(event.customerId)
+    case "BillDeleted":
+      return Option.some(event.billId)
+    case "DepotDeleted":
+      return Option.some(event.depotId)
+    case "CategoryDeleted":
+      return Option.some(event.categoryId)
+    case "BrandDeleted":
+      return Option.some(event.brandId)
+    case "InventoryDeleted":
+      return Option.some(event.productId)
     default:
       return Option.none()
   }

@@ -420,8 +420,8 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
   const handle = yield* open({ ...options, cacheSizeKiB: options.cacheSizeKiB ?? 65_536 })
   const { applyReleased, historyUntil, project, quarantine } = yield* projection(handle, defaultConsumer, { detectChanges: options.detectChanges })
   const outbox = yield* handle.use("prepare", (_, client) => ({
-    take: client.prepare<[number], { seq: number; app_id: string; business_id: string; source_record_id: string; source_offset: number; body: string }>(
-      "SELECT seq, app_id, business_id, source_record_id, source_offset, body FROM change_outbox ORDER BY seq LIMIT ?"
+    take: client.prepare<[number], { seq: number; app_id: string; business_id: string; source_record_id: string; source_offset: number; body: string; trace: string | null }>(
+      "SELECT seq, app_id, business_id, source_record_id, source_offset, body, trace FROM change_outbox ORDER BY seq LIMIT ?"
     ),
     drop: client.prepare("DELETE FROM change_outbox WHERE seq <= ?")
   }))
@@ -440,7 +440,11 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
         type: DomainEvent.CHANGES_TYPE,
         body: r.body,
         dedupeKey: `changes:${r.source_record_id}`,
-        meta: { revealedBy: { recordId: r.source_record_id, offset: r.source_offset } }
+        meta: {
+          revealedBy: { recordId: r.source_record_id, offset: r.source_offset },
+          // The revealing append's trace: a plugin's handling links to it (docs/architecture.md §4.17).
+          ...(r.trace === null ? {} : { [TraceContext.metaKey]: r.trace })
+        }
       })))
       // Forgotten only once durable in the log; a crash before this appends them again, and
       // the log drops them by their dedupe key.

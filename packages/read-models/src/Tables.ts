@@ -83,6 +83,9 @@ export const inventory = sqliteTable("inventory", {
   /** The depot entry (or the item, for totals) the level was read from. */
   record: text("record").notNull(),
   ...version,
+  /** 1: tombstone: the entity is gone from the service (a complete full pass did not serve it,
+   *  docs/architecture.md §4.14); content columns are null, `record` holds why. */
+  deleted: integer("deleted").notNull().default(0),
   ...bookkeeping
 }, (t) => [
   primaryKey({ columns: [t.appId, t.businessId, t.productId, t.depotId] }),
@@ -206,6 +209,9 @@ export const customers = sqliteTable("customers", {
   group: text("group"),
   record: text("record").notNull(),
   ...version,
+  /** 1: tombstone: the entity is gone from the service (a complete full pass did not serve it,
+   *  docs/architecture.md §4.14); content columns are null, `record` holds why. */
+  deleted: integer("deleted").notNull().default(0),
   ...bookkeeping
 }, (t) => [
   primaryKey({ columns: [t.appId, t.businessId, t.id] }),
@@ -221,6 +227,9 @@ export const depots = sqliteTable("depots", {
   /** `location.address`, else `locationV2.address`. */
   address: text("address"),
   record: text("record").notNull(),
+  /** 1: tombstone: the entity is gone from the service (a complete full pass did not serve it,
+   *  docs/architecture.md §4.14); content columns are null, `record` holds why. */
+  deleted: integer("deleted").notNull().default(0),
   ...bookkeeping
 }, (t) => [primaryKey({ columns: [t.appId, t.businessId, t.id] })])
 
@@ -233,6 +242,9 @@ export const categories = sqliteTable("categories", {
   /** 1 active, 2 inactive. */
   status: text("status"),
   record: text("record").notNull(),
+  /** 1: tombstone: the entity is gone from the service (a complete full pass did not serve it,
+   *  docs/architecture.md §4.14); content columns are null, `record` holds why. */
+  deleted: integer("deleted").notNull().default(0),
   ...bookkeeping
 }, (t) => [primaryKey({ columns: [t.appId, t.businessId, t.id] })])
 
@@ -244,6 +256,9 @@ export const brands = sqliteTable("brands", {
   name: text("name"),
   status: text("status"),
   record: text("record").notNull(),
+  /** 1: tombstone: the entity is gone from the service (a complete full pass did not serve it,
+   *  docs/architecture.md §4.14); content columns are null, `record` holds why. */
+  deleted: integer("deleted").notNull().default(0),
   ...bookkeeping
 }, (t) => [primaryKey({ columns: [t.appId, t.businessId, t.id] })])
 
@@ -362,7 +377,12 @@ export const changeOutbox = sqliteTable("change_outbox", {
   sourceRecordId: text("source_record_id").notNull(),
   sourceOffset: integer("source_offset").notNull(),
   /** The `changes` record's body: `{"changes":[...]}`. */
-  body: text("body").notNull()
+  body: text("body").notNull(),
+  /**
+   * The revealing record's `traceparent`, if it had one: the relayed record carries it, so a
+   * plugin's handling links to the append that told us (docs/architecture.md §4.17).
+   */
+  trace: text("trace")
 })
 
 /** The ids each running full pass has seen, on disk (a pass may cover 100,000s of entities). */

@@ -41,11 +41,11 @@ export type OrderDetail = Order & { readonly items: ReadonlyArray<OrderItem> }
 export type Bill = Omit<Parsed<typeof Tables.bills.$inferSelect, "record">, "deleted"> & { readonly deleted: boolean }
 export type BillItem = Parsed<typeof Tables.billItems.$inferSelect, "record">
 export type BillDetail = Bill & { readonly items: ReadonlyArray<BillItem> }
-export type Customer = Parsed<typeof Tables.customers.$inferSelect, "record">
-export type Depot = Parsed<typeof Tables.depots.$inferSelect, "record">
-export type Category = Parsed<typeof Tables.categories.$inferSelect, "record">
-export type Brand = Parsed<typeof Tables.brands.$inferSelect, "record">
-export type StockLevel = Parsed<typeof Tables.inventory.$inferSelect, "record">
+export type Customer = Omit<Parsed<typeof Tables.customers.$inferSelect, "record">, "deleted"> & { readonly deleted: boolean }
+export type Depot = Omit<Parsed<typeof Tables.depots.$inferSelect, "record">, "deleted"> & { readonly deleted: boolean }
+export type Category = Omit<Parsed<typeof Tables.categories.$inferSelect, "record">, "deleted"> & { readonly deleted: boolean }
+export type Brand = Omit<Parsed<typeof Tables.brands.$inferSelect, "record">, "deleted"> & { readonly deleted: boolean }
+export type StockLevel = Omit<Parsed<typeof Tables.inventory.$inferSelect, "record">, "deleted"> & { readonly deleted: boolean }
 export type Payment = Parsed<typeof Tables.payments.$inferSelect, "record">
 export type Document = Parsed<typeof Tables.documents.$inferSelect, "body">
 export type WebhooksEnabled = Parsed<typeof Tables.webhooksEnabled.$inferSelect, "registeredEvents">
@@ -90,6 +90,8 @@ export interface CustomerQuery extends PageOptions {
   /** Case-insensitive (ASCII) substring of name, code, mobile or email. */
   readonly search?: string | undefined
   readonly mobile?: string | undefined
+  /** Tombstones too (customers a complete full pass no longer found). */
+  readonly includeDeleted?: boolean | undefined
 }
 
 export interface InventoryQuery {

@@ -78,14 +78,45 @@ describe("changes found by comparing pulls with the copy", () => {
 
       const orderPage = (status: number, updatedAt: number) => page("order", [order(50, { status, updatedAt, createdAt: 100 })], { idField: "info.id", updatedAtField: "info.updatedAt" })
       yield* step([{ ...orderPage(54, 100), meta: { ...orderPage(54, 100).meta, baseline: true } }])
-      // By webhook: the webhook is the OrderUpdated, the status move comes as a change.
-      assert.deepStrictEqual(tags(yield* step([webhook(BIZ, "orderUpdate", order(50, { status: 55, updatedAt: 200, createdAt: 100 }))])), ["OrderStatusChanged"])
+      // By webhook: compared with the copy like a pull, so both come as changes, told by the webhook.
+      const told = yield* step([webhook(BIZ, "orderUpdate", order(50, { status: 55, updatedAt: 200, createdAt: 100 }))])
+      assert.deepStrictEqual(tags(told), ["OrderUpdated", "OrderStatusChanged"])
+      assert.deepStrictEqual(told.map((e) => e.source), ["webhook", "webhook"])
       assert.deepStrictEqual(yield* step([orderPage(55, 200)]), [])
       // By pull only (the webhook was lost): both.
       const pulled = yield* step([orderPage(59, 300)])
       assert.deepStrictEqual(tags(pulled), ["OrderUpdated", "OrderStatusChanged"])
       const moved = pulled[1] as DomainEvent.OrderStatusChanged
       assert.deepStrictEqual([moved.orderId, moved.from, moved.to], ["50", "55", "59"])
+    }).pipe(Effect.provide(layer(f)))
+  })
+
+  it.live("each change once in the other order too: a webhook that arrives after a pull found its change is no second event", () => {
+    const f = files()
+    return Effect.gen(function*() {
+      yield* step([page("product", [product(1, "a", 100), product(2, "b", 100)], { pass: "p1", baseline: true })])
+      yield* step([page("inventory", [{ productId: 1, inventory: stockItem(1, [[1, 5]]) }], { idField: "productId", baseline: true })])
+      // The pull comes first: the webhook was late.
+      assert.deepStrictEqual(tags(yield* step([page("product", [product(1, "a2", 200), product(2, "b", 100)])])), ["ProductUpdated"])
+      assert.deepStrictEqual(yield* step([webhook(BIZ, "productUpdate", { ...product(1, "a2", 200), category: { id: 1 } })]), [], "the same state, told late")
+      assert.deepStrictEqual(yield* step([webhook(BIZ, "productUpdate", product(1, "a", 100))]), [], "an older state changes nothing")
+      assert.deepStrictEqual(tags(yield* step([page("inventory", [{ productId: 1, inventory: stockItem(1, [[1, 9]]) }], { idField: "productId" })])), ["InventoryChanged"])
+      assert.deepStrictEqual(yield* step([webhook(BIZ, "inventoryChange", [{ productId: 1, ...stockItem(1, [[1, 9]]) }])]), [])
+      // A pass found product 2 gone; its productDelete arrives afterwards.
+      yield* step([page("product", [product(1, "a2", 200)], { pass: "p2" })])
+      assert.deepStrictEqual(tags(yield* step([passDone("product", "p2", Date.now() + 1000)])), ["ProductDeleted"])
+      assert.deepStrictEqual(yield* step([webhook(BIZ, "productDelete", [2])]), [])
+      // The webhook first: it is the event (told by the webhook), and the pull after it is none.
+      const told = yield* step([webhook(BIZ, "productUpdate", product(1, "a3", 300))])
+      assert.deepStrictEqual([tags(told), told[0]!.source], [["ProductUpdated"], "webhook"])
+      assert.deepStrictEqual(yield* step([page("product", [product(1, "a3", 300)])]), [])
+      // What a plugin of the server sees over the whole log: one event per change.
+      const stream = (yield* readLog).flatMap((r) => DomainEvent.decodeChangeStream(r)).filter((e) => DomainEvent.comparedTags.has(e._tag))
+      assert.deepStrictEqual(stream.map((e) => `${e._tag}:${Option.getOrUndefined(DomainEvent.entityId(e))}:${e.source}`), [
+        "ProductUpdated:1:sync", "InventoryChanged:1:sync", "ProductDeleted:2:sync", "ProductUpdated:1:webhook"
+      ])
+      // Decoded straight, the five webhooks would each have been one more (the late ones a second time).
+      assert.strictEqual((yield* readLog).flatMap((r) => DomainEvent.decode(r)).filter((e) => DomainEvent.comparedTags.has(e._tag)).length, 9)
     }).pipe(Effect.provide(layer(f)))
   })
 
@@ -110,6 +141,66 @@ describe("changes found by comparing pulls with the copy", () => {
       assert.deepStrictEqual((yield* rm.products(tenant)).items.map((p) => p.id).toSorted(), ["1", "3", "4"])
       // The same completion again (a redelivery) deletes nothing more.
       assert.deepStrictEqual(yield* step([{ ...passDone("product", "p3", startedAt), dedupeKey: "pass:p3:again" }]), [])
+    }).pipe(Effect.provide(layer(f)))
+  })
+
+  it.live("every kind a full pass reads gets tombstones: customers, bills, depots, categories, brands, a product's stock rows", () => {
+    const f = files()
+    // kind, its pages' id field, two records (the second will be gone), the deletion it gives
+    const kinds = [
+      { kind: "customer", idField: "id", items: [{ id: 11, name: "c1", updatedAt: 100 }, { id: 12, name: "c2", updatedAt: 100 }], tag: "CustomerDeleted", id: "customerId" },
+      { kind: "bill", idField: "id", items: [{ id: 21, date: "2026-01-01", products: [] }, { id: 22, date: "2026-01-02", products: [] }], tag: "BillDeleted", id: "billId" },
+      { kind: "depot", idField: "id", items: [{ id: 31, name: "d1" }, { id: 32, name: "d2" }], tag: "DepotDeleted", id: "depotId" },
+      { kind: "category", idField: "id", items: [{ id: 41, name: "k1" }, { id: 42, name: "k2" }], tag: "CategoryDeleted", id: "categoryId" },
+      { kind: "brand", idField: "id", items: [{ id: 51, name: "b1" }, { id: 52, name: "b2" }], tag: "BrandDeleted", id: "brandId" },
+      {
+        kind: "inventory", idField: "productId",
+        items: [{ productId: 61, inventory: stockItem(61, [[1, 5], [2, 6]]) }, { productId: 62, inventory: stockItem(62, [[1, 7], [2, 8]]) }],
+        tag: "InventoryDeleted", id: "productId"
+      }
+    ] as const
+    return Effect.gen(function*() {
+      const rm = yield* ReadModels.ReadModels
+      const live = Effect.gen(function*() {
+        return {
+          customer: (yield* rm.customers(tenant)).items.map((c) => c.id),
+          bill: (yield* rm.bills(tenant)).items.map((b) => b.id),
+          depot: (yield* rm.depots(tenant)).map((d) => d.id),
+          category: (yield* rm.categories(tenant)).map((c) => c.id),
+          brand: (yield* rm.brands(tenant)).map((b) => b.id),
+          inventory: [...new Set((yield* rm.inventory(tenant)).map((l) => l.productId))]
+        }
+      })
+      const all = { customer: ["11", "12"], bill: ["21", "22"], depot: ["31", "32"], category: ["41", "42"], brand: ["51", "52"], inventory: ["61", "62"] }
+      for (const k of kinds) {
+        yield* step([page(k.kind, k.items, { pass: `${k.kind}:1`, baseline: true, idField: k.idField })])
+        assert.deepStrictEqual(yield* step([passDone(k.kind, `${k.kind}:1`, 0)]), [], `${k.kind}: nothing gone after the baseline`)
+      }
+      assert.deepStrictEqual(yield* live, all)
+      // Second passes list only the first record of each kind, and do not complete: nothing goes.
+      for (const k of kinds) yield* step([page(k.kind, [k.items[0]], { pass: `${k.kind}:2`, idField: k.idField })])
+      assert.deepStrictEqual(yield* live, all, "an unfinished pass deletes nothing")
+      // They complete: one typed deletion each, and the lists no longer hold them.
+      const startedAt = Date.now() + 1000
+      for (const k of kinds) {
+        const found = yield* step([passDone(k.kind, `${k.kind}:2`, startedAt)])
+        assert.deepStrictEqual(tags(found), [k.tag], k.kind)
+        assert.strictEqual((found[0] as unknown as Record<string, unknown>)[k.id], String(k.items[1]![k.idField as keyof (typeof k.items)[1]]))
+        assert.strictEqual(found[0]!.source, "sync")
+      }
+      assert.deepStrictEqual(yield* live, { customer: ["11"], bill: ["21"], depot: ["31"], category: ["41"], brand: ["51"], inventory: ["61"] })
+      // A tombstone, not a hole: the row says it is deleted (stock: every depot of the product).
+      const gone = (yield* rm.customers(tenant, { includeDeleted: true })).items.find((c) => c.id === "12")
+      assert.isTrue(gone?.deleted)
+      assert.strictEqual((yield* rm.counts(tenant)).inventory, 2)
+      // A product served again is back, with its stock.
+      yield* step([page("inventory", [kinds[5].items[1]], { idField: "productId" })])
+      assert.deepStrictEqual((yield* live).inventory, ["61", "62"])
+      // Replaying the log gives the same tables.
+      const rebuilt = NodePath.join(f.dir, "rebuilt.db")
+      yield* rm.rebuild({ filename: rebuilt })
+      const other = yield* Effect.scoped(Effect.flatMap(ReadModels.make({ filename: rebuilt }), (r) => r.digest()))
+      assert.deepStrictEqual(other, yield* rm.digest())
     }).pipe(Effect.provide(layer(f)))
   })
 

@@ -43,7 +43,8 @@ describe("migrations", () => {
       assert.deepStrictEqual([o.status, o.items.length], ["54", 1])
       // A rebuild of the migrated schema completes (its last step checkpoints the WAL).
       const stats = yield* rm.rebuild({ filename: NodePath.join(f.dir, "rebuilt.db") })
-      assert.strictEqual(stats.records, 1)
+      // The webhook, and the change it revealed (docs/architecture.md §4.14).
+      assert.strictEqual(stats.records, 2)
     }).pipe(Effect.provide(layer(f))))
   })
 })

@@ -73,7 +73,8 @@ describe("quarantine: a tenant predicate holds back records of businesses not ac
       const live = yield* rm.digest()
       const replay = yield* Effect.scoped(Effect.flatMap(ReadModels.make({ filename: rebuilt }), (r) => r.digest()))
       assert.strictEqual(live.digest, replay.digest)
-    }).pipe(Effect.provide(layer(f)))
+      // Change detection is not the subject here: the log holds only the records appended above.
+    }).pipe(Effect.provide(layer(f, { detectChanges: false })))
   })
 
   it.live("a redelivered quarantined record is remembered once", () => {

@@ -100,6 +100,15 @@ export class BusinessData {
   deleteOrder(id: bigint): Order | undefined {
     return remove(this.orders, id)
   }
+
+  /** The service has no webhook for these: a deletion is found only by a pull (a silent delete). */
+  deleteCustomer(id: bigint): Customer | undefined {
+    return remove(this.customers, id)
+  }
+
+  deleteBill(id: bigint): Bill | undefined {
+    return remove(this.bills, id)
+  }
 }
 
 /** Seeded stock of a product in a depot (0..499). */

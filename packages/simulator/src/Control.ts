@@ -20,6 +20,7 @@ const routes: ReadonlyArray<Route> = [
   ...Tenants.tokens,
   ...Data.products,
   ...Data.orders,
+  ...Data.silentDeletes,
   ...Data.events,
   ...Logs.logs,
   ...Settings.faults,

@@ -119,6 +119,23 @@ export const orders: ReadonlyArray<Route> = [
   })
 ]
 
+/**
+ * Customers and bills have no webhook event (docs/api-catalogue.md §10): deleting one is always
+ * silent, so only a full pull can tell the copy it is gone.
+ */
+export const silentDeletes: ReadonlyArray<Route> = [
+  route("POST", "/_sim/businesses/:businessId/customers/:id/delete", (world, _req, [bid, cid]) => {
+    const b = findBusiness(world, bid)
+    const customer = found(b.data.deleteCustomer(big(idOf(cid, "customerId"))), `customer ${cid}`)
+    return { customers: [customer.id], queued: 0 }
+  }),
+  route("POST", "/_sim/businesses/:businessId/bills/:id/delete", (world, _req, [bid, billId]) => {
+    const b = findBusiness(world, bid)
+    const bill = found(b.data.deleteBill(big(idOf(billId, "billId"))), `bill ${billId}`)
+    return { bills: [bill.id], queued: 0 }
+  })
+]
+
 export const events: ReadonlyArray<Route> = [
   route("POST", "/_sim/events", (world, req) => {
     const input = decode(RawEvent, req.body)

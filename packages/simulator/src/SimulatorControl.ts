@@ -238,6 +238,13 @@ export class SimulatorControl {
   deleteOrder(businessId: Id, orderId: Id, options?: Silent): Promise<Changed<"orders", ReadonlyArray<string>>> {
     return this.request("POST", `/businesses/${businessId}/orders/${orderId}/delete${silent(options)}`)
   }
+  /** Customers and bills have no webhook: their deletion is always silent (only a pull finds it). */
+  deleteCustomer(businessId: Id, customerId: Id): Promise<Changed<"customers", ReadonlyArray<string>>> {
+    return this.request("POST", `/businesses/${businessId}/customers/${customerId}/delete`)
+  }
+  deleteBill(businessId: Id, billId: Id): Promise<Changed<"bills", ReadonlyArray<string>>> {
+    return this.request("POST", `/businesses/${businessId}/bills/${billId}/delete`)
+  }
   emitEvent(businessId: Id, event: EventName, data: unknown): Promise<{ readonly queued: number }> {
     return this.request("POST", "/events", { businessId: wireId(businessId), event, data })
   }

@@ -89,7 +89,7 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
     yield* one("bills", "bill", readModels.bill)
     yield* list("customers", (t, params, page) =>
       Effect.flatMap(
-        Effect.all({ search: queryText(params, "search"), mobile: queryText(params, "mobile", 40) }),
+        Effect.all({ search: queryText(params, "search"), mobile: queryText(params, "mobile", 40), includeDeleted: queryBool(params, "includeDeleted") }),
         (filters) => readModels.customers(t, { ...page, ...filters })
       ))
     yield* one("customers", "customer", readModels.customer)

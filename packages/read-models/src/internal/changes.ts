@@ -12,18 +12,24 @@
  * - A pulled product or order is compared with its row: absent (or a tombstone) and taken,
  *   it was created; taken and different in a compared field, it was updated. The same state a
  *   webhook already brought compares equal: no second event.
+ * - A webhook's product, order, stock or deletion is compared the same way (entries marked
+ *   `origin: "webhook"`): a webhook that arrives after a pull found its change compares equal
+ *   (or is refused by the conflict rule, or deletes a tombstone) and gives no second event.
+ *   Plugins of the server take these instead of the webhook's own events
+ *   (`DomainEvent.decodeChangeStream`).
  * - A pulled stock item is compared with the product's stock rows, depot by depot.
  * - An order whose status column moves (a pull or a webhook) also gives OrderStatusChanged.
  * - A pull's page that belongs to a full pass records the ids it saw in `pass_seen`; the pass's
  *   completion record then gives a deletion for every live row of that kind it did not see and
- *   that nothing touched since the pass started.
+ *   that nothing touched since the pass started: products, orders, bills, customers, depots,
+ *   categories, brands, and a product's stock rows (`DomainEvent.deletionOf`).
  *
  * A rebuild replays the `changes` records from the log and never runs this, so replaying the
  * log gives the same tables and appends nothing.
  */
 import type Database from "better-sqlite3"
+import { TraceContext } from "@ocs/event-log"
 import { DomainEvent, Json, Records } from "@ocs/protocol"
-import { amountText } from "./rows.ts"
 import type { ProjectableRecord } from "./planTypes.ts"
 
 const stringify = Json.stringifyParsed
@@ -63,12 +69,51 @@ interface StockRow {
   readonly depot_id: string
   readonly remain_text: string | null
   readonly available_text: string | null
+  readonly last_event_id: string
 }
 
 type Probe =
-  | { readonly _tag: "product"; readonly event: DomainEvent.ProductObserved; readonly id: string; readonly before: EntityRow | undefined }
+  | { readonly _tag: "product"; readonly event: DomainEvent.ProductObserved | DomainEvent.ProductAdded | DomainEvent.ProductUpdated; readonly id: string; readonly before: EntityRow | undefined }
   | { readonly _tag: "order"; readonly event: DomainEvent.OrderObserved | DomainEvent.OrderAdded | DomainEvent.OrderUpdated; readonly id: string; readonly before: EntityRow | undefined }
-  | { readonly _tag: "stock"; readonly event: DomainEvent.InventoryObserved; readonly id: string; readonly before: ReadonlyArray<StockRow> }
+  | { readonly _tag: "deleted"; readonly kind: "product" | "order"; readonly event: DomainEvent.ProductDeleted | DomainEvent.OrderDeleted; readonly id: string; readonly before: EntityRow | undefined }
+  | {
+    readonly _tag: "stock"
+    readonly event: DomainEvent.InventoryObserved | DomainEvent.InventoryChanged
+    readonly id: string
+    /** The levels of this product (a webhook's delivery may name several products). */
+    readonly items: ReadonlyArray<Records.StockLevel>
+    readonly before: ReadonlyArray<StockRow>
+  }
+
+/** The id a pull's observation names, for the pass it belongs to (stock: the product's). */
+const observedId = (event: DomainEvent.DomainEvent): string | undefined => {
+  switch (event._tag) {
+    case "ProductObserved":
+      return Records.recordId(event.product)
+    case "OrderObserved":
+      return Records.orderIdOf(event.order)
+    case "BillObserved":
+      return Records.recordId(event.bill)
+    case "CustomerObserved":
+      return Records.recordId(event.customer)
+    case "DepotObserved":
+      return Records.recordId(event.depot)
+    case "CategoryObserved":
+      return Records.recordId(event.category)
+    case "BrandObserved":
+      return Records.recordId(event.brand)
+    case "InventoryObserved":
+      return event.items[0]?.productId
+    default:
+      return undefined
+  }
+}
+
+/** The record's `traceparent` (meta), carried to the changes it revealed. */
+const traceOf = (meta: unknown): string | null => {
+  const value = typeof meta === "object" && meta !== null ? (meta as Record<string, unknown>)[TraceContext.metaKey] : undefined
+  return typeof value === "string" ? value : null
+}
 
 /** Pass bookkeeping a sync writes beside a full pass's pages (meta.pass). */
 const passOf = (meta: unknown): string | undefined => {
@@ -91,7 +136,7 @@ export const make = (client: Database.Database) => {
     "SELECT record, deleted, status, last_event_id FROM orders WHERE app_id = ? AND business_id = ? AND id = ?"
   )
   const stockRows = client.prepare<[string, string, string], StockRow>(
-    "SELECT depot_id, remain_text, available_text FROM inventory WHERE app_id = ? AND business_id = ? AND product_id = ?"
+    "SELECT depot_id, remain_text, available_text, last_event_id FROM inventory WHERE app_id = ? AND business_id = ? AND product_id = ?"
   )
   const seen = client.prepare("INSERT OR IGNORE INTO pass_seen (app_id, business_id, pass_id, entity_id) VALUES (?, ?, ?, ?)")
   const forget = client.prepare("DELETE FROM pass_seen WHERE app_id = ? AND business_id = ? AND pass_id = ?")
@@ -100,16 +145,30 @@ export const make = (client: Database.Database) => {
   const completed = client.prepare<[string, string, string], { readonly n: number }>(
     "SELECT 1 AS n FROM pass_seen WHERE app_id = ? AND business_id = ? AND pass_id = ? AND entity_id = ''"
   )
-  const missing = (table: "products" | "orders") =>
-    client.prepare<[string, string, number, number | null, number | null, string], { readonly id: string }>(
-      `SELECT t.id FROM ${table} t WHERE t.app_id = ? AND t.business_id = ? AND t.deleted = 0 AND t.last_received_at < ?
-        ${table === "orders" ? "AND (? IS NULL OR t.created_at_ms >= ?)" : "AND (? IS NULL OR ? IS NULL)"}
-        AND NOT EXISTS (SELECT 1 FROM pass_seen s WHERE s.app_id = t.app_id AND s.business_id = t.business_id AND s.pass_id = ? AND s.entity_id = t.id)
-        ORDER BY t.id`
-    ).raw(false)
-  const missingProducts = missing("products")
-  const missingOrders = missing("orders")
-  const outbox = client.prepare("INSERT INTO change_outbox (app_id, business_id, source_record_id, source_offset, body) VALUES (?, ?, ?, ?, ?)")
+  /**
+   * The live rows of a kind a pass did not see and that were last received before it started.
+   * Windowed reads (orders, bills) cover their horizon only: older rows are never candidates.
+   * Stock: a product whose product/inventory item was not served (all its depot rows).
+   */
+  const missing = (table: string, idColumn: string, windowed: boolean) =>
+    client.prepare<[string, string, number | null, number | null, string, number], { readonly id: string }>(
+      `SELECT t.${idColumn} AS id FROM ${table} t WHERE t.app_id = ? AND t.business_id = ? AND t.deleted = 0
+        ${windowed ? "AND (? IS NULL OR t.created_at_ms >= ?)" : "AND (? IS NULL OR ? IS NULL)"}
+        AND NOT EXISTS (SELECT 1 FROM pass_seen s WHERE s.app_id = t.app_id AND s.business_id = t.business_id AND s.pass_id = ? AND s.entity_id = t.${idColumn})
+        GROUP BY t.${idColumn} HAVING MAX(t.last_received_at) < ?
+        ORDER BY 1`
+    )
+  const missingOf: Readonly<Record<DomainEvent.DeletableKind, ReturnType<typeof missing>>> = {
+    product: missing("products", "id", false),
+    order: missing("orders", "id", true),
+    bill: missing("bills", "id", true),
+    customer: missing("customers", "id", false),
+    depot: missing("depots", "id", false),
+    category: missing("categories", "id", false),
+    brand: missing("brands", "id", false),
+    inventory: missing("inventory", "product_id", false)
+  }
+  const outbox = client.prepare("INSERT INTO change_outbox (app_id, business_id, source_record_id, source_offset, body, trace) VALUES (?, ?, ?, ?, ?, ?)")
 
   /** A page the log already held, seen again by a pass: its ids count as seen. */
   const seenAgain = (record: ProjectableRecord) => {
@@ -133,25 +192,47 @@ export const make = (client: Database.Database) => {
       return probes
     }
     const isPage = record.source === "sync" && record.type !== DomainEvent.CHANGES_TYPE
+    // A webhook is compared with the copy too, so that a change is one event whichever came
+    // first, the webhook or a pull (docs/architecture.md §4.14).
+    const isWebhook = record.source === "webhook"
     const pass = isPage ? passOf(record.meta) : undefined
     const baseline = isPage && isBaseline(record.meta)
     for (const event of events) {
-      if (baseline) {
-        if (pass !== undefined && event._tag === "ProductObserved") {
-          const id = Records.recordId(event.product)
-          if (id !== undefined) seen.run(event.appId, event.businessId, pass, id)
-        } else if (pass !== undefined && event._tag === "OrderObserved") {
-          const id = Records.orderIdOf(event.order)
-          if (id !== undefined) seen.run(event.appId, event.businessId, pass, id)
-        }
-        continue
+      if (pass !== undefined) {
+        const id = observedId(event)
+        if (id !== undefined) seen.run(record.appId, record.businessId ?? "", pass, id)
       }
+      if (baseline) continue
       switch (event._tag) {
+        case "ProductAdded":
+        case "ProductUpdated":
         case "ProductObserved": {
+          // A webhook's product is compared like a pulled one; a `changes` record's is not.
+          if (event._tag !== "ProductObserved" && !isWebhook) break
           const id = Records.recordId(event.product)
           if (id === undefined) break
-          if (pass !== undefined) seen.run(event.appId, event.businessId, pass, id)
           probes.push({ _tag: "product", event, id, before: productRow.get(event.appId, event.businessId, id) })
+          break
+        }
+        case "ProductDeleted":
+        case "OrderDeleted": {
+          if (!isWebhook) break
+          const id = event._tag === "ProductDeleted" ? event.productId : event.orderId
+          if (id === undefined) break
+          const kind = event._tag === "ProductDeleted" ? "product" : "order"
+          probes.push({ _tag: "deleted", kind, event, id, before: (kind === "product" ? productRow : orderRow).get(event.appId, event.businessId, id) })
+          break
+        }
+        case "InventoryChanged": {
+          if (!isWebhook) break
+          // One probe per product the delivery names.
+          const byProduct = new Map<string, Array<Records.StockLevel>>()
+          for (const level of event.items) {
+            const list = byProduct.get(level.productId) ?? []
+            list.push(level)
+            byProduct.set(level.productId, list)
+          }
+          for (const [id, items] of byProduct) probes.push({ _tag: "stock", event, id, items, before: stockRows.all(event.appId, event.businessId, id) })
           break
         }
         case "OrderObserved":
@@ -160,14 +241,13 @@ export const make = (client: Database.Database) => {
           if (record.type === DomainEvent.CHANGES_TYPE) break
           const id = Records.orderIdOf(event.order)
           if (id === undefined) break
-          if (pass !== undefined && event._tag === "OrderObserved") seen.run(event.appId, event.businessId, pass, id)
           probes.push({ _tag: "order", event, id, before: orderRow.get(event.appId, event.businessId, id) })
           break
         }
         case "InventoryObserved": {
           const id = event.items[0]?.productId
           if (id === undefined) break
-          probes.push({ _tag: "stock", event, id, before: stockRows.all(event.appId, event.businessId, id) })
+          probes.push({ _tag: "stock", event, id, items: event.items, before: stockRows.all(event.appId, event.businessId, id) })
           break
         }
         default:
@@ -194,6 +274,8 @@ export const make = (client: Database.Database) => {
   /** Compares the touched rows with what they were, and writes the changes found. */
   const after = (record: ProjectableRecord, events: ReadonlyArray<DomainEvent.DomainEvent>, probes: ReadonlyArray<Probe>): number => {
     const changes: Array<string> = []
+    // What told us: a change a webhook revealed keeps "webhook" as its source.
+    const origin = record.source === "webhook" ? { origin: "webhook" } : {}
     for (const probe of probes) {
       const e = probe.event
       if (probe._tag === "product") {
@@ -201,68 +283,77 @@ export const make = (client: Database.Database) => {
         if (now === undefined || now.last_event_id !== e.id) continue
         const b = probe.before
         if (b === undefined || b.deleted === 1) {
-          changes.push(entry({ change: "ProductAdded" }, "product", now.record))
+          // New to the copy; a webhook keeps its own word for it.
+          changes.push(entry(e._tag === "ProductUpdated" ? { change: "ProductUpdated", changedFields: [], ...origin } : { change: "ProductAdded", ...origin }, "product", now.record))
           continue
         }
         if (b.record === now.record) continue
         const fields = changedFields("product", parse(b.record), parse(now.record))
-        if (fields.length > 0) changes.push(entry({ change: "ProductUpdated", changedFields: fields }, "product", now.record))
+        if (fields.length > 0) changes.push(entry({ change: "ProductUpdated", changedFields: fields, ...origin }, "product", now.record))
       } else if (probe._tag === "order") {
         const now = orderRow.get(e.appId, e.businessId, probe.id)
         if (now === undefined || now.last_event_id !== e.id) continue
         const b = probe.before
-        const fromPull = e._tag === "OrderObserved"
         if (b === undefined || b.deleted === 1) {
-          if (fromPull) changes.push(entry({ change: "OrderAdded" }, "order", now.record))
+          changes.push(entry(e._tag === "OrderUpdated" ? { change: "OrderUpdated", changedFields: [], ...origin } : { change: "OrderAdded", ...origin }, "order", now.record))
           continue
         }
-        if (fromPull && b.record !== now.record) {
+        if (b.record !== now.record) {
           const fields = changedFields("order", parse(b.record), parse(now.record))
-          if (fields.length > 0) changes.push(entry({ change: "OrderUpdated", changedFields: fields }, "order", now.record))
+          if (fields.length > 0) changes.push(entry({ change: "OrderUpdated", changedFields: fields, ...origin }, "order", now.record))
         }
         if ((b.status ?? null) !== (now.status ?? null)) {
-          changes.push(entry({ change: "OrderStatusChanged", orderId: probe.id, from: b.status ?? null, to: now.status ?? null }, "order", now.record))
+          changes.push(entry({ change: "OrderStatusChanged", orderId: probe.id, from: b.status ?? null, to: now.status ?? null, ...origin }, "order", now.record))
         }
+      } else if (probe._tag === "deleted") {
+        // A delete webhook is a change only when the copy still held the entity: after a pass
+        // found it gone (or a first webhook deleted it), a second one is the same change.
+        const now = (probe.kind === "product" ? productRow : orderRow).get(e.appId, e.businessId, probe.id)
+        if (now === undefined || now.last_event_id !== e.id || now.deleted !== 1) continue
+        if (probe.before !== undefined && probe.before.deleted === 1) continue
+        changes.push(JSON.stringify(probe.kind === "product"
+          ? { change: "ProductDeleted", productId: probe.id, reason: "webhook", ...origin }
+          : { change: "OrderDeleted", orderId: probe.id, reason: "webhook", ...origin }))
       } else {
-        const stock = probe.event
+        // Compared row by row, before and after: a level the conflict rule refused (older than
+        // the copy) changed nothing.
         const old = new Map(probe.before.map((r) => [r.depot_id, r]))
-        const differs = stock.items.some((level) => {
-          const row = old.get(level.depotId)
-          return row === undefined || row.remain_text !== amountText(level.remain) || row.available_text !== amountText(level.available)
+        const now = new Map(stockRows.all(e.appId, e.businessId, probe.id).map((r) => [r.depot_id, r]))
+        const differs = probe.items.some((level) => {
+          const row = now.get(level.depotId)
+          if (row === undefined || row.last_event_id !== e.id) return false
+          const was = old.get(level.depotId)
+          return was === undefined || was.remain_text !== row.remain_text || was.available_text !== row.available_text
         })
-        if (differs) changes.push(entry({ change: "InventoryChanged", productId: probe.id }, "item", stringify(rawItem(stock))))
+        if (differs) changes.push(entry({ change: "InventoryChanged", productId: probe.id, ...origin }, "item", stringify(rawItem(probe.items))))
       }
     }
     for (const event of events) {
       if (event._tag !== "SyncPassCompleted") continue
       if (completed.get(event.appId, event.businessId, event.passId) !== undefined) continue
-      const rows = event.kind === "product"
-        ? missingProducts.all(event.appId, event.businessId, event.startedAt, null, null, event.passId)
-        : event.kind === "order"
-        ? missingOrders.all(event.appId, event.businessId, event.startedAt, event.createdFrom ?? null, event.createdFrom ?? null, event.passId)
-        : []
+      if (!DomainEvent.isDeletableKind(event.kind)) continue
+      const deletion = DomainEvent.deletionOf[event.kind]
+      const rows = missingOf[event.kind].all(event.appId, event.businessId, event.createdFrom ?? null, event.createdFrom ?? null, event.passId, event.startedAt)
       const reason = `not served by full pass ${event.passId}`
-      for (const { id } of rows) {
-        changes.push(JSON.stringify(event.kind === "product" ? { change: "ProductDeleted", productId: id, reason } : { change: "OrderDeleted", orderId: id, reason }))
-      }
+      for (const { id } of rows) changes.push(JSON.stringify({ change: deletion.change, [deletion.idField]: id, reason }))
       forget.run(event.appId, event.businessId, event.passId)
       seen.run(event.appId, event.businessId, event.passId, "")
     }
     if (changes.length === 0) return 0
-    outbox.run(record.appId, record.businessId ?? "", record.id, record.offset, `{"changes":[${changes.join(",")}]}`)
+    outbox.run(record.appId, record.businessId ?? "", record.id, record.offset, `{"changes":[${changes.join(",")}]}`, traceOf(record.meta))
     return changes.length
   }
 
   return { before, after }
 }
 
-/** The pulled stock item as the page carried it (each level keeps its raw depot entry). */
-const rawItem = (event: DomainEvent.InventoryObserved): unknown => {
-  const first = event.items[0]!
+/** One product's stock item as the page or webhook carried it (each level keeps its raw depot entry). */
+const rawItem = (items: ReadonlyArray<Records.StockLevel>): unknown => {
+  const first = items[0]!
   // One level per depot listed, or a single level of totals (depotId "").
   return first.depotId === ""
     ? { productId: first.productId, inventory: first.raw }
-    : { productId: first.productId, inventory: { depots: event.items.map((l) => l.raw) } }
+    : { productId: first.productId, inventory: { depots: items.map((l) => l.raw) } }
 }
 
 export type Changes = ReturnType<typeof make>

@@ -43,6 +43,13 @@ const event1 = (plan: Plan, record: ProjectableRecord, event: DomainEvent.Domain
     case "CategoryObserved":
     case "BrandObserved":
       return Rows.category(plan, record, event, index)
+    case "CustomerDeleted":
+    case "BillDeleted":
+    case "DepotDeleted":
+    case "CategoryDeleted":
+    case "BrandDeleted":
+    case "InventoryDeleted":
+      return Rows.referenceDeleted(plan, record, event, index)
     case "PaymentReceived":
     case "PaymentObserved":
       return Rows.payment(plan, record, event, index)
@@ -72,7 +79,15 @@ export const planRecord = (plan: Plan, record: ProjectableRecord): void => planD
 
 /** Appends the rows of a record already decoded (`DomainEvent.decode(record)`) to `plan`. */
 export const planDecoded = (plan: Plan, record: ProjectableRecord, decoded: ReadonlyArray<DomainEvent.DomainEvent>): void => {
-  for (let i = 0; i < decoded.length; i++) event1(plan, record, decoded[i]!, i)
+  // A change a webhook revealed (docs/architecture.md §4.14) is for plugins: the webhook's own
+  // record wrote its rows, and writing them again at the changes record's place would move a
+  // tombstone's time (a delete's updatedAt is when it was received).
+  const told = record.type === DomainEvent.CHANGES_TYPE
+  for (let i = 0; i < decoded.length; i++) {
+    const event = decoded[i]!
+    if (told && event.source === "webhook") continue
+    event1(plan, record, event, i)
+  }
   plan.ends.push(plan.ops.length)
   plan.events.push(decoded.length)
 }

@@ -93,7 +93,7 @@ export const stock = (plan: Plan, record: ProjectableRecord, event: DomainEvent.
     row(plan, Op.inventory, [
       event.appId, event.businessId, level.productId, level.depotId,
       amount(level.remain), amountText(level.remain), amount(level.available), amountText(level.available),
-      stringify(level.raw), text(level.updatedAt), toMillis(level.updatedAt),
+      stringify(level.raw), text(level.updatedAt), toMillis(level.updatedAt), 0,
       ...held(event, record, index * 65536 + i)
     ])
   }
@@ -229,7 +229,7 @@ export const customer = (plan: Plan, record: ProjectableRecord, event: DomainEve
     event.appId, event.businessId, customerId,
     text(c.type), text(c.code), text(c.name), text(c.mobile), text(c.email),
     amount(c.points), amount(c.totalAmount), amountText(c.totalAmount), refName(c, "level"), refName(c, "group"),
-    stringify(c), text(c.updatedAt), toMillis(c.updatedAt),
+    stringify(c), text(c.updatedAt), toMillis(c.updatedAt), 0,
     ...held(event, record, index)
   ])
 }
@@ -243,7 +243,7 @@ export const depot = (plan: Plan, record: ProjectableRecord, event: DomainEvent.
     text(d.code), text(d.name), text(d.mobile),
     // `locationV2` (2-level address, added 2026-05-30) when the 3-level one has none.
     text(d.location?.address) ?? text(Records.valueAt(d, "locationV2.address")),
-    stringify(d),
+    stringify(d), 0,
     ...held(event, record, index)
   ])
 }
@@ -255,9 +255,44 @@ export const category = (plan: Plan, record: ProjectableRecord, event: DomainEve
   if (entityId === undefined) return unknown(plan, record, event, record.type, `${event._tag}: ${what} without id`, c)
   row(plan, event._tag === "CategoryObserved" ? Op.categories : Op.brands, [
     event.appId, event.businessId, entityId,
-    id(c, "parentId"), text(c.code), text(c.name), text(c.status), stringify(c),
+    id(c, "parentId"), text(c.code), text(c.name), text(c.status), stringify(c), 0,
     ...held(event, record, index)
   ])
+}
+
+/**
+ * Tombstones of entities a complete full pass no longer found (docs/architecture.md §4.14):
+ * content columns null, `record` says why. Customers carry an updated time: the tombstone's is
+ * when the deletion was found, so an older page cannot bring the entity back.
+ */
+export const referenceDeleted = (
+  plan: Plan,
+  record: ProjectableRecord,
+  event: DomainEvent.CustomerDeleted | DomainEvent.BillDeleted | DomainEvent.DepotDeleted | DomainEvent.CategoryDeleted | DomainEvent.BrandDeleted | DomainEvent.InventoryDeleted,
+  index: number
+): void => {
+  const data = stringify(event.data as Json.JsonValue)
+  const facts = held(event, record, index)
+  switch (event._tag) {
+    case "CustomerDeleted":
+      return row(plan, Op.customers, [
+        event.appId, event.businessId, event.customerId,
+        null, null, null, null, null, null, null, null, null, null,
+        data, null, event.receivedAt, 1, ...facts
+      ])
+    case "BillDeleted":
+      return billDeleted(plan, record, event, event.billId, event.data, index)
+    case "DepotDeleted":
+      return row(plan, Op.depots, [event.appId, event.businessId, event.depotId, null, null, null, null, data, 1, ...facts])
+    case "CategoryDeleted":
+    case "BrandDeleted":
+      return row(plan, event._tag === "CategoryDeleted" ? Op.categories : Op.brands, [
+        event.appId, event.businessId, event._tag === "CategoryDeleted" ? event.categoryId : event.brandId,
+        null, null, null, null, data, 1, ...facts
+      ])
+    case "InventoryDeleted":
+      return row(plan, Op.inventoryDeleted, [data, ...facts, event.appId, event.businessId, event.productId, record.offset, index])
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ export const columns = {
   },
   inventory: {
     key: ["app_id", "business_id", "product_id", "depot_id"],
-    content: ["remain", "remain_text", "available", "available_text", "record", "updated_at", "updated_at_ms"],
+    content: ["remain", "remain_text", "available", "available_text", "record", "updated_at", "updated_at_ms", "deleted"],
     versioned: true
   },
   orders: {
@@ -61,12 +61,12 @@ export const columns = {
   },
   customers: {
     key: ["app_id", "business_id", "id"],
-    content: ["type", "code", "name", "mobile", "email", "points", "total_amount", "total_amount_text", "level", "group", "record", "updated_at", "updated_at_ms"],
+    content: ["type", "code", "name", "mobile", "email", "points", "total_amount", "total_amount_text", "level", "group", "record", "updated_at", "updated_at_ms", "deleted"],
     versioned: true
   },
-  depots: { key: ["app_id", "business_id", "id"], content: ["code", "name", "mobile", "address", "record"], versioned: false },
-  categories: { key: ["app_id", "business_id", "id"], content: ["parent_id", "code", "name", "status", "record"], versioned: false },
-  brands: { key: ["app_id", "business_id", "id"], content: ["parent_id", "code", "name", "status", "record"], versioned: false },
+  depots: { key: ["app_id", "business_id", "id"], content: ["code", "name", "mobile", "address", "record", "deleted"], versioned: false },
+  categories: { key: ["app_id", "business_id", "id"], content: ["parent_id", "code", "name", "status", "record", "deleted"], versioned: false },
+  brands: { key: ["app_id", "business_id", "id"], content: ["parent_id", "code", "name", "status", "record", "deleted"], versioned: false },
   payments: {
     key: ["app_id", "business_id", "id"],
     content: ["order_id", "invoice_id", "amount", "amount_text", "method", "record", "updated_at", "updated_at_ms"],
@@ -113,6 +113,16 @@ const lineSql = (table: keyof typeof children) => {
 
 const upsert = (table: keyof typeof columns) => upsertSql(table, columns[table].key, columns[table].content, columns[table].versioned)
 
+/**
+ * Every depot's stock row of a product becomes a tombstone (InventoryDeleted: product/inventory no
+ * longer serves it). The depots are whatever rows the file holds, so this is an update, not an
+ * upsert; it touches only rows an earlier log position wrote, so a replay gives the same rows.
+ * Binds: record, then the bookkeeping, then tenant, product, and the position (offset, index).
+ */
+const inventoryDeletedSql = `UPDATE inventory SET remain = NULL, remain_text = NULL, available = NULL, available_text = NULL,
+  record = ?, deleted = 1, ${BOOKKEEPING.map((c) => `${c} = ?`).join(", ")}
+  WHERE app_id = ? AND business_id = ? AND product_id = ? AND deleted = 0 AND (last_offset, last_index) < (?, ?)`
+
 /** Which statement a planned row goes to (index into `opStatements`). */
 export const Op = {
   products: 0,
@@ -130,7 +140,8 @@ export const Op = {
   orderItemsClear: 12,
   orderItem: 13,
   billItemsClear: 14,
-  billItem: 15
+  billItem: 15,
+  inventoryDeleted: 16
 } as const
 export type Op = typeof Op[keyof typeof Op]
 
@@ -158,7 +169,8 @@ export const opStatements: ReadonlyArray<string> = [
   clearSql("order_items"),
   lineSql("order_items"),
   clearSql("bill_items"),
-  lineSql("bill_items")
+  lineSql("bill_items"),
+  inventoryDeletedSql
 ]
 
 /** The projected tables and their key and content columns (for digests and comparisons). */

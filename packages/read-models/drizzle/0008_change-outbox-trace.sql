@@ -1,0 +1,1 @@
+ALTER TABLE `change_outbox` ADD `trace` text;
