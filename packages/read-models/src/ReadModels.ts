@@ -98,6 +98,14 @@ export interface FollowOptions {
    * server that pulls it) appends them, the others forget theirs. Default: every tenant.
    */
   readonly relays?: Accepts | undefined
+  /**
+   * `run` only: told of every batch the subscription delivers (all its records, quarantined
+   * ones included) before the batch is projected, so a host can follow the log on the
+   * projection's subscription instead of opening another one (over Kafka each subscription is
+   * a consumer that fetches and decodes every record; docs/architecture.md §4.19). A batch
+   * projected and then delivered again after a restart is told again. A failure stops `run`.
+   */
+  readonly onBatch?: ((records: ReadonlyArray<LogRecord.LogRecord>) => Effect.Effect<void>) | undefined
 }
 
 export interface ProjectOptions extends FollowOptions {
@@ -497,10 +505,13 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
     yield* relay(options?.relays).pipe(Effect.catch((e) => Effect.logWarning(`change relay: ${e.message}`)))
     return yield* log.subscribe(consumer, { tenant: "all", from: Option.getOrUndefined(stored), pageSize: batchSize }).pipe(
       Stream.groupedWithin(batchSize, maxWait),
-      Stream.runForEach((deliveries) =>
-        project(deliveries.map((d) => d.record), { consumer, checkpoint: deliveries[deliveries.length - 1]!.checkpoint, accepts: options?.accepts }).pipe(
+      Stream.runForEach((deliveries) => {
+        const records = deliveries.map((d) => d.record)
+        const projected = project(records, { consumer, checkpoint: deliveries[deliveries.length - 1]!.checkpoint, accepts: options?.accepts }).pipe(
           Effect.flatMap((stats) => (stats.changes ?? 0) > 0 ? relay(options?.relays) : Effect.void)
-        )),
+        )
+        return options?.onBatch === undefined ? projected : Effect.andThen(options.onBatch(records), projected)
+      }),
       Effect.forkScoped
     )
   })
