@@ -5,13 +5,14 @@
  * - `projection`: the read models follow the log (docs/architecture.md, section 5), applying the
  *   records of registered businesses only (the others are quarantined, see ./Quarantine.ts);
  * - `tenant-activity`: the last webhook of each tenant, for the silence alert; a tenant whose
- *   business removed the application goes on hold;
+ *   business removed the application goes on hold (over Kafka, done on the projection's
+ *   subscription, before each batch is projected: no second consumer);
  * - `tenant-watch`: token expiry warnings and webhook silence, hourly.
  *
  * The sync supervisor is started by the sync engine under the same supervision.
  */
 import { Effect, Fiber, Schedule, Scope, Stream } from "effect"
-import { EventLog } from "@ocs/event-log"
+import { EventLog, type LogRecord } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
 import { LoopHealth } from "./LoopHealth.ts"
 import { Ownership } from "./Ownership.ts"
@@ -33,34 +34,49 @@ const uninstalled = (store: TenantStore["Service"], appId: string, businessId: s
     yield* Effect.logWarning(message)
   })
 
+const isActivity = (record: LogRecord.LogRecord) =>
+  record.source === "webhook" && (record.businessId !== null || record.type === "webhooksEnabled")
+
 /**
- * Follows webhook records to know when each tenant last heard from the service, and puts a
- * tenant whose business removed the application on hold.
+ * What a batch of log records tells about the tenants: when each last heard from the service,
+ * which business removed the application (on hold), which application's deliveries are back.
+ * Repeating a batch changes nothing more (the latest time wins; on hold stays on hold; a gap
+ * fill asked twice is one gap fill).
+ */
+const noteActivity = (records: ReadonlyArray<LogRecord.LogRecord>, onWebhooksEnabled: ((appId: string) => Effect.Effect<void>) | undefined) =>
+  Effect.gen(function*() {
+    const store = yield* TenantStore
+    // The latest webhook of each tenant in the batch, one store write per tenant.
+    const latest = new Map<string, { readonly appId: string; readonly businessId: string; at: number }>()
+    for (const record of records) {
+      if (!isActivity(record) || record.businessId === null) continue
+      const k = `${record.appId}:${record.businessId}`
+      const seen = latest.get(k)
+      if (seen === undefined) latest.set(k, { appId: record.appId, businessId: record.businessId, at: record.receivedAt })
+      else seen.at = Math.max(seen.at, record.receivedAt)
+    }
+    for (const t of latest.values()) yield* store.touchWebhook(t.appId, t.businessId, t.at)
+    for (const record of records) {
+      if (!isActivity(record)) continue
+      if (record.type === "appUninstalled") yield* uninstalled(store, record.appId, record.businessId!)
+      // The service re-sends webhooksEnabled when deliveries fail (docs/api-catalogue.md
+      // §10): what it failed to deliver is pulled (gap fill, docs/architecture.md §4.14).
+      if (record.type === "webhooksEnabled" && onWebhooksEnabled !== undefined) yield* onWebhooksEnabled(record.appId)
+    }
+  })
+
+/**
+ * Follows webhook records on a subscription of its own (SQLite log: reading the file again is
+ * cheap), with its own checkpoint.
  */
 const tenantActivity = (onWebhooksEnabled: ((appId: string) => Effect.Effect<void>) | undefined) => Effect.gen(function*() {
   const log = yield* EventLog.EventLog
-  const store = yield* TenantStore
   return yield* log.subscribe("tenant-activity", { tenant: "all" }).pipe(
-    Stream.filter((d) => d.record.source === "webhook" && (d.record.businessId !== null || d.record.type === "webhooksEnabled")),
+    Stream.filter((d) => isActivity(d.record)),
     Stream.groupedWithin(500, "1 second"),
     Stream.runForEach((batch) =>
       Effect.gen(function*() {
-        // The latest webhook of each tenant in the batch, one store write per tenant.
-        const latest = new Map<string, { readonly appId: string; readonly businessId: string; at: number }>()
-        for (const { record } of batch) {
-          if (record.businessId === null) continue
-          const k = `${record.appId}:${record.businessId}`
-          const seen = latest.get(k)
-          if (seen === undefined) latest.set(k, { appId: record.appId, businessId: record.businessId!, at: record.receivedAt })
-          else seen.at = Math.max(seen.at, record.receivedAt)
-        }
-        for (const t of latest.values()) yield* store.touchWebhook(t.appId, t.businessId, t.at)
-        for (const { record } of batch) {
-          if (record.type === "appUninstalled") yield* uninstalled(store, record.appId, record.businessId!)
-          // The service re-sends webhooksEnabled when deliveries fail (docs/api-catalogue.md
-          // §10): what it failed to deliver is pulled (gap fill, docs/architecture.md §4.14).
-          if (record.type === "webhooksEnabled" && onWebhooksEnabled !== undefined) yield* onWebhooksEnabled(record.appId)
-        }
+        yield* noteActivity(batch.map((d) => d.record), onWebhooksEnabled)
         yield* log.commit("tenant-activity", batch[batch.length - 1]!.checkpoint)
       })
     )
@@ -107,6 +123,12 @@ export const start = (options: {
   readonly consumer: string
   /** Told of every webhooksEnabled delivery (the sync engine fills the application's gaps). */
   readonly onWebhooksEnabled?: ((appId: string) => Effect.Effect<void>) | undefined
+  /**
+   * The tenant activity rides on the projection's subscription instead of a loop of its own
+   * (Kafka log: every subscription is a consumer that fetches and decodes every record;
+   * docs/architecture.md §4.19). Default false.
+   */
+  readonly activityOnProjection?: boolean | undefined
 }) =>
   Effect.gen(function*() {
     const scope = yield* Scope.Scope
@@ -117,10 +139,15 @@ export const start = (options: {
     // Changes found by the projection are relayed by the tenant's owner only (with several
     // servers, each projection finds the same ones; docs/architecture.md §4.14).
     const follow = { accepts: store.isRegistered, relays: ownership.owns }
+    // A store failure stops the projection's subscription like its own failures do (restarted
+    // by the supervisor, the batch delivered again), so no activity is skipped.
+    const onBatch = options.activityOnProjection === true
+      ? (records: ReadonlyArray<LogRecord.LogRecord>) => Effect.orDie(Effect.provideService(noteActivity(records, options.onWebhooksEnabled), TenantStore, store))
+      : undefined
     // Businesses registered while the server was down (or seeded from the configuration).
     yield* Quarantine.releaseRegistered
     const projection = yield* Effect.forkIn(
-      health.supervise("projection", Effect.scoped(Effect.flatMap(readModels.run(options.consumer, follow), Fiber.join))),
+      health.supervise("projection", Effect.scoped(Effect.flatMap(readModels.run(options.consumer, { ...follow, onBatch }), Fiber.join))),
       scope
     )
     yield* Effect.addFinalizer(() =>
@@ -129,7 +156,7 @@ export const start = (options: {
         Effect.catch((e) => Effect.logWarning("final projection catch-up failed; it resumes at the next start", e))
       )
     )
-    yield* Effect.forkIn(health.supervise("tenant-activity", tenantActivity(options.onWebhooksEnabled)), scope)
+    if (onBatch === undefined) yield* Effect.forkIn(health.supervise("tenant-activity", tenantActivity(options.onWebhooksEnabled)), scope)
     yield* Effect.forkIn(
       health.supervise("tenant-watch", Effect.repeat(watchTenants(options.silenceAlertMs), Schedule.spaced("1 hour"))),
       scope

@@ -304,7 +304,8 @@ export const start = (config: Config) =>
     yield* BackgroundLoops.start({
       silenceAlertMs: config.webhooks.silenceAlertSeconds * 1000,
       consumer: "read-models",
-      onWebhooksEnabled: (appId) => sync.gapFill({ appId }, "webhooksEnabled")
+      onWebhooksEnabled: (appId) => sync.gapFill({ appId }, "webhooksEnabled"),
+      activityOnProjection: config.eventLog.mode === "kafka"
     })
     yield* sync.start
 

@@ -7,6 +7,10 @@
  * saved; a crash in between redelivers the record (same event ids). A failing event is retried
  * with exponential backoff, each attempt under a timeout, then dead-lettered (kept with its
  * record, error and attempts; listable; re-drivable) and the plugin moves on.
+ *
+ * Over Kafka, a webhook redelivered to another server is on the topic twice under one dedupe
+ * key: each plugin is delivered the first copy only (the store remembers, per plugin, tenant
+ * and dedupe key, the position it was delivered at; docs/architecture.md §4.19).
  */
 import { Context, Effect, Layer, Option, Schedule, Scope, Stream } from "effect"
 import { EventLog, type LogRecord, TraceContext } from "@ocs/event-log"
@@ -242,8 +246,12 @@ export const make = Effect.fnUntraced(function*(
 
   const deliverRecord = (state: State, delivery: LogRecord.Delivery) =>
     Effect.gen(function*() {
+      // Kafka mode (docs/architecture.md §4.19): a webhook redelivered to another server is on
+      // the topic twice under one dedupe key; every server reads a tenant's partition in the
+      // same order, so each delivers the first copy and skips the others.
+      const copy = delivery.record.kafka !== undefined && (yield* store.repeated(state.plugin.name, delivery.record))
       const tags = new Set<string>(state.plugin.subscribes)
-      const events = decodeRecord(delivery.record).filter((e) => tags.has(e._tag))
+      const events = copy ? [] : decodeRecord(delivery.record).filter((e) => tags.has(e._tag))
       for (const event of events) {
         const outcome = yield* execute(state.plugin, event, contextFor(state, event), state.policy, onFailure(state)).pipe(
           Effect.withSpan("Plugin.handle", { attributes: { "ocs.plugin": state.plugin.name, "ocs.event": event._tag } })

@@ -42,7 +42,26 @@ export interface PluginStore {
   readonly updateDeadLetter: (id: number, error: string, moreAttempts: number) => Effect.Effect<void, PluginStoreError>
   readonly removeDeadLetter: (id: number) => Effect.Effect<void, PluginStoreError>
   readonly countDeadLetters: (plugin: string) => Effect.Effect<number, PluginStoreError>
+  /**
+   * Kafka mode: true when the record is another copy (same tenant and dedupe key, another
+   * position) of a fact this plugin was delivered within the dedupe window; the first call for
+   * a key remembers its position. A record seen again at its own position (redelivered after a
+   * crash before its checkpoint) is not a copy. Keys older than the window are forgotten.
+   */
+  readonly repeated: (plugin: string, record: Keyed) => Effect.Effect<boolean, PluginStoreError>
 }
+
+/** What `repeated` reads of a log record. */
+export interface Keyed {
+  readonly offset: number
+  readonly appId: string
+  readonly businessId: string | null
+  readonly dedupeKey: string | null
+  readonly receivedAt: number
+}
+
+/** How long a dedupe key is remembered (the event log's own dedupe window). */
+export const DEDUPE_WINDOW_MILLIS = 24 * 3600 * 1000
 
 /** The drizzle-kit migrations folder of plugin store files (run at open; schema: ./internal/pluginTables.ts). */
 export const migrationsFolder = NodeUrl.fileURLToPath(new URL("../drizzle", import.meta.url))
@@ -103,8 +122,16 @@ export const make = Effect.fnUntraced(function*(options: { readonly filename: st
     deadLetters: db.prepare<[string | null, string | null], DeadLetterRow>("SELECT * FROM plugin_dead_letters WHERE (? IS NULL OR plugin = ?) ORDER BY id"),
     updateDeadLetter: db.prepare("UPDATE plugin_dead_letters SET error = ?, attempts = attempts + ?, last_failed_at = ? WHERE id = ?"),
     removeDeadLetter: db.prepare("DELETE FROM plugin_dead_letters WHERE id = ?"),
-    countDeadLetters: db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM plugin_dead_letters WHERE plugin = ?")
+    countDeadLetters: db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM plugin_dead_letters WHERE plugin = ?"),
+    rememberKey: db.prepare<[string, string, string, string, number, number]>(
+      "INSERT OR IGNORE INTO plugin_applied_dedupe_keys (plugin, app_id, business_id, dedupe_key, offset, received_at) VALUES (?, ?, ?, ?, ?, ?)"
+    ),
+    firstOffset: db.prepare<[string, string, string, string], { offset: number }>(
+      "SELECT offset FROM plugin_applied_dedupe_keys WHERE plugin = ? AND app_id = ? AND business_id = ? AND dedupe_key = ?"
+    ),
+    pruneKeys: db.prepare<[number]>("DELETE FROM plugin_applied_dedupe_keys WHERE received_at < ?")
   }))
+  let prunedAt = 0
 
   const kv = (plugin: string, tenant: Tenant): KeyValue => {
     const scope = [plugin, tenant.appId, tenant.businessId ?? ""] as const
@@ -144,6 +171,17 @@ export const make = Effect.fnUntraced(function*(options: { readonly filename: st
     deadLetters: (plugin) => use("list dead letters", () => statements.deadLetters.all(plugin ?? null, plugin ?? null).map(toDeadLetter)),
     updateDeadLetter: (id, error, moreAttempts) => useAt("update dead letter", (now) => void statements.updateDeadLetter.run(error, moreAttempts, now, id)),
     removeDeadLetter: (id) => use("remove dead letter", () => void statements.removeDeadLetter.run(id)),
-    countDeadLetters: (plugin) => use("count dead letters", () => statements.countDeadLetters.get(plugin)?.n ?? 0)
+    countDeadLetters: (plugin) => use("count dead letters", () => statements.countDeadLetters.get(plugin)?.n ?? 0),
+    repeated: (plugin, record) =>
+      useAt("dedupe", (now) => {
+        if (now - prunedAt >= 60_000) {
+          prunedAt = now
+          statements.pruneKeys.run(now - DEDUPE_WINDOW_MILLIS)
+        }
+        if (record.dedupeKey === null) return false
+        const key = [plugin, record.appId, record.businessId ?? "", record.dedupeKey] as const
+        if (statements.rememberKey.run(...key, record.offset, record.receivedAt).changes !== 0) return false
+        return statements.firstOffset.get(...key)?.offset !== record.offset
+      })
   }
 })

@@ -98,6 +98,14 @@ export interface FollowOptions {
    * server that pulls it) appends them, the others forget theirs. Default: every tenant.
    */
   readonly relays?: Accepts | undefined
+  /**
+   * `run` only: told of every batch the subscription delivers (all its records, quarantined
+   * ones included) before the batch is projected, so a host can follow the log on the
+   * projection's subscription instead of opening another one (over Kafka each subscription is
+   * a consumer that fetches and decodes every record; docs/architecture.md §4.19). A batch
+   * projected and then delivered again after a restart is told again. A failure stops `run`.
+   */
+  readonly onBatch?: ((records: ReadonlyArray<LogRecord.LogRecord>) => Effect.Effect<void>) | undefined
 }
 
 export interface ProjectOptions extends FollowOptions {
@@ -200,6 +208,12 @@ const lastOffsetOf = (records: ReadonlyArray<LogRecord.LogRecord>) => {
   return max
 }
 
+const newestReceivedAt = (records: ReadonlyArray<LogRecord.LogRecord>) => {
+  let max: number | undefined
+  for (const r of records) if (max === undefined || r.receivedAt > max) max = r.receivedAt
+  return max
+}
+
 /** Opens (creating and migrating) a read-model file in the current scope. */
 const open = Effect.fnUntraced(function*(options: {
   readonly filename: string
@@ -269,7 +283,8 @@ const projection = Effect.fnUntraced(function*(handle: SqliteDatabase.Handle, de
           stats = { ...projector.execute(records, plans), quarantined: 0 }
         }
         if (checkpoint !== undefined) saveCheckpoint(handle, consumer, checkpoint, now)
-        redeliveries.prune(now)
+        // A rebuild replays an old log: its dedupe window moves with the records' own time.
+        redeliveries.prune(plans === undefined ? now : newestReceivedAt(records) ?? now)
         return stats
       })
       return { ...applied, lastOffset, millis: performance.now() - started }
@@ -306,7 +321,16 @@ const projection = Effect.fnUntraced(function*(handle: SqliteDatabase.Handle, de
         Checkpoints.save(handle.drizzle, historyKey(defaultConsumer), Checkpoints.sqlite(offset), now)
         detect.after = offset
       }))
-  return { project, projectPlanned, quarantine, applyReleased, historyUntil }
+  /**
+   * Kafka mode, for a rebuild (which plans records before its write transaction): the records
+   * without the copies of a fact applied at another position, remembered in the file as a live
+   * projection remembers them, so the rebuilt file keeps the same copy and goes on from there.
+   */
+  const dropCopies = (records: ReadonlyArray<LogRecord.LogRecord>) =>
+    records.length === 0 || records[0]!.kafka === undefined
+      ? Effect.succeed(records)
+      : handle.transaction("dedupe", () => records.filter((record) => !redeliveries.repeated(record)))
+  return { project, projectPlanned, quarantine, applyReleased, historyUntil, dropCopies }
 })
 
 /** Where a file keeps the offset up to which the log is history for change detection. */
@@ -370,7 +394,7 @@ export const rebuild = Effect.fn("ReadModels.rebuild")(function*(options: Rebuil
       client.pragma("synchronous = OFF")
       return dropSecondaryIndexes(client)
     })
-    const { projectPlanned } = yield* projection(handle, options.consumer ?? DEFAULT_CONSUMER, { fresh: true, detectChanges: false })
+    const { dropCopies, projectPlanned } = yield* projection(handle, options.consumer ?? DEFAULT_CONSUMER, { fresh: true, detectChanges: false })
     // Pipeline: the planner thread decodes the next batches while this thread writes the
     // oldest one (plans are pure, so planning ahead changes nothing).
     let total = emptyStats
@@ -392,8 +416,8 @@ export const rebuild = Effect.fn("ReadModels.rebuild")(function*(options: Rebuil
     }).pipe(
       Stream.rechunk(batchSize),
       Stream.runForEachArray((page) =>
-        Effect.suspend(() => {
-          pipeline.add(page)
+        Effect.flatMap(dropCopies(page), (records) => {
+          if (records.length > 0) pipeline.add(records)
           return writeUntil(BATCHES_AHEAD)
         })),
       Effect.andThen(Effect.suspend(() => writeUntil(0)))
@@ -485,10 +509,13 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
     yield* relay(options?.relays).pipe(Effect.catch((e) => Effect.logWarning(`change relay: ${e.message}`)))
     return yield* log.subscribe(consumer, { tenant: "all", from: Option.getOrUndefined(stored), pageSize: batchSize }).pipe(
       Stream.groupedWithin(batchSize, maxWait),
-      Stream.runForEach((deliveries) =>
-        project(deliveries.map((d) => d.record), { consumer, checkpoint: deliveries[deliveries.length - 1]!.checkpoint, accepts: options?.accepts }).pipe(
+      Stream.runForEach((deliveries) => {
+        const records = deliveries.map((d) => d.record)
+        const projected = project(records, { consumer, checkpoint: deliveries[deliveries.length - 1]!.checkpoint, accepts: options?.accepts }).pipe(
           Effect.flatMap((stats) => (stats.changes ?? 0) > 0 ? relay(options?.relays) : Effect.void)
-        )),
+        )
+        return options?.onBatch === undefined ? projected : Effect.andThen(options.onBatch(records), projected)
+      }),
       Effect.forkScoped
     )
   })

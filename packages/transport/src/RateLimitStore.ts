@@ -45,6 +45,14 @@ export interface RemoteLock {
   readonly until: number
 }
 
+/** A call another process made (completed at `at`, ms) for `key`: it spends this budget too. */
+export interface RemoteCall {
+  readonly key: string
+  readonly limit: number
+  readonly windowMs: number
+  readonly at: number
+}
+
 export interface Completion {
   readonly id: number
   readonly at: number
@@ -69,6 +77,12 @@ export class RateLimitStore extends Context.Service<RateLimitStore, {
    * process (SQLite, memory).
    */
   readonly remoteLocks?: Stream.Stream<RemoteLock> | undefined
+  /**
+   * Calls made elsewhere (another process sharing this store's state), while they come: the
+   * limiter counts each in the key's window like a call it made itself, so the processes share
+   * one budget per key. Absent for a store of one process.
+   */
+  readonly remoteCalls?: Stream.Stream<RemoteCall> | undefined
 }>()("@ocs/transport/RateLimitStore") {
   /** In memory: for tests, and for processes that accept losing the budget on restart. */
   static readonly layerMemory: Layer.Layer<RateLimitStore> = Layer.sync(RateLimitStore, () => makeMemory())

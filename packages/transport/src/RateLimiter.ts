@@ -278,6 +278,18 @@ export const make = Effect.fnUntraced(function*(options: RateLimiterOptions) {
         return pump
       })))
   }
+  if (store.remoteCalls !== undefined) {
+    // Another process's call spends this key's budget here too. It only ever delays a grant,
+    // so nothing needs to be dispatched; the next wake is computed with it.
+    yield* Effect.forkScoped(Stream.runForEach(store.remoteCalls, ({ at, key, limit, windowMs }) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const s = core.keys.get(key)
+        const window = s?.windowMs ?? windowMs
+        // Out of the window already (a call replayed from long ago): it spends nothing.
+        if (at <= now - window - 1) return
+        core.restoreCompletion(key, s?.limit ?? Math.max(1, limit), window, at)
+      })))
+  }
   yield* Effect.forkScoped(Effect.schedule(sweep, Schedule.spaced(options.sweepIntervalMs ?? 60_000)))
 
   const awaitGrant = (s: Core.KeyState, waiter: PendingWaiter) =>

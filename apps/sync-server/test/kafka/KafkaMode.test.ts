@@ -51,6 +51,14 @@ describe.skipIf(kafkaUnavailable())("sync server in Kafka mode", () => {
     await control.addOrder(tenant.businessId, { customerName: "via kafka", products: [] })
     await control.drainDeliveries()
     await eventually("the webhook's order in the read models", async () => ((await counts()).orders === 11 ? true : undefined), 30_000, 500)
+    // The tenant activity follows the topic on the projection's subscription: the webhook is
+    // the tenant's latest (for the silence alert).
+    const activity = await eventually("the webhook noted as the tenant's latest", async () => {
+      const r = await fetch(`${server.url}/admin/tenants/${tenant.appId}/${tenant.businessId}`, { headers: { "x-admin-key": ADMIN_KEY } })
+      const body = (await r.json()) as { lastWebhookAt: number | null }
+      return body.lastWebhookAt === null ? undefined : body.lastWebhookAt
+    }, 30_000, 200)
+    assert.isAbove(activity, 0)
 
     // The topic holds the records, every one keyed appId:businessId.
     const kafka = new Kafka({ brokers: [...kafkaBrokers()], logLevel: logLevel.NOTHING })

@@ -24,6 +24,27 @@ const server = () =>
 
 const start = Effect.map(Layer.build(server()), (context) => Context.get(context, RateLimiter.RateLimiter))
 
+/** A limiter whose budget for product/list is 3 calls a minute (one window outlasts the test). */
+const small = () =>
+  RateLimiter.RateLimiter.layer({ safetyMargin: 0, skewAllowanceMs: 0, overrides: { [Operation.productList.path]: { requests: 3, windowSeconds: 60 } } }).pipe(
+    Layer.provide(SharedRateLimits.layer({ brokers: kafkaBrokers(), topic, callsPublishMillis: 20 }).pipe(
+      Layer.provide(Layer.sync(RateLimitStore.RateLimitStore, () => RateLimitStore.makeMemory()))
+    )),
+    Layer.provide(TransportEvents.TransportEvents.collect([]))
+  )
+const startSmall = Effect.map(Layer.build(small()), (context) => Context.get(context, RateLimiter.RateLimiter))
+
+/** Waits until the limiter's metrics for `k` satisfy `ok`. */
+const metricsOf = (limiter: RateLimiter.RateLimiter["Service"], k: RateLimiter.BudgetKey, ok: (m: RateLimiter.KeyMetrics) => boolean) =>
+  Effect.gen(function*() {
+    const name = RateLimiter.keyString(k)
+    while (true) {
+      const m = (yield* limiter.metrics).find((x) => x.key === name)
+      if (m !== undefined && ok(m)) return m
+      yield* Effect.sleep(20)
+    }
+  })
+
 const until = (limiter: RateLimiter.RateLimiter["Service"], k: RateLimiter.BudgetKey) =>
   Effect.gen(function*() {
     while (true) {
@@ -54,5 +75,24 @@ describe.skipIf(kafkaUnavailable())("rate-limit locks shared by the servers of o
       assert.strictEqual(yield* until(c, other), second)
       const later = yield* start
       assert.deepStrictEqual(yield* later.lockedUntil(other), Option.some(second))
+    }).pipe(Effect.scoped), 120_000)
+  it.live("calls one server makes spend the budget the others see, and a server started later", () =>
+    Effect.gen(function*() {
+      const budgetKey = { tenant: Ids.makeTenant(7001, 8003), operation: Operation.productList }
+      const a = yield* startSmall
+      const b = yield* startSmall
+      // A spends the whole budget of the key (3 calls in the window).
+      for (let i = 0; i < 3; i++) yield* a.withPermit(budgetKey, "interactive", () => Effect.void)
+      // B counts A's calls in its own window...
+      const seen = yield* metricsOf(b, budgetKey, (m) => m.recentCalls >= 3)
+      assert.strictEqual(seen.recentCalls, 3)
+      // ...so its own call waits for the window (a minute) instead of leaving: it stays queued.
+      const held = yield* Effect.forkChild(b.withPermit(budgetKey, "interactive", () => Effect.void))
+      const waiting = yield* metricsOf(b, budgetKey, (m) => m.queueDepth === 1)
+      assert.strictEqual(waiting.inFlight, 0)
+      yield* Fiber.interrupt(held)
+      // A server started now reads A's calls from the topic.
+      const c = yield* startSmall
+      assert.strictEqual((yield* metricsOf(c, budgetKey, (m) => m.recentCalls >= 3)).recentCalls, 3)
     }).pipe(Effect.scoped), 120_000)
 })

@@ -5,7 +5,7 @@
  * The first migration creates these tables with IF NOT EXISTS, because files written before
  * the store had migrations already hold them (created by the same DDL, inline).
  */
-import { integer, primaryKey, sqliteTable, text, unique } from "drizzle-orm/sqlite-core"
+import { index, integer, primaryKey, sqliteTable, text, unique } from "drizzle-orm/sqlite-core"
 
 /** Where each plugin is in the event log. */
 export const pluginCheckpoints = sqliteTable("plugin_checkpoints", {
@@ -40,3 +40,18 @@ export const pluginDeadLetters = sqliteTable("plugin_dead_letters", {
   firstFailedAt: integer("first_failed_at").notNull(),
   lastFailedAt: integer("last_failed_at").notNull()
 }, (t) => [unique().on(t.plugin, t.eventId)])
+
+/**
+ * Kafka mode: per plugin, the dedupe keys delivered, with the position of the record that
+ * carried each (docs/architecture.md §4.19). A webhook redelivered to another server reaches
+ * the topic twice under one key; the copy at another position is not delivered. Entries older
+ * than the dedupe window are pruned.
+ */
+export const pluginAppliedDedupeKeys = sqliteTable("plugin_applied_dedupe_keys", {
+  plugin: text("plugin").notNull(),
+  appId: text("app_id").notNull(),
+  businessId: text("business_id").notNull(),
+  dedupeKey: text("dedupe_key").notNull(),
+  offset: integer("offset").notNull(),
+  receivedAt: integer("received_at").notNull()
+}, (t) => [primaryKey({ columns: [t.plugin, t.appId, t.businessId, t.dedupeKey] }), index("plugin_applied_dedupe_keys_received").on(t.receivedAt)])
