@@ -8,7 +8,7 @@
  * loaded only when one of them is in use (Kafka mode with shared pulls).
  */
 import type { Consumer, Producer } from "kafkajs"
-import { Deferred, Effect, type Scope, Schema } from "effect"
+import { Deferred, Effect, Schedule, type Scope, Schema } from "effect"
 
 export class SharedStateUnavailable extends Schema.TaggedError<SharedStateUnavailable>()("SharedStateUnavailable", {
   message: Schema.String
@@ -40,20 +40,25 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
     Effect.tryPromise({ try: () => admin.connect(), catch: unavailable("cannot reach the broker") }),
     () => Effect.promise(() => admin.disconnect().catch(() => undefined))
   )
-  yield* Effect.tryPromise({
-    try: () =>
-      admin.createTopics({
-        waitForLeaders: true,
-        topics: [{
-          topic: options.topic,
-          numPartitions: options.partitions ?? 6,
-          replicationFactor: 1,
-          configEntries: [{ name: "cleanup.policy", value: "compact" }]
-        }]
-      }),
-    catch: unavailable("cannot create the topic")
-  })
-  const ends = yield* Effect.tryPromise({ try: () => admin.fetchTopicOffsets(options.topic), catch: unavailable("no offsets") })
+  // Servers that start together race to create the topic; the loser can ask for offsets before
+  // the partitions' leaders are known ("does not host this topic-partition"). That settles in
+  // moments, so both steps are retried for about 11 s before the start fails.
+  const ends = yield* Effect.gen(function*() {
+    yield* Effect.tryPromise({
+      try: () =>
+        admin.createTopics({
+          waitForLeaders: true,
+          topics: [{
+            topic: options.topic,
+            numPartitions: options.partitions ?? 6,
+            replicationFactor: 1,
+            configEntries: [{ name: "cleanup.policy", value: "compact" }]
+          }]
+        }),
+      catch: unavailable("cannot create the topic")
+    })
+    return yield* Effect.tryPromise({ try: () => admin.fetchTopicOffsets(options.topic), catch: unavailable("no offsets") })
+  }).pipe(Effect.retry({ schedule: Schedule.exponential("100 millis", 1.5), times: 10 }))
 
   const producer: Producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 })
   yield* Effect.acquireRelease(
