@@ -56,7 +56,7 @@ const rowsOf = ({ record, index: i, payload }: Generated): ReadonlyArray<Row> =>
     case "inventory":
       return payload.items.flatMap((it, p) => it.depots.map((d, j): Row => ({
         table: "inventory",
-        params: [MIX_APP_ID, businessId, it.id.toString(), String(d.id), d.remain, String(d.remain), d.available, String(d.available), Json.stringify(d), null, null, `e${i}`, i, p * 3 + j, "webhook", clock]
+        params: [MIX_APP_ID, businessId, it.id.toString(), String(d.id), d.remain, String(d.remain), d.available, String(d.available), Json.stringify(d), null, null, `e${i}`, i, p * 3 + j, "webhook", clock, 0]
       })))
     case "order": {
       const o = payload.order
