@@ -81,8 +81,8 @@ const stageOf = (s: ResourceState): (typeof syncStages)[number] =>
 export interface ServerMetrics {
   /** Counts a finished sync pass of `resource` (an operation key). */
   readonly countRun: (report: RunCount, resource: string, errorTag: string | undefined) => void
-  /** The sync totals since start (the console's pulls per second come from these). */
-  readonly syncTotals: () => { readonly runs: number; readonly pages: number; readonly records: number }
+  /** The sync counters' totals since start, read from the registry (the console's pulls per second). */
+  readonly syncTotals: Effect.Effect<{ readonly runs: number; readonly pages: number; readonly records: number }>
   /** Publishes the scrape-time series, then renders the whole registry. */
   readonly prometheus: (sources: Sources) => Effect.Effect<string>
 }
@@ -104,12 +104,8 @@ const make = Effect.gen(function*() {
   const set = (metric: Metric.Gauge<number>, value: number) => metric.updateUnsafe(value, context)
   for (const m of [syncPages, syncRecords, syncRuns]) m.updateUnsafe(0, context)
 
-  const totals = { runs: 0, pages: 0, records: 0 }
   const countRun: ServerMetrics["countRun"] = (report, resource, errorTag) => {
     if (report.mode === "skipped") return
-    totals.runs++
-    totals.pages += report.pages
-    totals.records += report.records
     syncRuns.updateUnsafe(1, context)
     syncPages.updateUnsafe(report.pages, context)
     syncRecords.updateUnsafe(report.records, context)
@@ -173,7 +169,14 @@ const make = Effect.gen(function*() {
 
   return {
     countRun,
-    syncTotals: () => ({ ...totals }),
+    syncTotals: Effect.provideContext(
+      Effect.map(Effect.all([Metric.value(syncRuns), Metric.value(syncPages), Metric.value(syncRecords)]), ([runs, pages, records]) => ({
+        runs: runs.count,
+        pages: pages.count,
+        records: records.count
+      })),
+      context
+    ),
     prometheus: (sources) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
         publish(sources, now)

@@ -66,7 +66,7 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
           }))
         },
         webhooks: yield* ingestion.metrics,
-        sync: metrics.syncTotals(),
+        sync: yield* metrics.syncTotals,
         keys: { total: keys.length, locked: keys.filter((k) => k.lockedUntil !== undefined).length, list: keys.slice(0, MAX_KEYS) },
         loops: yield* loops.snapshot,
         errors: yield* store.recentErrors(20),
