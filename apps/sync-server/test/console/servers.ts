@@ -66,3 +66,22 @@ export const admin = async (servers: Servers, path: string, method = "GET") => {
   const r = await fetch(`${servers.server.url}${path}`, { method, headers: { "x-admin-key": ADMIN_KEY } })
   return { status: r.status, body: JSON.parse(await r.text()) }
 }
+
+/**
+ * The same call repeated until `ready` holds for its answer: the demo syncs in the
+ * background, so a test that needs synced rows waits for them instead of assuming them.
+ */
+export const adminWhen = async (
+  servers: Servers,
+  path: string,
+  ready: (r: { status: number; body: any }) => boolean,
+  timeoutMs = 60_000
+) => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const r = await admin(servers, path)
+    if (ready(r)) return r
+    if (Date.now() > deadline) throw new Error(`${path} not ready after ${timeoutMs} ms: ${JSON.stringify(r.body).slice(0, 300)}`)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
