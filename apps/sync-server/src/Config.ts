@@ -44,6 +44,11 @@ export const Config = Schema.Struct({
   server: Schema.Struct({
     host: Schema.String,
     port: Port,
+    /**
+     * V8 heap profile (./HeapProfile.ts): "compact" (default in SQLite mode), "throughput"
+     * (default in Kafka mode) or "as-launched". The server re-executes itself to apply it.
+     */
+    heapProfile: Schema.optional(Schema.Literals(["compact", "throughput", "as-launched"])),
     /** Key for the admin API (header `x-admin-key` or `Authorization: Bearer <key>`). */
     adminKey: Schema.optional(Schema.String.check(Schema.isMinLength(16))),
     /** Limits against slow or greedy clients (see ServerLimits.ts for the defaults). */

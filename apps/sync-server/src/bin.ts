@@ -12,6 +12,7 @@ import * as Path from "node:path"
 import { parseArgs } from "node:util"
 import * as Config from "./Config.ts"
 import * as Demo from "./Demo.ts"
+import * as HeapProfile from "./HeapProfile.ts"
 import * as Server from "./Server.ts"
 import * as Telemetry from "./Telemetry.ts"
 
@@ -51,6 +52,15 @@ const program = Effect.gen(function*() {
   if (values.port !== undefined) overrides["server"] = { port: Number(values.port) }
   if (file === undefined && values["data-dir"] === undefined) overrides["dataDir"] = Path.join(".ocs-data", "demo")
   let config = yield* Config.load({ file, env: process.env, overrides })
+  // Before anything is started or written: the process may be replaced by itself under the
+  // configured heap profile.
+  const profile = HeapProfile.profileOf(config)
+  const relaunch = HeapProfile.relaunch(profile, process)
+  if (relaunch !== undefined) {
+    if (typeof process.execve === "function") process.execve(process.execPath, [...relaunch.args], relaunch.env)
+    const { env, flags } = relaunch.launch
+    yield* Effect.logWarning(`heap profile ${profile}: this Node cannot re-execute itself; start it with node ${flags.join(" ") || "(no flags)"} ${JSON.stringify(env)}`)
+  }
   let sim: { readonly url: string; readonly demo: Demo.DemoInfo } | undefined
   if (demo) {
     yield* Effect.logInfo("no configuration given: running the demo (bundled simulator, demo tenant, embedded SQLite)")

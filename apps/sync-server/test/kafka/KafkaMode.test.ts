@@ -6,6 +6,7 @@ import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { kafkaBrokers, kafkaUnavailable } from "@ocs/kafka-broker/testing"
 import { SimulatorControl } from "@ocs/simulator"
 import { Kafka, logLevel } from "kafkajs"
+import * as Fs from "node:fs"
 import { eventually, type Proc, startServerProcess, startSimulatorProcess } from "../processes.ts"
 
 const ADMIN_KEY = "kafka-mode-admin-key-0123"
@@ -37,6 +38,15 @@ describe.skipIf(kafkaUnavailable())("sync server in Kafka mode", () => {
     const code = await server?.proc.stop()
     await sim?.proc.stop()
     assert.strictEqual(code, 0)
+  })
+
+  it("runs under the throughput heap profile: launched compact, re-executed in place", () => {
+    // Launched with the compact profile's flags (as ./ocs start launches), the same process
+    // now runs without them (docs/architecture.md §4.20).
+    const pid = server.proc.child.pid!
+    const cmdline = Fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")
+    assert.notInclude(cmdline, "--optimize-for-size")
+    assert.include(Fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0"), "OCS_HEAP_PROFILE_APPLIED=throughput")
   })
 
   const counts = async () => {
