@@ -24,12 +24,21 @@ export interface ProjectionLagService {
   readonly head: Effect.Effect<Option.Option<number>>
   /** The same measure for a reader that has handled the log up to `offset` (a plugin). */
   readonly lagAfter: (offset: number) => Effect.Effect<Option.Option<Lag>>
+  /**
+   * Kafka mode: the outbox records not relayed to the topic yet (acknowledged webhooks and
+   * pulled pages only this server's disk holds), from the relay cursor saved in the outbox
+   * (at most about a second behind the relay). None in SQLite mode.
+   */
+  readonly relayBacklog: Effect.Effect<Option.Option<Lag>>
 }
 
 export const make = Effect.fnUntraced(function*(options: {
   readonly logFilename: string
-  readonly readModels: ReadModels.ReadModelsService
+  /** Absent for a reader of the relay backlog only (`--drain-outbox`): `lag` is then None. */
+  readonly readModels?: ReadModels.ReadModelsService | undefined
   readonly consumer: string
+  /** Kafka mode: the topic whose relay cursor the outbox keeps. */
+  readonly relayTopic?: string | undefined
 }) {
   const file = yield* SqliteDatabase.make({ filename: options.logFilename, readonly: true, busyTimeoutMillis: 0 }).pipe(Effect.option)
   const lagAfter = (projected: number): Effect.Effect<Option.Option<Lag>> =>
@@ -49,7 +58,7 @@ export const make = Effect.fnUntraced(function*(options: {
       })
     }).pipe(Effect.orElseSucceed(() => Option.none()))
   const lag: Effect.Effect<Option.Option<Lag>> = Effect.gen(function*() {
-    if (Option.isNone(file)) return Option.none()
+    if (Option.isNone(file) || options.readModels === undefined) return Option.none()
     const stored = yield* options.readModels.checkpoint(options.consumer)
     const projected = Option.isSome(stored) ? Checkpoints.parseSqlite(stored.value) : 0
     if (projected === undefined) return Option.none()
@@ -60,5 +69,14 @@ export const make = Effect.fnUntraced(function*(options: {
     : file.value.use("head", (_, db) => Option.some((db.prepare(`SELECT coalesce(max("offset"), 0) AS head FROM records`).get() as { head: number }).head)).pipe(
       Effect.orElseSucceed(() => Option.none<number>())
     )
-  return { lag, lagAfter, head } satisfies ProjectionLagService
+  const relayTopic = options.relayTopic
+  const relayBacklog: Effect.Effect<Option.Option<Lag>> = Option.isNone(file) || relayTopic === undefined
+    ? Effect.succeed(Option.none())
+    : file.value.use("relay cursor", (_, db) =>
+      (db.prepare(`SELECT relayed_offset AS at FROM relay_state WHERE name = ?`).get(relayTopic) as { at: number } | undefined)?.at ?? 0
+    ).pipe(
+      Effect.flatMap(lagAfter),
+      Effect.orElseSucceed(() => Option.none<Lag>())
+    )
+  return { lag, lagAfter, head, relayBacklog } satisfies ProjectionLagService
 })

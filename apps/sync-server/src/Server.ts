@@ -287,7 +287,8 @@ export const start = (config: Config) =>
     const lag = yield* ProjectionLag.make({
       logFilename: config.eventLog.mode === "kafka" ? files(config.dataDir).outbox : files(config.dataDir).events,
       readModels: yield* ReadModels.ReadModels,
-      consumer: "read-models"
+      consumer: "read-models",
+      relayTopic: config.eventLog.mode === "kafka" ? config.eventLog.kafka?.topic ?? "ocs-events" : undefined
     })
     // A read-models file started empty over a log that already holds records (the old file was
     // removed): those records are history, their changes are in the log already; they are

@@ -67,6 +67,8 @@ export interface Sources {
   readonly businesses: ReadonlyArray<Business>
   readonly loops: ReadonlyArray<LoopStatus>
   readonly projectionLag: Option.Option<Lag>
+  /** Kafka mode: outbox records not relayed to the topic yet. */
+  readonly relayBacklog: Option.Option<Lag>
   readonly plugins: ReadonlyArray<PluginRuntime.PluginMetrics & { readonly lagSeconds?: number | null }>
   readonly readModelRows: Readonly<Record<string, number>>
   /** Every tenant's sync state per resource. */
@@ -144,6 +146,10 @@ const make = Effect.gen(function*() {
       set(lagRecords, s.projectionLag.value.records)
       set(lagSeconds, s.projectionLag.value.seconds)
     }
+    if (Option.isSome(s.relayBacklog)) {
+      set(relayRecords, s.relayBacklog.value.records)
+      set(relaySeconds, s.relayBacklog.value.seconds)
+    }
     for (const p of s.plugins) {
       observedCounter(pluginHandled(p.name), p.handled, context)
       observedCounter(pluginFailures(p.name), p.failures, context)
@@ -201,6 +207,8 @@ const loopUp = memo((loop) => gauge("ocs_loop_up", "Background loop running (1) 
 const loopRestarts = memo((loop) => counter("ocs_loop_restarts_total", "Restarts of a background loop after a failure.", { loop }))
 const lagRecords = gauge("ocs_projection_lag_records", "Log records not projected into the read models yet.")
 const lagSeconds = gauge("ocs_projection_lag_seconds", "Age of the oldest log record not projected yet.")
+const relayRecords = gauge("ocs_outbox_unrelayed_records", "Kafka mode: outbox records (acknowledged webhooks, pulled pages) not on the topic yet.")
+const relaySeconds = gauge("ocs_outbox_unrelayed_seconds", "Kafka mode: age of the oldest outbox record not on the topic yet.")
 const pluginHandled = memo((plugin) => counter("ocs_plugin_events_handled_total", "Events a plugin handled successfully.", { plugin }))
 const pluginFailures = memo((plugin) => counter("ocs_plugin_failures_total", "Failed handler attempts.", { plugin }))
 const pluginDeadLettered = memo((plugin) => counter("ocs_plugin_dead_lettered_total", "Events dead-lettered after their last attempt.", { plugin }))

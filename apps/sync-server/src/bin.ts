@@ -12,6 +12,7 @@ import * as Path from "node:path"
 import { parseArgs } from "node:util"
 import * as Config from "./Config.ts"
 import * as Demo from "./Demo.ts"
+import * as Drain from "./Drain.ts"
 import * as HeapProfile from "./HeapProfile.ts"
 import * as Server from "./Server.ts"
 import * as Telemetry from "./Telemetry.ts"
@@ -23,6 +24,7 @@ const { values } = parseArgs({
     port: { type: "string" },
     "simulator-port": { type: "string", default: "8788" },
     demo: { type: "boolean" },
+    "drain-outbox": { type: "boolean" },
     help: { type: "boolean", short: "h" }
   }
 })
@@ -35,6 +37,9 @@ if (values.help) {
   --data-dir DIR         folder of the SQLite files (default .ocs-data)
   --demo                 run the demo (bundled simulator, demo tenant) even with --config,
                          on top of that configuration (its admin key, plugins, data folder)
+  --drain-outbox         Kafka mode: relay what this data folder's outbox holds past its relay
+                         cursor to the topic, then exit (a server that will not come back;
+                         never beside a server running on the same folder)
   --port N               server port (default 8787)
   --simulator-port N     the demo's simulator port (default 8788)
 
@@ -52,6 +57,13 @@ const program = Effect.gen(function*() {
   if (values.port !== undefined) overrides["server"] = { port: Number(values.port) }
   if (file === undefined && values["data-dir"] === undefined) overrides["dataDir"] = Path.join(".ocs-data", "demo")
   let config = yield* Config.load({ file, env: process.env, overrides })
+  if (values["drain-outbox"] === true) {
+    const report = yield* Drain.drainOutbox(config)
+    yield* Effect.logInfo(report.relayed === 0
+      ? `outbox: nothing to relay to ${report.topic}`
+      : `outbox: relayed ${report.relayed} record(s) to ${report.topic} in ${report.millis} ms`)
+    return
+  }
   // Before anything is started or written: the process may be replaced by itself under the
   // configured heap profile.
   const profile = HeapProfile.profileOf(config)

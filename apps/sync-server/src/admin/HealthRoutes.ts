@@ -28,7 +28,10 @@ const readiness = (r: Readiness) =>
         reasons.push(`projection lag ${Math.round(lag.value.seconds)} s exceeds ${r.maxLagSeconds} s`)
       }
     }
-    return { reasons, down: down.map((l) => l.name), lag: Option.getOrNull(lag) }
+    // Kafka mode: shown, not a reason (a broker outage is what the outbox is for; the relay
+    // loop's own health is among the loops).
+    const relay = Option.getOrUndefined(yield* r.lag.relayBacklog)
+    return { reasons, down: down.map((l) => l.name), lag: Option.getOrNull(lag), ...(relay === undefined ? {} : { unrelayed: relay }) }
   })
 
 export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
@@ -47,8 +50,8 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
         if (options.readiness === undefined) return json({ status: "ready" })
         const r = yield* readiness(options.readiness)
         return r.reasons.length === 0
-          ? json({ status: "ready", lag: r.lag })
-          : json({ status: "not ready", error: r.reasons.join("; "), loopsDown: r.down, lag: r.lag }, 503)
+          ? json({ status: "ready", lag: r.lag, ...(r.unrelayed === undefined ? {} : { unrelayed: r.unrelayed }) })
+          : json({ status: "not ready", error: r.reasons.join("; "), loopsDown: r.down, lag: r.lag, ...(r.unrelayed === undefined ? {} : { unrelayed: r.unrelayed }) }, 503)
       })
     )
     yield* router.add(
@@ -65,6 +68,7 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
           businesses: yield* store.businesses().pipe(Effect.orElseSucceed(() => [])),
           loops: r === undefined ? [] : yield* r.loops.snapshot,
           projectionLag: r === undefined ? Option.none() : yield* r.lag.lag,
+          relayBacklog: r === undefined ? Option.none() : yield* r.lag.relayBacklog,
           plugins: r === undefined ? pluginMetrics : yield* Effect.forEach(pluginMetrics, (p) =>
             Effect.map(r.lag.lagAfter(p.lastOffset ?? 0), (lag) => ({ ...p, lagSeconds: Option.match(lag, { onNone: () => null, onSome: (l) => l.seconds }) }))),
           readModelRows: yield* readModels.rowCounts.pipe(Effect.orElseSucceed(() => ({}))),

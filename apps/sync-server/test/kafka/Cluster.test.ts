@@ -3,7 +3,8 @@
  * pulls for 30 tenants and a burst of webhooks (some redelivered to another server); one
  * server is SIGKILLed in the middle of the burst, another one is added afterwards, and the
  * killed one comes back on its data (an acknowledged webhook waits in the outbox of the server
- * that acknowledged it until that outbox is relayed: a server that never returns strands it).
+ * that acknowledged it until that outbox is relayed: by the server when it returns, or by
+ * `--drain-outbox` on its folder, DrainOutbox.test.ts).
  *
  * Afterwards, on every live server: each tenant's products are exactly the simulator's plus
  * the webhooks acknowledged for it (none lost, none counted twice), no call reached the
