@@ -10,7 +10,8 @@
  *   much more per record than the SQLite log, and under `--optimize-for-size` a Kafka-mode
  *   server spent 380 ms of CPU per 1,000 webhooks against 224-241 ms without it (garbage
  *   collection 2.2 s instead of 0.35 s for 20,000 webhooks). A Kafka deployment is the one
- *   that outgrew a machine: it is sized for throughput, not for the smallest footprint.
+ *   that outgrew a machine: it is sized for throughput, not for the smallest footprint (with
+ *   1,000 idle tenants: 746-830 MB resident, against 344 MB under `compact`).
  * - `as-launched`: whatever flags the process was started with (for operators who tune V8
  *   themselves).
  *
