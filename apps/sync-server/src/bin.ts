@@ -69,9 +69,14 @@ const program = Effect.gen(function*() {
   const profile = HeapProfile.profileOf(config)
   const relaunch = HeapProfile.relaunch(profile, process)
   if (relaunch !== undefined) {
-    if (typeof process.execve === "function") process.execve(process.execPath, [...relaunch.args], relaunch.env)
+    // Returns only if it could not replace the process (older Node, another platform).
+    const why = typeof process.execve !== "function"
+      ? "this Node has no process.execve"
+      : yield* Effect.try(() => process.execve!(process.execPath, [...relaunch.args], relaunch.env)).pipe(
+        Effect.match({ onFailure: (e) => String(e.cause), onSuccess: () => "process.execve returned" })
+      )
     const { env, flags } = relaunch.launch
-    yield* Effect.logWarning(`heap profile ${profile}: this Node cannot re-execute itself; start it with node ${flags.join(" ") || "(no flags)"} ${JSON.stringify(env)}`)
+    yield* Effect.logWarning(`heap profile ${profile} not applied (${why}): start node with ${flags.join(" ") || "no flags"} ${JSON.stringify(env)}; running as launched`)
   }
   let sim: { readonly url: string; readonly demo: Demo.DemoInfo } | undefined
   if (demo) {
