@@ -119,25 +119,11 @@ export const layer = (config: Config) => {
   if (Result.isFailure(key)) throw key.failure
   const sealer = makeSealer(key.success.key)
 
-  const localTenantStore = TenantStore.layer({ filename: f.tenants, sealer })
-  const sharing = config.eventLog.mode === "kafka" ? config.eventLog.kafka?.sharedPulls : undefined
-  // Servers that share pulls share the tenant registry (tokens sealed) and the sync state, so
-  // the admin API of any server changes all and a takeover resumes the cursor.
-  const tenantStore = sharing === undefined ? localTenantStore : SharedSyncState.layer({
-    brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
-    topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-sync-state`
-  }).pipe(
-    Layer.provide(SharedTenants.layer({
-      brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
-      topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-tenants`,
-      sealer
-    })),
-    Layer.provide(localTenantStore)
-  )
   // One supervisor for every loop of the server, the Kafka relay and the plugins' subscriptions
   // included, so that /metrics and /readyz show all of them.
   const health = LoopHealthModule.make()
-  const eventLog = config.eventLog.mode === "kafka"
+  // One layer value (built once, wherever it is provided).
+  const kafkaLog = config.eventLog.mode === "kafka"
     ? KafkaEventLog.layer({
       brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
       topic: config.eventLog.kafka?.topic ?? "ocs-events",
@@ -146,7 +132,25 @@ export const layer = (config: Config) => {
       clientId: "ocs-sync-server",
       supervise: health.supervise
     })
-    : SqliteEventLog.layer({ filename: f.events, dedupeWindowMillis: (config.webhooks.dedupeWindowSeconds ?? 24 * 3600) * 1000 })
+    : undefined
+  const eventLog = kafkaLog ?? SqliteEventLog.layer({ filename: f.events, dedupeWindowMillis: (config.webhooks.dedupeWindowSeconds ?? 24 * 3600) * 1000 })
+  const localTenantStore = TenantStore.layer({ filename: f.tenants, sealer })
+  const sharing = config.eventLog.mode === "kafka" ? config.eventLog.kafka?.sharedPulls : undefined
+  // Servers that share pulls share the tenant registry (tokens sealed) and the sync state, so
+  // the admin API of any server changes all and a takeover resumes the cursor.
+  const tenantStore = sharing === undefined || kafkaLog === undefined ? localTenantStore : SharedSyncState.layer({
+    brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
+    topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-sync-state`
+  }).pipe(
+    Layer.provide(SharedTenants.layer({
+      brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
+      topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-tenants`,
+      sealer
+    })),
+    Layer.provide(localTenantStore),
+    // The relay's progress: a shared cursor waits for the pages before it (SharedSyncState.ts).
+    Layer.provide(kafkaLog)
+  )
   // A 16 MiB page cache: reads are per tenant and small; the file is the source of the rest.
   // Only this process writes the file: a short busy timeout, so that a lock someone else takes
   // on it fails the projection (restarted, shown down) instead of holding the main thread.

@@ -10,16 +10,21 @@
  * tenant over (`Ownership`) reads the previous owner's cursor from its own file and resumes
  * there instead of starting the full sync again from the first page.
  *
- * - The local write comes first and is what the sync engine relies on; the topic write is
- *   awaited (acks from all in-sync replicas) before the engine goes on, so the cursor a crash
- *   leaves behind is on the topic. When the broker does not answer, the change stays local and
- *   is logged: the tenant keeps syncing; a takeover then repeats pages, which the log dedupes.
+ * - The local write comes first and is what the sync engine relies on. A change goes to the
+ *   topic only once every outbox record written before it is on the event topic
+ *   (`KafkaEventLog.RelayProgress`): when the relay is already there it is sent and awaited
+ *   (acks from all in-sync replicas) before the engine goes on; otherwise it waits in memory
+ *   (the newest per key) and a background fiber sends it when the relay gets there. So no
+ *   server resumes past a page that is still on a dead server's disk only. When the broker
+ *   does not answer, the change stays local and is logged: the tenant keeps syncing; a
+ *   takeover then repeats pages, which the log dedupes.
  * - Changes are ordered per key by (time, origin sequence); a change older than what a server
  *   already holds for the key is ignored. Only the owner of a tenant writes its state.
  * - Page and record counters stay per server (they count what each server fetched).
  * - No secret goes to this topic: sync state holds no token.
  */
-import { Clock, Effect, Layer, Schema } from "effect"
+import { Clock, Deferred, Effect, Layer, Schema } from "effect"
+import { KafkaEventLog } from "@ocs/event-log"
 import * as Crypto from "node:crypto"
 import * as CompactedTopic from "./CompactedTopic.ts"
 import { TenantStore } from "./TenantStore.ts"
@@ -74,7 +79,7 @@ const newer = (a: { readonly at: number; readonly origin: string; readonly seq: 
   a.at !== b.at ? a.at > b.at : a.origin !== b.origin ? a.origin > b.origin : a.seq > b.seq
 
 /** `TenantStore` whose sync state is shared through `options.topic`; needs the local store. */
-export const layer = (options: Options): Layer.Layer<TenantStore, CompactedTopic.SharedStateUnavailable, TenantStore> =>
+export const layer = (options: Options): Layer.Layer<TenantStore, CompactedTopic.SharedStateUnavailable, TenantStore | KafkaEventLog.RelayProgress> =>
   Layer.effect(TenantStore, make(options))
 
 export const make = Effect.fnUntraced(function*(options: Options) {
@@ -110,14 +115,47 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     onValue: apply
   })
 
+  const send = (change: Change) =>
+    topic.publish(keyOf(change.appId, change.businessId, change.resource), JSON.stringify(change)).pipe(
+      Effect.catchTag("SharedStateUnavailable", (e) => Effect.logWarning(`${e.message}; the change stays local`))
+    )
+
+  // A state goes out only once the outbox records written before it are on the event topic:
+  // a cursor past a page must not reach another server before the page does, or a takeover
+  // after this server dies resumes past a page that is on this server's disk only (found by
+  // the takeover test: one page of five products missing on the survivor).
+  const relay = yield* KafkaEventLog.RelayProgress
+  const pending = new Map<string, { readonly change: Change; readonly needs: number }>()
+  let wake = yield* Deferred.make<void>()
+  const flush = Effect.gen(function*() {
+    const relayed = yield* relay.relayed
+    for (const [key, p] of pending) {
+      if (p.needs > relayed) continue
+      pending.delete(key)
+      yield* send(p.change)
+    }
+  })
+  yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
+    if (pending.size === 0) {
+      yield* Deferred.await(wake)
+      wake = yield* Deferred.make<void>()
+    }
+    yield* flush
+    if (pending.size > 0) yield* Effect.sleep("10 millis")
+  }).pipe(Effect.catchCause((cause) => Effect.logWarning("shared sync state: publishing failed; retrying", cause)))))
+
   const publish = (appId: string, businessId: string, resource: string) =>
     Effect.gen(function*() {
       const state = yield* local.state(appId, businessId, resource)
       const change: Change = { v: 1, origin, seq: ++seq, at: yield* Clock.currentTimeMillis, appId, businessId, resource, state: sharedOf(state) }
-      held.set(keyOf(appId, businessId, resource), change)
-      yield* topic.publish(keyOf(appId, businessId, resource), JSON.stringify(change)).pipe(
-        Effect.catchTag("SharedStateUnavailable", (e) => Effect.logWarning(`${e.message}; the change stays local`))
-      )
+      const key = keyOf(appId, businessId, resource)
+      held.set(key, change)
+      const needs = yield* relay.head.pipe(Effect.catch((e) =>
+        Effect.as(Effect.logWarning(`shared sync state: outbox head unknown (${e.message}); publishing at once`), 0)))
+      if (needs <= (yield* relay.relayed) && !pending.has(key)) return yield* send(change)
+      // A newer change of a key replaces the one waiting: it needs at least as much relayed.
+      pending.set(key, { change, needs })
+      yield* Deferred.succeed(wake, undefined)
     })
 
   const updateState: typeof local.updateState = (appId, businessId, resource, patch) =>

@@ -24,8 +24,8 @@
  *   consume, Kafka's convention, and the origins' high-water marks) and follows the topic.
  *   Order holds per business (per partition), not across businesses.
  *
- * `layer(options)` provides `EventLog` and `DirectAppend` (appends from plain callbacks, which
- * go to the outbox as `append` does).
+ * `layer(options)` provides `EventLog`, `DirectAppend` (appends from plain callbacks, which
+ * go to the outbox as `append` does) and `RelayProgress` (how far the relay has got).
  *
  * kafkajs is used in this module only, so a KafkaJS-compatible client can replace it here.
  */
@@ -40,6 +40,21 @@ import { recordToRow, rowToRecord } from "./internal/recordRow.ts"
 import * as Core from "./internal/sqliteLog.ts"
 import { type Checkpoint, type Delivery, type LogRecord, type ReadOptions, type SubscribeOptions, tenantKey, topicPosition, uuidv7 } from "./LogRecord.ts"
 import { relayState } from "./Tables.ts"
+
+/**
+ * How far the relay has moved the outbox to the topic. A record appended to the outbox is on
+ * this server's disk only until the relay sends it; state that other servers act on and that
+ * presumes such a record is on the topic (a shared sync cursor past the page it was read
+ * from) is published only once `relayed` reaches the `head` seen after that record's append.
+ */
+export interface RelayProgressService {
+  /** The outbox's last offset now (0 when empty): every record committed so far is at or below it. */
+  readonly head: Effect.Effect<number, SqliteError>
+  /** Every outbox record at or below this offset is acknowledged by the broker. */
+  readonly relayed: Effect.Effect<number>
+}
+
+export class RelayProgress extends Context.Service<RelayProgress, RelayProgressService>()("@ocs/event-log/RelayProgress") {}
 
 /** Runs `loop` for ever: restarts it after each failure (interruption stops it). */
 export type Supervise = (name: string, loop: Effect.Effect<unknown, unknown>) => Effect.Effect<unknown>
@@ -171,10 +186,11 @@ interface Raw {
   readonly offset: string
 }
 
-/** The log and its direct appends, in the current scope. */
+/** The log, its direct appends and the relay's progress, in the current scope. */
 export interface Made {
   readonly service: EventLogService
   readonly direct: DirectAppendService
+  readonly progress: RelayProgressService
 }
 
 export const make = Effect.fnUntraced(function*(
@@ -302,8 +318,11 @@ export const make = Effect.fnUntraced(function*(
   // lock ended the relay). A cursor saved late only means a repeat, which consumers drop.
   const cursorSaveMillis = options.relayCursorSaveMillis ?? 1000
   const linger = options.relayLingerMillis ?? 20
+  // The acknowledged position, for `RelayProgress` (the relay's own cursor, kept across its restarts).
+  let relayedUpTo = yield* relayedOffset
   const relay = Effect.gen(function*() {
     let cursor = yield* relayedOffset
+    relayedUpTo = Math.max(relayedUpTo, cursor)
     let saved = cursor
     let savedAt = yield* Clock.currentTimeMillis
     const save = Effect.gen(function*() {
@@ -335,6 +354,7 @@ export const make = Effect.fnUntraced(function*(
         }
         yield* sendWithBackoff(batch)
         cursor = batch[batch.length - 1]!.offset
+        relayedUpTo = cursor
         if ((yield* Clock.currentTimeMillis) - savedAt >= cursorSaveMillis) yield* save
       }
     }).pipe(Effect.ensuring(save))
@@ -475,13 +495,18 @@ export const make = Effect.fnUntraced(function*(
     }))
 
   const service: EventLogService = { append: outbox.service.append, read, subscribe, commit, checkpoint: outbox.service.checkpoint }
-  return { service, direct: outbox.direct }
+  const progress: RelayProgressService = {
+    head: outbox.db.use("outbox head", (_, client) =>
+      (client.prepare(`SELECT coalesce(max("offset"), 0) AS head FROM records`).get() as { head: number }).head),
+    relayed: Effect.sync(() => relayedUpTo)
+  }
+  return { service, direct: outbox.direct, progress }
 })
 
 /**
  * The log on a Kafka topic: `EventLog`, and `DirectAppend` into the same outbox. Fails with
  * `KafkaUnavailable` when the broker cannot be reached at start.
  */
-export const layer = (options: Options): Layer.Layer<EventLog | DirectAppend, SqliteError | KafkaUnavailable> =>
-  Layer.effectContext(Effect.map(make(options), ({ service, direct }) =>
-    Context.make(EventLog, service).pipe(Context.add(DirectAppend, direct))))
+export const layer = (options: Options): Layer.Layer<EventLog | DirectAppend | RelayProgress, SqliteError | KafkaUnavailable> =>
+  Layer.effectContext(Effect.map(make(options), ({ direct, progress, service }) =>
+    Context.make(EventLog, service).pipe(Context.add(DirectAppend, direct), Context.add(RelayProgress, progress))))
