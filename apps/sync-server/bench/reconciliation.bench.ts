@@ -20,10 +20,10 @@ import { DomainEvent, Operation } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { SimulatorControl } from "@ocs/simulator"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
-import { makeSealer } from "../src/Secrets.ts"
-import { Ownership } from "../src/Ownership.ts"
+import { makeSealer } from "../src/tenants/Secrets.ts"
+import { Ownership } from "../src/cluster/Ownership.ts"
 import { SyncEngine } from "../src/SyncEngine.ts"
-import { TenantStore } from "../src/TenantStore.ts"
+import { TenantStore } from "../src/tenants/TenantStore.ts"
 import { startSimulatorProcess, tempDir } from "../test/processes.ts"
 
 export interface ReconciliationBench {

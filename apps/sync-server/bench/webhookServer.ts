@@ -5,7 +5,7 @@
 import Database from "better-sqlite3"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { files } from "../src/Server.ts"
+import { files } from "../src/http/Server.ts"
 import { startServerProcess } from "../test/processes.ts"
 
 export const APP = "7001"

@@ -14,10 +14,10 @@ import * as Crypto from "node:crypto"
 import { Catalogue, DomainEvent, Operation, Paginator, Records } from "@ocs/protocol"
 import { EventLog, type EventLogError, TraceContext } from "@ocs/event-log"
 import { CommerceClient } from "@ocs/transport"
-import { Ownership } from "./Ownership.ts"
+import { Ownership } from "./cluster/Ownership.ts"
 import * as SyncWindows from "./SyncWindows.ts"
-import { type Business, TenantStore } from "./TenantStore.ts"
-import type { TenantSettings } from "./TenantSettings.ts"
+import { type Business, TenantStore } from "./tenants/TenantStore.ts"
+import type { TenantSettings } from "./tenants/TenantSettings.ts"
 
 export interface SyncOptions {
   readonly operations: ReadonlyArray<Operation.Operation<unknown>>
@@ -126,7 +126,7 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions) {
           type: DomainEvent.PASS_SEEN_TYPE,
           body: JSON.stringify({ pass: pass.id, ids: idsOf(op, page) }),
           dedupeKey: `pass-seen:${pass.id}:${result.id}`
-        }])
+        }]).pipe(Effect.asVoid)
         : Effect.void)
 
   const idsOf = (op: Operation.Operation<unknown>, page: CommerceClient.RawPage): Array<string> => {

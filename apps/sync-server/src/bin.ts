@@ -10,12 +10,12 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Runtime } from "effect"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
-import * as Config from "./Config.ts"
-import * as Demo from "./Demo.ts"
-import * as Drain from "./Drain.ts"
-import * as HeapProfile from "./HeapProfile.ts"
-import * as Server from "./Server.ts"
-import * as Telemetry from "./Telemetry.ts"
+import * as Config from "./boot/Config.ts"
+import * as Demo from "./boot/Demo.ts"
+import * as Drain from "./cluster/Drain.ts"
+import * as HeapProfile from "./ops/HeapProfile.ts"
+import * as Server from "./http/Server.ts"
+import * as Telemetry from "./ops/Telemetry.ts"
 
 const { values } = parseArgs({
   options: {

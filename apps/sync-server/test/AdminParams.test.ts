@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
-import { queryBool, queryCode, queryDay, queryId, queryMillis } from "../src/admin/AdminHttp.ts"
+import { queryBool, queryCode, queryDay, queryId, queryMillis } from "../src/http/admin/AdminHttp.ts"
 
 const params = (query: string) => new URLSearchParams(query)
 

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "vitest"
-import * as Sessions from "../src/console/Sessions.ts"
+import * as Sessions from "../src/http/console/Sessions.ts"
 
 const MIN = 60_000
 

@@ -6,10 +6,10 @@ import { SqliteEventLog } from "@ocs/event-log"
 import { Operation } from "@ocs/protocol"
 import { type RunningSimulator, startSimulator } from "@ocs/simulator"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
-import { makeSealer } from "../src/Secrets.ts"
-import { Ownership } from "../src/Ownership.ts"
+import { makeSealer } from "../src/tenants/Secrets.ts"
+import { Ownership } from "../src/cluster/Ownership.ts"
 import { SyncEngine } from "../src/SyncEngine.ts"
-import { TenantStore } from "../src/TenantStore.ts"
+import { TenantStore } from "../src/tenants/TenantStore.ts"
 import { tempDir } from "./processes.ts"
 
 // Gap fill (docs/architecture.md §4.14): with an hour between incremental passes, a tenant still

@@ -10,8 +10,8 @@ import { Context, Effect, Layer, Option, Redacted, Result } from "effect"
 import { TestClock } from "effect/testing"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { makeSealer } from "../src/Secrets.ts"
-import { TenantStore } from "../src/TenantStore.ts"
+import { makeSealer } from "../src/tenants/Secrets.ts"
+import { TenantStore } from "../src/tenants/TenantStore.ts"
 import { tempDir } from "./processes.ts"
 
 const sealer = makeSealer(Buffer.alloc(32, 9))

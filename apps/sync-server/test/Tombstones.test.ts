@@ -7,10 +7,10 @@ import { DomainEvent, Operation } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { type RunningSimulator, startSimulator } from "@ocs/simulator"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
-import { makeSealer } from "../src/Secrets.ts"
-import { Ownership } from "../src/Ownership.ts"
+import { makeSealer } from "../src/tenants/Secrets.ts"
+import { Ownership } from "../src/cluster/Ownership.ts"
 import { SyncEngine } from "../src/SyncEngine.ts"
-import { TenantStore } from "../src/TenantStore.ts"
+import { TenantStore } from "../src/tenants/TenantStore.ts"
 import { tempDir } from "./processes.ts"
 
 // Tombstones come only from a full pass that completed, without error and without filters

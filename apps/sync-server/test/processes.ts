@@ -7,7 +7,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { startListening, tempDir } from "@ocs/testkit/Processes"
-import { nodeEnv, nodeFlags } from "../src/nodeFlags.ts"
+import { nodeEnv, nodeFlags } from "../src/ops/nodeFlags.ts"
 
 export { eventually, parseLoose, type Proc, spawnNode, startSimulatorProcess, tempDir } from "@ocs/testkit/Processes"
 

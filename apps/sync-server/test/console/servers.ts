@@ -10,7 +10,7 @@ import type * as Net from "node:net"
 import * as Path from "node:path"
 import { SimulatorControl } from "@ocs/simulator"
 import { startListening, startSimulatorProcess, tempDir } from "@ocs/testkit/Processes"
-import { nodeEnv, nodeFlags } from "../../src/nodeFlags.ts"
+import { nodeEnv, nodeFlags } from "../../src/ops/nodeFlags.ts"
 import { serverBin } from "../processes.ts"
 
 export const ADMIN_KEY = "console-admin-key-0123456789"

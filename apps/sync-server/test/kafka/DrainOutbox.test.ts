@@ -8,7 +8,7 @@ import { kafkaBrokers, kafkaUnavailable } from "@ocs/kafka-broker/testing"
 import { Kafka, logLevel } from "kafkajs"
 import * as ChildProcess from "node:child_process"
 import * as Path from "node:path"
-import { nodeEnv, nodeFlags } from "../../src/nodeFlags.ts"
+import { nodeEnv, nodeFlags } from "../../src/ops/nodeFlags.ts"
 import { eventually, type Proc, serverBin, startServerProcess } from "../processes.ts"
 
 const ADMIN_KEY = "drain-admin-key-00000001"

@@ -9,9 +9,9 @@ import { Kafka, logLevel } from "kafkajs"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { makeSealer } from "../../src/Secrets.ts"
-import * as SharedTenants from "../../src/SharedTenants.ts"
-import { TenantStore } from "../../src/TenantStore.ts"
+import { makeSealer } from "../../src/tenants/Secrets.ts"
+import * as SharedTenants from "../../src/cluster/SharedTenants.ts"
+import { TenantStore } from "../../src/tenants/TenantStore.ts"
 
 const topic = `ocs-tenants-test-${process.pid}-${Date.now()}`
 const sealer = makeSealer(Buffer.alloc(32, 7))

@@ -40,7 +40,7 @@ export class TenantStoreError extends Schema.TaggedError<TenantStoreError>()("Te
 }) {}
 
 /** The drizzle-kit migrations folder of tenant store files (run at open). */
-export const migrationsFolder = NodeUrl.fileURLToPath(new URL("../drizzle", import.meta.url))
+export const migrationsFolder = NodeUrl.fileURLToPath(new URL("../../drizzle", import.meta.url))
 
 const RECENT_ERRORS_KEPT = 1000
 

@@ -18,10 +18,10 @@ import { type HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/h
 import * as Fs from "node:fs"
 import { fileURLToPath } from "node:url"
 import { type AdminOptions, body, json, problem, sameOrigin } from "../admin/AdminHttp.ts"
-import { safeEqual } from "../Secrets.ts"
+import { safeEqual } from "../../tenants/Secrets.ts"
 import type { Sessions } from "./Sessions.ts"
 
-const assetsDir = fileURLToPath(new URL("../../console/assets/", import.meta.url))
+const assetsDir = fileURLToPath(new URL("../../../console/assets/", import.meta.url))
 
 /** No inline script or style: the page runs only what this server sends. */
 const SECURITY_HEADERS = {

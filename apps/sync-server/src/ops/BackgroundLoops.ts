@@ -15,9 +15,9 @@ import { Effect, Fiber, Schedule, Scope, Stream } from "effect"
 import { EventLog, type LogRecord } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
 import { LoopHealth } from "./LoopHealth.ts"
-import { Ownership } from "./Ownership.ts"
-import * as Quarantine from "./Quarantine.ts"
-import { TenantStore } from "./TenantStore.ts"
+import { Ownership } from "../cluster/Ownership.ts"
+import * as Quarantine from "../tenants/Quarantine.ts"
+import { TenantStore } from "../tenants/TenantStore.ts"
 
 const DAY = 24 * 3600 * 1000
 

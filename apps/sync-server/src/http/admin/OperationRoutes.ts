@@ -3,8 +3,8 @@ import { Effect } from "effect"
 import type { HttpRouter } from "effect/http"
 import { PluginRuntime } from "@ocs/plugin-sdk"
 import { RateLimiter } from "@ocs/transport"
-import { Ownership } from "../Ownership.ts"
-import { TenantStore } from "../TenantStore.ts"
+import { Ownership } from "../../cluster/Ownership.ts"
+import { TenantStore } from "../../tenants/TenantStore.ts"
 import { type AdminOptions, canonical, guard, json, queryInt, queryText, searchParams } from "./AdminHttp.ts"
 
 export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>

@@ -12,8 +12,8 @@ import { ReadModels } from "@ocs/read-models"
 import { Ingestion } from "@ocs/ingestion"
 import { RateLimiter } from "@ocs/transport"
 import type { Config } from "./Config.ts"
-import type { RunningServer } from "./Server.ts"
-import { TenantStore } from "./TenantStore.ts"
+import type { RunningServer } from "../http/Server.ts"
+import { TenantStore } from "../tenants/TenantStore.ts"
 
 export type DemoInfo = SimulatorControlTypes.Demo
 

@@ -11,9 +11,9 @@
 import { Data, Duration, Effect, Layer, Option } from "effect"
 import * as Fs from "node:fs"
 import { KafkaEventLog } from "@ocs/event-log"
-import type { Config } from "./Config.ts"
-import * as ProjectionLag from "./ProjectionLag.ts"
-import { files } from "./Server.ts"
+import type { Config } from "../boot/Config.ts"
+import * as ProjectionLag from "../ops/ProjectionLag.ts"
+import { files } from "../http/Server.ts"
 
 export class DrainError extends Data.TaggedError("DrainError")<{ readonly message: string }> {}
 

@@ -19,9 +19,9 @@
 import { Clock, Effect, Layer, Redacted, Result, Schema } from "effect"
 import * as Crypto from "node:crypto"
 import * as CompactedTopic from "./CompactedTopic.ts"
-import type { Sealer } from "./Secrets.ts"
-import { TenantSettings } from "./TenantSettings.ts"
-import { type BusinessInput, type BusinessStatus, TenantStore } from "./TenantStore.ts"
+import type { Sealer } from "../tenants/Secrets.ts"
+import { TenantSettings } from "../tenants/TenantSettings.ts"
+import { type BusinessInput, type BusinessStatus, TenantStore } from "../tenants/TenantStore.ts"
 
 export interface Options {
   readonly brokers: ReadonlyArray<string>

@@ -6,7 +6,7 @@
  * `OCS_EVENT_LOG__MODE=kafka`, `OCS_EVENT_LOG__KAFKA__BROKERS=127.0.0.1:9092,127.0.0.1:9093`.
  * Keys are matched case-insensitively with underscores removed (`EVENT_LOG` -> `eventLog`).
  */
-import { TenantSettings } from "./TenantSettings.ts"
+import { TenantSettings } from "../tenants/TenantSettings.ts"
 import { Effect, Schema } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"

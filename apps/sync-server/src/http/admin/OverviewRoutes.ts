@@ -14,9 +14,9 @@ import { Ingestion } from "@ocs/ingestion"
 import { PluginRuntime } from "@ocs/plugin-sdk"
 import { Json } from "@ocs/protocol"
 import { RateLimiter } from "@ocs/transport"
-import { LoopHealth } from "../LoopHealth.ts"
-import { Metrics } from "../ServerMetrics.ts"
-import { TenantStore } from "../TenantStore.ts"
+import { LoopHealth } from "../../ops/LoopHealth.ts"
+import { Metrics } from "../../ops/ServerMetrics.ts"
+import { TenantStore } from "../../tenants/TenantStore.ts"
 import { type AdminOptions, describeBusiness, guard, now } from "./AdminHttp.ts"
 
 export const MAX_TENANTS = 500

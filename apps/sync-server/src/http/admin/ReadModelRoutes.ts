@@ -5,7 +5,7 @@
 import { Effect, Option } from "effect"
 import type { HttpRouter } from "effect/http"
 import { ReadModels } from "@ocs/read-models"
-import { TenantStore } from "../TenantStore.ts"
+import { TenantStore } from "../../tenants/TenantStore.ts"
 import {
   type AdminOptions,
   existingTenant,

@@ -27,8 +27,8 @@ import { Clock, Deferred, Effect, Layer, Schema } from "effect"
 import { KafkaEventLog } from "@ocs/event-log"
 import * as Crypto from "node:crypto"
 import * as CompactedTopic from "./CompactedTopic.ts"
-import { TenantStore } from "./TenantStore.ts"
-import type { ResourceState } from "./TenantRows.ts"
+import { TenantStore } from "../tenants/TenantStore.ts"
+import type { ResourceState } from "../tenants/TenantRows.ts"
 
 export interface Options {
   readonly brokers: ReadonlyArray<string>

@@ -1,14 +1,14 @@
 /** Applications and tenants: register, list, inspect, pause, resume, remove, sync now. */
 import { Effect, Option, Schema } from "effect"
 import type { HttpRouter } from "effect/http"
-import * as Config from "../Config.ts"
-import { resolveOperations, SyncEngine } from "../SyncEngine.ts"
-import * as TenantSettings from "../TenantSettings.ts"
+import * as Config from "../../boot/Config.ts"
+import { resolveOperations, SyncEngine } from "../../SyncEngine.ts"
+import * as TenantSettings from "../../tenants/TenantSettings.ts"
 import { Operation } from "@ocs/protocol"
-import { TenantStore } from "../TenantStore.ts"
+import { TenantStore } from "../../tenants/TenantStore.ts"
 import { EventLog } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
-import * as Quarantine from "../Quarantine.ts"
+import * as Quarantine from "../../tenants/Quarantine.ts"
 import {
   type AdminOptions,
   body,

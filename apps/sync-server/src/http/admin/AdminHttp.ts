@@ -9,10 +9,10 @@ import { Clock, Effect, Option, Redacted, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Ids, Json } from "@ocs/protocol"
 import type { Sessions } from "../console/Sessions.ts"
-import type { LoopHealthService } from "../LoopHealth.ts"
-import type { ProjectionLagService } from "../ProjectionLag.ts"
-import { safeEqual } from "../Secrets.ts"
-import type { Business, TenantStore } from "../TenantStore.ts"
+import type { LoopHealthService } from "../../ops/LoopHealth.ts"
+import type { ProjectionLagService } from "../../ops/ProjectionLag.ts"
+import { safeEqual } from "../../tenants/Secrets.ts"
+import type { Business, TenantStore } from "../../tenants/TenantStore.ts"
 
 export interface AdminOptions {
   /** Without a key every `/admin` route answers 401. */

@@ -27,25 +27,25 @@ import { Ids } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
 import * as Admin from "./Admin.ts"
-import * as BackgroundLoops from "./BackgroundLoops.ts"
-import type { Config } from "./Config.ts"
-import * as LoopHealthModule from "./LoopHealth.ts"
-import { LoopHealth } from "./LoopHealth.ts"
-import * as ProjectionLag from "./ProjectionLag.ts"
+import * as BackgroundLoops from "../ops/BackgroundLoops.ts"
+import type { Config } from "../boot/Config.ts"
+import * as LoopHealthModule from "../ops/LoopHealth.ts"
+import { LoopHealth } from "../ops/LoopHealth.ts"
+import * as ProjectionLag from "../ops/ProjectionLag.ts"
 import * as ServerLimits from "./ServerLimits.ts"
 import * as Sessions from "./console/Sessions.ts"
 import * as ServerTls from "./ServerTls.ts"
-import { makeSealer, resolveKey } from "./Secrets.ts"
-import { Metrics } from "./ServerMetrics.ts"
-import { resolveOperations, type RunReport, SyncEngine } from "./SyncEngine.ts"
-import { Ownership } from "./Ownership.ts"
-import * as Telemetry from "./Telemetry.ts"
-import * as SharedRateLimits from "./SharedRateLimits.ts"
-import * as SharedSyncState from "./SharedSyncState.ts"
-import * as SharedTenants from "./SharedTenants.ts"
-import { type App as TenantStoreApp, TenantStore } from "./TenantStore.ts"
+import { makeSealer, resolveKey } from "../tenants/Secrets.ts"
+import { Metrics } from "../ops/ServerMetrics.ts"
+import { resolveOperations, type RunReport, SyncEngine } from "../SyncEngine.ts"
+import { Ownership } from "../cluster/Ownership.ts"
+import * as Telemetry from "../ops/Telemetry.ts"
+import * as SharedRateLimits from "../cluster/SharedRateLimits.ts"
+import * as SharedSyncState from "../cluster/SharedSyncState.ts"
+import * as SharedTenants from "../cluster/SharedTenants.ts"
+import { type App as TenantStoreApp, TenantStore } from "../tenants/TenantStore.ts"
 
-export { watchTenants } from "./BackgroundLoops.ts"
+export { watchTenants } from "../ops/BackgroundLoops.ts"
 
 export interface RunningServer {
   readonly url: string
@@ -216,7 +216,7 @@ export const layer = (config: Config) => {
         filename: f.plugins,
         baseDir: config.baseDir ?? process.cwd(),
         // The plugins this server ships resolve from its own dependencies.
-        searchDirs: [Path.resolve(import.meta.dirname, "..")],
+        searchDirs: [Path.resolve(import.meta.dirname, "../..")],
         plugins: config.plugins ?? [],
         eventLogFilename: config.eventLog.mode === "kafka" ? f.outbox : f.events,
         supervise: health.supervise,

@@ -4,8 +4,8 @@ import { type HttpRouter, HttpServerResponse } from "effect/http"
 import { PluginRuntime } from "@ocs/plugin-sdk"
 import { RateLimiter } from "@ocs/transport"
 import { ReadModels } from "@ocs/read-models"
-import { Metrics } from "../ServerMetrics.ts"
-import { TenantStore } from "../TenantStore.ts"
+import { Metrics } from "../../ops/ServerMetrics.ts"
+import { TenantStore } from "../../tenants/TenantStore.ts"
 import { type AdminOptions, json, problem, type Readiness } from "./AdminHttp.ts"
 
 /**

@@ -12,7 +12,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Context, Effect, Layer, Logger, type LogLevel, Metric, Option, References, Tracer } from "effect"
 import { TraceContext } from "@ocs/event-log"
 import { OtlpExporter, OtlpSerialization, OtlpTracer } from "effect/observability"
-import type { Config } from "./Config.ts"
+import type { Config } from "../boot/Config.ts"
 
 export interface TracingOptions {
   /** Base URL of an OTLP/HTTP collector; `/v1/traces` is appended. */
