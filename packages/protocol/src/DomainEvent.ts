@@ -8,6 +8,7 @@
  * idempotency.
  */
 import { Option, Result, Schema } from "effect"
+import * as EngineRecord from "./EngineRecord.ts"
 import * as Envelope from "./Envelope.ts"
 import * as Ids from "./Ids.ts"
 import * as Json from "./Json.ts"
@@ -221,38 +222,12 @@ export const tags: ReadonlyArray<Tag> = [
   "UnknownEvent"
 ]
 
-/**
- * Type of the records the read models append with the changes they found by comparing what a
- * pull saw (or a webhook said) with the copy (docs/architecture.md §4.14). Source "sync".
- */
-export const CHANGES_TYPE = "ocs:changes"
-
-/** Type of the record a sync appends when a full pass completed (source "sync"). */
-export const PASS_TYPE = "ocs:pass"
-
-/**
- * Type of the record a sync appends when a page of a full pass was already in the log (same
- * cursor, same content: the log dropped it as a duplicate), so that the pass still counts its
- * ids as seen: body `{"pass":"<pass id>","ids":["..."]}`. Bookkeeping: it decodes to no event.
- */
-export const PASS_SEEN_TYPE = "ocs:pass-seen"
-
-/** One change inside a `changes` record (`{"changes":[...]}`), as JSON. */
-export type ChangeEntry =
-  | { readonly change: "ProductAdded"; readonly product: unknown }
-  | { readonly change: "ProductUpdated"; readonly product: unknown; readonly changedFields: ReadonlyArray<string> }
-  | { readonly change: "ProductDeleted"; readonly productId: string; readonly reason: string }
-  | { readonly change: "InventoryChanged"; readonly productId: string; readonly item: unknown }
-  | { readonly change: "OrderAdded"; readonly order: unknown }
-  | { readonly change: "OrderUpdated"; readonly order: unknown; readonly changedFields: ReadonlyArray<string> }
-  | { readonly change: "OrderStatusChanged"; readonly orderId: string; readonly from: string | null; readonly to: string | null; readonly order: unknown }
-  | { readonly change: "OrderDeleted"; readonly orderId: string; readonly reason: string }
-  | { readonly change: "CustomerDeleted"; readonly customerId: string; readonly reason: string }
-  | { readonly change: "BillDeleted"; readonly billId: string; readonly reason: string }
-  | { readonly change: "DepotDeleted"; readonly depotId: string; readonly reason: string }
-  | { readonly change: "CategoryDeleted"; readonly categoryId: string; readonly reason: string }
-  | { readonly change: "BrandDeleted"; readonly brandId: string; readonly reason: string }
-  | { readonly change: "InventoryDeleted"; readonly productId: string; readonly reason: string }
+// The engine's own records (changes, passes, page meta) are declared in EngineRecord.ts; these
+// names stay for the code that reads them from here.
+export const CHANGES_TYPE = EngineRecord.CHANGES_TYPE
+export const PASS_TYPE = EngineRecord.PASS_TYPE
+export const PASS_SEEN_TYPE = EngineRecord.PASS_SEEN_TYPE
+export type ChangeEntry = EngineRecord.ChangeEntry
 
 /**
  * The kinds a complete full pass can find deleted, with the deletion it gives and the field that
@@ -282,13 +257,11 @@ const plainDeletions = {
 } as const
 
 /** What a completed pass says (the body of a `PASS_TYPE` record). */
-export interface PassBody {
-  readonly pass: { readonly id: string; readonly kind: string; readonly startedAt: number; readonly createdFrom?: number | undefined }
-}
+export type PassBody = EngineRecord.PassBody
 
 /** Meta a sync writes beside a list page so the page decodes without outside knowledge. */
 export interface SyncMeta {
-  readonly entity: { readonly kind: string; readonly idField: string; readonly updatedAtField?: string | undefined }
+  readonly entity: EngineRecord.Entity
 }
 
 export const syncMeta = (entity: SyncMeta["entity"]): SyncMeta => ({ entity })
@@ -382,19 +355,6 @@ const decodeDepot = Schema.decodeUnknownResult(Records.Depot)
 const decodeCategory = Schema.decodeUnknownResult(Records.Category)
 const decodeBrand = Schema.decodeUnknownResult(Records.Brand)
 
-const entityOf = (meta: unknown): SyncMeta["entity"] | undefined => {
-  if (typeof meta !== "object" || meta === null) return undefined
-  const entity = (meta as Record<string, unknown>)["entity"]
-  if (typeof entity !== "object" || entity === null) return undefined
-  const e = entity as Record<string, unknown>
-  if (typeof e["kind"] !== "string") return undefined
-  return {
-    kind: e["kind"],
-    idField: typeof e["idField"] === "string" ? e["idField"] : "id",
-    updatedAtField: typeof e["updatedAtField"] === "string" ? e["updatedAtField"] : undefined
-  }
-}
-
 const observed = (record: RawRecord, entity: SyncMeta["entity"], businessId: Ids.BusinessId, item: unknown, index: number): DomainEvent => {
   const b = base(record, index, businessId)
   const bad = (message: string) => unknownEvent(record, index, `${entity.kind}: ${message}`, item)
@@ -458,7 +418,7 @@ const observed = (record: RawRecord, entity: SyncMeta["entity"], businessId: Ids
 }
 
 const fromSync = (record: RawRecord): ReadonlyArray<DomainEvent> => {
-  const entity = entityOf(record.meta)
+  const entity = EngineRecord.entityOf(record.meta)
   if (entity === undefined) return [unknownEvent(record, 0, "sync record without meta.entity", undefined)]
   const businessId = Ids.normalize(record.businessId)
   if (businessId === undefined) return [unknownEvent(record, 0, "sync record without businessId", undefined)]
@@ -476,8 +436,8 @@ const fromChanges = (record: RawRecord): ReadonlyArray<DomainEvent> => {
   if (businessId === undefined) return [unknownEvent(record, 0, "changes record without businessId", undefined)]
   const value = parsed(record)
   if (Result.isFailure(value)) return [unknownEvent(record, 0, value.failure, record.body)]
-  const list = (value.success as { changes?: unknown } | null)?.changes
-  if (!Array.isArray(list)) return [unknownEvent(record, 0, "changes record without a changes list", value.success)]
+  const list = EngineRecord.changesOf(value.success)
+  if (list === undefined) return [unknownEvent(record, 0, "changes record without a changes list", value.success)]
   return list.map((entry: Record<string, unknown>, i): DomainEvent => {
     // `origin`: what revealed the change (a webhook compared with the copy); else the record's source.
     const b = entry["origin"] === "webhook" ? { ...base(record, i, businessId), source: "webhook" as const } : base(record, i, businessId)
@@ -550,19 +510,16 @@ const fromPass = (record: RawRecord): ReadonlyArray<DomainEvent> => {
   if (businessId === undefined) return [unknownEvent(record, 0, "pass record without businessId", undefined)]
   const value = parsed(record)
   if (Result.isFailure(value)) return [unknownEvent(record, 0, value.failure, record.body)]
-  const pass = (value.success as { pass?: Record<string, unknown> } | null)?.pass
-  const startedAt = pass?.["startedAt"]
-  if (pass === undefined || typeof pass["id"] !== "string" || typeof pass["kind"] !== "string" || typeof startedAt !== "number") {
-    return [unknownEvent(record, 0, "pass record without pass.id, pass.kind and pass.startedAt", value.success)]
-  }
-  const createdFrom = pass["createdFrom"]
+  const body = EngineRecord.decodePass(value.success)
+  if (body._tag === "None") return [unknownEvent(record, 0, "pass record without pass.id, pass.kind and pass.startedAt", value.success)]
+  const pass = body.value.pass
   return [{
     ...base(record, 0, businessId),
     _tag: "SyncPassCompleted",
-    kind: pass["kind"],
-    passId: pass["id"],
-    startedAt,
-    createdFrom: typeof createdFrom === "number" ? createdFrom : undefined
+    kind: pass.kind,
+    passId: pass.id,
+    startedAt: pass.startedAt,
+    createdFrom: pass.createdFrom
   }]
 }
 

@@ -4,6 +4,7 @@
 export * as ApiError from "./ApiError.ts"
 export * as Catalogue from "./Catalogue.ts"
 export * as DomainEvent from "./DomainEvent.ts"
+export * as EngineRecord from "./EngineRecord.ts"
 export * as Envelope from "./Envelope.ts"
 export * as Ids from "./Ids.ts"
 export * as Json from "./Json.ts"
