@@ -35,7 +35,7 @@ export const isEngineType = (type: string): boolean =>
 export const Entity = Schema.Struct({
   kind: Schema.String,
   idField: Schema.String,
-  updatedAtField: Schema.optionalKey(Schema.String)
+  updatedAtField: Schema.optional(Schema.String)
 })
 export type Entity = typeof Entity.Type
 
