@@ -180,8 +180,6 @@ export interface ReadModelsService {
   /** The application's last webhooksEnabled (application-level: only `tenant.appId` is used). */
   readonly webhooks: (tenant: V.Tenant) => Effect.Effect<Option.Option<V.WebhooksEnabled>, SqliteError>
   readonly unknownEvents: (tenant: V.Tenant, options?: V.PageOptions) => Effect.Effect<V.Page<V.UnknownEvent>, SqliteError>
-  readonly syncState: (tenant: V.Tenant) => Effect.Effect<ReadonlyArray<V.SyncState>, SqliteError>
-  readonly setSyncState: (tenant: V.Tenant, resource: string, patch: V.SyncStatePatch) => Effect.Effect<V.SyncState, SqliteError>
   readonly counts: (tenant: V.Tenant) => Effect.Effect<V.Counts, SqliteError>
   /** Rows per resource over every tenant (tombstones included): tenant-free, for metrics. */
   readonly rowCounts: Effect.Effect<Readonly<Record<string, number>>, SqliteError>
@@ -564,9 +562,6 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
     document: (tenant, kind, id) => query("document", () => Option.fromUndefinedOr(q.document(tenant, kind, id))),
     webhooks: (tenant) => query("webhooks", () => Option.fromUndefinedOr(q.webhooks(tenant))),
     unknownEvents: (tenant, o) => query("unknownEvents", () => q.unknownEvents(tenant, o)),
-    syncState: (tenant) => query("syncState", () => q.syncState(tenant)),
-    setSyncState: (tenant, resource, patch) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => handle.transaction("setSyncState", () => q.setSyncState(tenant, resource, patch, now))),
     counts: (tenant) => query("counts", () => q.counts(tenant)),
     rowCounts: query("rowCounts", () => q.rowCounts()),
     digest: (tenant = "all") => query("digest", () => Digest.compute(handle.client, tenant === "all" ? undefined : tenant))

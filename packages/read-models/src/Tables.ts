@@ -336,22 +336,6 @@ export const appliedDedupeKeys = sqliteTable("applied_dedupe_keys", {
   receivedAt: integer("received_at").notNull()
 }, (t) => [primaryKey({ columns: [t.appId, t.businessId, t.dedupeKey] }), index("applied_dedupe_keys_received").on(t.receivedAt)])
 
-/** Per tenant and resource: where the sync server is. Written by the sync server, not projected. */
-export const syncState = sqliteTable("sync_state", {
-  ...tenant,
-  resource: text("resource").notNull(),
-  /** The paginator cursor exactly as received (opaque text). */
-  cursor: text("cursor"),
-  lastFullSyncAt: integer("last_full_sync_at"),
-  /** Upper bound (updatedAtTo) of the last incremental sync, as sent. */
-  lastIncrementalBound: text("last_incremental_bound"),
-  /** e.g. idle | running | attention. */
-  status: text("status").notNull(),
-  /** Why a person should look (when status is attention). */
-  attentionReason: text("attention_reason"),
-  updatedAt: integer("updated_at").notNull()
-}, (t) => [primaryKey({ columns: [t.appId, t.businessId, t.resource] })])
-
 /**
  * Bookkeeping: records of businesses the projection was told not to accept yet (not registered
  * when they were read). The checkpoint moves past them; `release` projects them from the log by

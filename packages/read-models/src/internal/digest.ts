@@ -1,7 +1,7 @@
 /**
  * Deterministic digest of the projected content: per table, sha256 over its rows sorted by key,
  * content columns only. Bookkeeping (`last_*`: which event, offset, source and time a row came
- * from) and state that is not projected from the log (sync_state, checkpoints) are left out,
+ * from) and state that is not projected from the log (checkpoints) are left out,
  * so a rebuild and a live projection of the same log compare equal.
  */
 import type Database from "better-sqlite3"

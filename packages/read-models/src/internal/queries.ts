@@ -82,29 +82,6 @@ export const make = (orm: BetterSQLite3Database) => {
     return page(rows.map((r) => ({ ...r, id: r.eventId })), limit)
   }
 
-  const syncState = (tenant: V.Tenant): ReadonlyArray<V.SyncState> =>
-    orm.select().from(T.syncState).where(ofTenant(T.syncState, tenant)).orderBy(asc(T.syncState.resource)).all()
-
-  const setSyncState = (tenant: V.Tenant, resource: string, patch: V.SyncStatePatch, now: number): V.SyncState => {
-    const s = T.syncState
-    const current = orm.select().from(s).where(and(ofTenant(s, tenant), eq(s.resource, resource))).get()
-    const pick = <K extends keyof V.SyncStatePatch & keyof V.SyncState>(k: K, fallback: V.SyncState[K]) =>
-      (patch[k] === undefined ? current?.[k] ?? fallback : patch[k]) as V.SyncState[K]
-    const row: V.SyncState = {
-      appId: tenant.appId,
-      businessId: tenant.businessId,
-      resource,
-      cursor: pick("cursor", null),
-      lastFullSyncAt: pick("lastFullSyncAt", null),
-      lastIncrementalBound: pick("lastIncrementalBound", null),
-      status: pick("status", "idle"),
-      attentionReason: pick("attentionReason", null),
-      updatedAt: now
-    }
-    orm.insert(s).values(row).onConflictDoUpdate({ target: [s.appId, s.businessId, s.resource], set: row }).run()
-    return row
-  }
-
   const countOf = (table: Counted, tenant: V.Tenant, extra?: SQL) =>
     orm.select({ n: count() }).from(table).where(and(ofTenant(table, tenant), extra)).get()?.n ?? 0
 
@@ -145,6 +122,6 @@ export const make = (orm: BetterSQLite3Database) => {
 
   return {
     ...SalesQueries.make(orm), ...ReferenceQueries.make(orm),
-    products, product, payments, documents, document, webhooks, unknownEvents, syncState, setSyncState, counts, rowCounts
+    products, product, payments, documents, document, webhooks, unknownEvents, counts, rowCounts
   }
 }
