@@ -8,7 +8,7 @@ import { SqliteDatabase } from "@ocs/sqlite"
 import { Context, Effect, Layer, Option, type Scope } from "effect"
 import * as Digest from "./internal/digest.ts"
 import * as Projection from "./internal/projection.ts"
-import * as Queries from "./internal/queries.ts"
+import * as Projections from "./projections/index.ts"
 import type { SqliteError } from "./ReadModelsError.ts"
 import type * as V from "./Views.ts"
 
@@ -43,31 +43,59 @@ export interface ReadApi {
   readonly digest: (tenant?: V.Tenant | "all") => Effect.Effect<Digest.Digest, SqliteError>
 }
 
-/** The read API over an open file (its own statements; the writer's are not touched). */
-export const make = (handle: SqliteDatabase.Handle): ReadApi => {
-  const q = Queries.make(handle.drizzle)
-  const query = <A>(name: string, f: () => A) => handle.use(name, f)
+/** Rows per tenant and in all for each counted table (prepared once per connection). */
+const counter = (client: SqliteDatabase.Handle["client"]) => {
+  const prepared = Projections.counted.map((c) => {
+    const of = (where: string) => client.prepare<[string, string], number>(`SELECT count(*) FROM ${c.table} WHERE ${where}`).pluck()
+    return {
+      spec: c,
+      live: of(`app_id = ? AND business_id = ?${c.tombstones ? " AND deleted = 0" : ""}`),
+      deletedRows: c.deleted === undefined ? undefined : of("app_id = ? AND business_id = ? AND deleted = 1"),
+      all: client.prepare<[], number>(`SELECT count(*) FROM ${c.table}`).pluck()
+    }
+  })
   return {
-    products: (tenant, o) => query("products", () => q.products(tenant, o)),
-    product: (tenant, id) => query("product", () => Option.fromUndefinedOr(q.product(tenant, id))),
-    inventory: (tenant, o) => query("inventory", () => q.inventory(tenant, o)),
-    orders: (tenant, o) => query("orders", () => q.orders(tenant, o)),
-    order: (tenant, id) => query("order", () => Option.fromUndefinedOr(q.order(tenant, id))),
-    bills: (tenant, o) => query("bills", () => q.bills(tenant, o)),
-    bill: (tenant, id) => query("bill", () => Option.fromUndefinedOr(q.bill(tenant, id))),
-    customers: (tenant, o) => query("customers", () => q.customers(tenant, o)),
-    customer: (tenant, id) => query("customer", () => Option.fromUndefinedOr(q.customer(tenant, id))),
-    depots: (tenant) => query("depots", () => q.depots(tenant)),
-    categories: (tenant) => query("categories", () => q.categories(tenant)),
-    brands: (tenant) => query("brands", () => q.brands(tenant)),
-    payments: (tenant, o) => query("payments", () => q.payments(tenant, o)),
-    documents: (tenant, kind, o) => query("documents", () => q.documents(tenant, kind, o)),
-    document: (tenant, kind, id) => query("document", () => Option.fromUndefinedOr(q.document(tenant, kind, id))),
-    webhooks: (tenant) => query("webhooks", () => Option.fromUndefinedOr(q.webhooks(tenant))),
-    unknownEvents: (tenant, o) => query("unknownEvents", () => q.unknownEvents(tenant, o)),
-    counts: (tenant) => query("counts", () => q.counts(tenant)),
-    rowCounts: query("rowCounts", () => q.rowCounts()),
-    digest: (tenant = "all") => query("digest", () => Digest.compute(handle.client, tenant === "all" ? undefined : tenant))
+    counts: (tenant: V.Tenant): V.Counts => {
+      const out: Record<string, number> = {}
+      for (const c of prepared) {
+        out[c.spec.live] = c.live.get(tenant.appId, tenant.businessId) ?? 0
+        if (c.spec.deleted !== undefined) out[c.spec.deleted] = c.deletedRows!.get(tenant.appId, tenant.businessId) ?? 0
+      }
+      return out as unknown as V.Counts
+    },
+    /** Keyed by table name (tombstones included), for `/metrics`. */
+    rowCounts: (): Readonly<Record<string, number>> => Object.fromEntries(prepared.map((c) => [c.spec.table, c.all.get() ?? 0]))
+  }
+}
+
+/** The read API over an open file: every projection's queries (the registry's), on this connection. */
+export const make = (handle: SqliteDatabase.Handle): ReadApi => {
+  const q = Projections.queries(handle.drizzle)
+  const n = counter(handle.client)
+  const many = <A extends ReadonlyArray<unknown>, R>(name: string, f: (...args: A) => R) => (...args: A) => handle.use(name, () => f(...args))
+  const one = <A extends ReadonlyArray<unknown>, R>(name: string, f: (...args: A) => R | undefined) => (...args: A) =>
+    handle.use(name, () => Option.fromUndefinedOr(f(...args)))
+  return {
+    products: many("products", q.products),
+    product: one("product", q.product),
+    inventory: many("inventory", q.inventory),
+    orders: many("orders", q.orders),
+    order: one("order", q.order),
+    bills: many("bills", q.bills),
+    bill: one("bill", q.bill),
+    customers: many("customers", q.customers),
+    customer: one("customer", q.customer),
+    depots: many("depots", q.depots),
+    categories: many("categories", q.categories),
+    brands: many("brands", q.brands),
+    payments: many("payments", q.payments),
+    documents: many("documents", q.documents),
+    document: one("document", q.document),
+    webhooks: one("webhooks", q.webhooks),
+    unknownEvents: many("unknownEvents", q.unknownEvents),
+    counts: many("counts", n.counts),
+    rowCounts: handle.use("rowCounts", n.rowCounts),
+    digest: (tenant = "all") => handle.use("digest", () => Digest.compute(handle.client, tenant === "all" ? undefined : tenant))
   }
 }
 

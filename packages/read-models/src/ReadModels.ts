@@ -16,7 +16,7 @@ import * as ChangeRelay from "./internal/changeRelay.ts"
 import { addStats, emptyStats, type FollowOptions, type ProjectOptions, type ProjectStats, type RebuildOptions } from "./internal/options.ts"
 import * as Projection from "./internal/projection.ts"
 import { rebuild } from "./internal/rebuild.ts"
-import * as Statements from "./internal/statements.ts"
+import * as Projections from "./projections/index.ts"
 import * as ReadApi from "./ReadApi.ts"
 import { type ReadModelsError, type SqliteError, UnsupportedCheckpoint } from "./ReadModelsError.ts"
 import type * as V from "./Views.ts"
@@ -31,7 +31,7 @@ export const migrationsFolder = Projection.migrationsFolder
 export const DEFAULT_CONSUMER = Projection.DEFAULT_CONSUMER
 
 /** The tables projected from the log, as `digest` covers them (bookkeeping is not). */
-export const projectedTables: ReadonlyArray<string> = Statements.projectedTables.map((t) => t.name)
+export const projectedTables: ReadonlyArray<string> = Projections.projectedTables.map((t) => t.name)
 
 export interface Options {
   readonly filename: string

@@ -6,9 +6,10 @@
  */
 import type Database from "better-sqlite3"
 import * as Crypto from "node:crypto"
-import { projectedTables, quote } from "./statements.ts"
+import { projectedTables } from "../projections/index.ts"
+import { quote } from "../projections/Projection.ts"
 
-/** Every projected table (./statements.ts lists them with the statements, so a new one is covered). */
+/** Every projected table (the registry lists them with their projections, so a new one is covered). */
 const tables = projectedTables.map((t) => [t.name, t.key, t.content] as const)
 
 export interface Digest {
