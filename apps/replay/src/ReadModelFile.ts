@@ -8,7 +8,7 @@ import { Effect, type Scope } from "effect"
 import * as NodeFs from "node:fs"
 import { InputFileError } from "./ReplayError.ts"
 
-/** The projected tables, as `ReadModels.digest` covers them (sync_state, checkpoints and bookkeeping are not projected). */
+/** The projected tables, as `ReadModels.digest` covers them (checkpoints and bookkeeping are not projected). */
 export const PROJECTED_TABLES: ReadonlyArray<string> = ReadModels.projectedTables
 
 /** Columns that say which observation a row holds, not what it holds (left out of comparisons, as in the digest). */

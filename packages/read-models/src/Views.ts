@@ -50,7 +50,6 @@ export type Payment = Parsed<typeof Tables.payments.$inferSelect, "record">
 export type Document = Parsed<typeof Tables.documents.$inferSelect, "body">
 export type WebhooksEnabled = Parsed<typeof Tables.webhooksEnabled.$inferSelect, "registeredEvents">
 export type UnknownEvent = typeof Tables.unknownEvents.$inferSelect
-export type SyncState = typeof Tables.syncState.$inferSelect
 
 export interface ProductQuery extends PageOptions {
   /** Case-insensitive (ASCII) substring of name, code, barcode or appProductId. */
@@ -103,16 +102,6 @@ export interface InventoryQuery {
 export interface PaymentQuery extends PageOptions {
   readonly orderId?: string | undefined
   readonly invoiceId?: string | undefined
-}
-
-/** What `setSyncState` changes; fields left undefined keep their stored value. */
-export interface SyncStatePatch {
-  readonly cursor?: string | null | undefined
-  readonly lastFullSyncAt?: number | null | undefined
-  readonly lastIncrementalBound?: string | null | undefined
-  /** Default "idle" for a new row. */
-  readonly status?: string | undefined
-  readonly attentionReason?: string | null | undefined
 }
 
 export interface Counts {

@@ -1,6 +1,7 @@
 /**
  * @ocs/read-models: read models projected from the event log into SQLite (docs/architecture.md §3).
  */
+export * as ReadApi from "./ReadApi.ts"
 export * as ReadModels from "./ReadModels.ts"
 export * as ReadModelsError from "./ReadModelsError.ts"
 export * as Tables from "./Tables.ts"

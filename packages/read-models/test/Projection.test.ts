@@ -149,18 +149,4 @@ describe("projection of each event kind", () => {
       assert.deepStrictEqual((yield* rm.products(tenant, { search: "c24" })).items.map((p) => p.id), ["124"])
     }).pipe(Effect.provide(layer(f)))
   })
-
-  it.live("sync state round trips per tenant and resource", () => {
-    const f = files()
-    return Effect.gen(function*() {
-      const rm = yield* ReadModels.ReadModels
-      yield* rm.setSyncState(tenant, "product", { cursor: `{"after":12345678901234567890}`, status: "running" })
-      yield* rm.setSyncState(tenant, "product", { lastFullSyncAt: 1000, status: "attention", attentionReason: "ERR_403" })
-      const [state] = yield* rm.syncState(tenant)
-      assert.strictEqual(state!.cursor, `{"after":12345678901234567890}`)
-      assert.strictEqual(state!.lastFullSyncAt, 1000)
-      assert.strictEqual(state!.status, "attention")
-      assert.strictEqual(state!.attentionReason, "ERR_403")
-    }).pipe(Effect.provide(layer(f)))
-  })
 })

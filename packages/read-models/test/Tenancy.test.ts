@@ -24,8 +24,6 @@ describe("tenancy", () => {
     return Effect.gen(function*() {
       const rm = yield* ReadModels.ReadModels
       yield* appendAndProject([...facts(BIZ), ...facts(OTHER_BIZ)])
-      yield* rm.setSyncState(tenant, "product", { status: `state of ${BIZ}` })
-      yield* rm.setSyncState(otherTenant, "product", { status: `state of ${OTHER_BIZ}` })
 
       for (const [t, biz] of [[tenant, BIZ], [otherTenant, OTHER_BIZ]] as const) {
         const own = (rows: ReadonlyArray<{ readonly businessId: string }>) => {
@@ -55,7 +53,6 @@ describe("tenancy", () => {
         own((yield* rm.documents(t, "invoice")).items)
         own([Option.getOrThrow(yield* rm.document(t, "invoice", "1"))])
         own((yield* rm.unknownEvents(t)).items)
-        own(yield* rm.syncState(t))
         assert.strictEqual(Option.getOrThrow(yield* rm.product(t, "1")).name, `product of ${biz}`)
         assert.deepStrictEqual(yield* rm.counts(t), {
           products: 1, deletedProducts: 0, inventory: 1, orders: 1, deletedOrders: 0, bills: 1, deletedBills: 0,

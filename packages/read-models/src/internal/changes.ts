@@ -30,17 +30,18 @@
 import type Database from "better-sqlite3"
 import { TraceContext } from "@ocs/event-log"
 import { DomainEvent, Json, Records } from "@ocs/protocol"
+import * as Projections from "../projections/index.ts"
+import * as Inventory from "../projections/inventory.ts"
+import * as Orders from "../projections/orders.ts"
+import * as Products from "../projections/products.ts"
 import type { ProjectableRecord } from "./planTypes.ts"
 
 const stringify = Json.stringifyParsed
 
-/**
- * Fields never compared: a product's `inventory` (stock moves without moving the product's
- * updatedAt, and product/inventory is its own feed; docs/api-catalogue.md §2.1).
- */
+/** Fields never compared, per kind (each projection's `compare.ignoredFields`). */
 const ignored: Readonly<Record<string, ReadonlySet<string>>> = {
-  product: new Set(["inventory"]),
-  order: new Set()
+  product: new Set(Products.compare.ignoredFields),
+  order: new Set(Orders.compare.ignoredFields)
 }
 
 /**
@@ -85,30 +86,6 @@ type Probe =
     readonly before: ReadonlyArray<StockRow>
   }
 
-/** The id a pull's observation names, for the pass it belongs to (stock: the product's). */
-const observedId = (event: DomainEvent.DomainEvent): string | undefined => {
-  switch (event._tag) {
-    case "ProductObserved":
-      return Records.recordId(event.product)
-    case "OrderObserved":
-      return Records.orderIdOf(event.order)
-    case "BillObserved":
-      return Records.recordId(event.bill)
-    case "CustomerObserved":
-      return Records.recordId(event.customer)
-    case "DepotObserved":
-      return Records.recordId(event.depot)
-    case "CategoryObserved":
-      return Records.recordId(event.category)
-    case "BrandObserved":
-      return Records.recordId(event.brand)
-    case "InventoryObserved":
-      return event.items[0]?.productId
-    default:
-      return undefined
-  }
-}
-
 /** The record's `traceparent` (meta), carried to the changes it revealed. */
 const traceOf = (meta: unknown): string | null => {
   const value = typeof meta === "object" && meta !== null ? (meta as Record<string, unknown>)[TraceContext.metaKey] : undefined
@@ -129,15 +106,9 @@ const isBaseline = (meta: unknown): boolean =>
   typeof meta === "object" && meta !== null && (meta as Record<string, unknown>)["baseline"] === true
 
 export const make = (client: Database.Database) => {
-  const productRow = client.prepare<[string, string, string], EntityRow>(
-    "SELECT record, deleted, last_event_id FROM products WHERE app_id = ? AND business_id = ? AND id = ?"
-  )
-  const orderRow = client.prepare<[string, string, string], EntityRow>(
-    "SELECT record, deleted, status, last_event_id FROM orders WHERE app_id = ? AND business_id = ? AND id = ?"
-  )
-  const stockRows = client.prepare<[string, string, string], StockRow>(
-    "SELECT depot_id, remain_text, available_text, last_event_id FROM inventory WHERE app_id = ? AND business_id = ? AND product_id = ?"
-  )
+  const productRow = client.prepare<[string, string, string], EntityRow>(Products.compare.current)
+  const orderRow = client.prepare<[string, string, string], EntityRow>(Orders.compare.current)
+  const stockRows = client.prepare<[string, string, string], StockRow>(Inventory.compare.current)
   const seen = client.prepare("INSERT OR IGNORE INTO pass_seen (app_id, business_id, pass_id, entity_id) VALUES (?, ?, ?, ?)")
   const forget = client.prepare("DELETE FROM pass_seen WHERE app_id = ? AND business_id = ? AND pass_id = ?")
   // A completed pass keeps one row, entity "" (no entity has an empty id): a completion
@@ -158,16 +129,7 @@ export const make = (client: Database.Database) => {
         GROUP BY t.${idColumn} HAVING MAX(t.last_received_at) < ?
         ORDER BY 1`
     )
-  const missingOf: Readonly<Record<DomainEvent.DeletableKind, ReturnType<typeof missing>>> = {
-    product: missing("products", "id", false),
-    order: missing("orders", "id", true),
-    bill: missing("bills", "id", true),
-    customer: missing("customers", "id", false),
-    depot: missing("depots", "id", false),
-    category: missing("categories", "id", false),
-    brand: missing("brands", "id", false),
-    inventory: missing("inventory", "product_id", false)
-  }
+  const missingOf = new Map(Projections.passes.map((pass) => [pass.kind, missing(pass.table, pass.idColumn, pass.windowed)]))
   const outbox = client.prepare("INSERT INTO change_outbox (app_id, business_id, source_record_id, source_offset, body, trace) VALUES (?, ?, ?, ?, ?, ?)")
 
   /** A page the log already held, seen again by a pass: its ids count as seen. */
@@ -199,7 +161,7 @@ export const make = (client: Database.Database) => {
     const baseline = isPage && isBaseline(record.meta)
     for (const event of events) {
       if (pass !== undefined) {
-        const id = observedId(event)
+        const id = Projections.observedId(event)
         if (id !== undefined) seen.run(record.appId, record.businessId ?? "", pass, id)
       }
       if (baseline) continue
@@ -333,7 +295,7 @@ export const make = (client: Database.Database) => {
       if (completed.get(event.appId, event.businessId, event.passId) !== undefined) continue
       if (!DomainEvent.isDeletableKind(event.kind)) continue
       const deletion = DomainEvent.deletionOf[event.kind]
-      const rows = missingOf[event.kind].all(event.appId, event.businessId, event.createdFrom ?? null, event.createdFrom ?? null, event.passId, event.startedAt)
+      const rows = missingOf.get(event.kind)!.all(event.appId, event.businessId, event.createdFrom ?? null, event.createdFrom ?? null, event.passId, event.startedAt)
       const reason = `not served by full pass ${event.passId}`
       for (const { id } of rows) changes.push(JSON.stringify({ change: deletion.change, [deletion.idField]: id, reason }))
       forget.run(event.appId, event.businessId, event.passId)

@@ -1,14 +1,15 @@
 /**
  * Deterministic digest of the projected content: per table, sha256 over its rows sorted by key,
  * content columns only. Bookkeeping (`last_*`: which event, offset, source and time a row came
- * from) and state that is not projected from the log (sync_state, checkpoints) are left out,
+ * from) and state that is not projected from the log (checkpoints) are left out,
  * so a rebuild and a live projection of the same log compare equal.
  */
 import type Database from "better-sqlite3"
 import * as Crypto from "node:crypto"
-import { projectedTables, quote } from "./statements.ts"
+import { projectedTables } from "../projections/index.ts"
+import { quote } from "../projections/Projection.ts"
 
-/** Every projected table (./statements.ts lists them with the statements, so a new one is covered). */
+/** Every projected table (the registry lists them with their projections, so a new one is covered). */
 const tables = projectedTables.map((t) => [t.name, t.key, t.content] as const)
 
 export interface Digest {

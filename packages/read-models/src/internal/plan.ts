@@ -1,78 +1,19 @@
 /**
  * The pure half of the projector: a log record to the rows it writes, as statement parameter
- * lists of primitives (string, number, null), without touching a database. The conflict rule
- * lives in the SQL of the statements (./projector.ts executes them), so a plan never depends on
- * what a file holds: the same record always plans the same rows, on any thread.
+ * lists of primitives (string, number, null), without touching a database. Each decoded event
+ * goes to the rule of the projection that handles it (../projections/index.ts). The conflict
+ * rule lives in the SQL of the statements (./projector.ts executes them), so a plan never
+ * depends on what a file holds: the same record always plans the same rows, on any thread.
  *
- * Imports no database code: the rebuild's planner thread (./plan.worker.ts) loads it.
+ * Opens no database: the rebuild's planner thread (./plan.worker.ts) loads it.
  */
 import { DomainEvent } from "@ocs/protocol"
-import * as Rows from "./rows.ts"
-
-export { children, columns, Op, opStatements, projectedTables, statementsSql } from "./statements.ts"
+import * as Projections from "../projections/index.ts"
 
 export type { Param, Plan, ProjectableRecord } from "./planTypes.ts"
 import type { Plan, ProjectableRecord } from "./planTypes.ts"
 
 export const emptyPlan = (): Plan => ({ ops: [], params: [], ends: [], events: [] })
-
-/** Every domain event tag has its case: a new tag fails to compile here until it is given one. */
-const event1 = (plan: Plan, record: ProjectableRecord, event: DomainEvent.DomainEvent, index: number): void => {
-  switch (event._tag) {
-    case "ProductAdded":
-    case "ProductUpdated":
-    case "ProductObserved":
-      return Rows.product(plan, record, event, index)
-    case "ProductDeleted":
-      return Rows.productDeleted(plan, record, event, index)
-    case "InventoryChanged":
-    case "InventoryObserved":
-      return Rows.stock(plan, record, event, index)
-    case "OrderAdded":
-    case "OrderUpdated":
-    case "OrderObserved":
-      return Rows.order(plan, record, event, index)
-    case "OrderDeleted":
-      return Rows.orderDeletedEvent(plan, record, event, index)
-    case "BillObserved":
-      return Rows.bill(plan, record, event, index)
-    case "CustomerObserved":
-      return Rows.customer(plan, record, event, index)
-    case "DepotObserved":
-      return Rows.depot(plan, record, event, index)
-    case "CategoryObserved":
-    case "BrandObserved":
-      return Rows.category(plan, record, event, index)
-    case "CustomerDeleted":
-    case "BillDeleted":
-    case "DepotDeleted":
-    case "CategoryDeleted":
-    case "BrandDeleted":
-    case "InventoryDeleted":
-      return Rows.referenceDeleted(plan, record, event, index)
-    case "PaymentReceived":
-    case "PaymentObserved":
-      return Rows.payment(plan, record, event, index)
-    case "DocumentObserved":
-      return Rows.document(plan, record, event, index)
-    case "WebhooksEnabled":
-      return Rows.webhooksEnabled(plan, record, event, index)
-    case "OrderStatusChanged":
-      // The order's row is written by the OrderUpdated of the same change (or the webhook
-      // before it); the status change is for plugins.
-    case "SyncPassCompleted":
-      // Tombstones for what the pass missed come as a `changes` record of their own
-      // (./changes.ts): the pass itself writes no row, so a rebuild gives the same tables.
-      return
-    case "AppUninstalled":
-      // No table changes: the business removed the app, which is a fact about the tenant (the
-      // sync server puts it on hold), not about its commerce data. The rows stay as the last
-      // state known, and the event itself stays in the log for audit.
-      return
-    case "UnknownEvent":
-      return Rows.unknown(plan, record, event, event.type, event.reason, event.data)
-  }
-}
 
 /** Decodes one record (`DomainEvent.decode`) and appends its rows to `plan`. */
 export const planRecord = (plan: Plan, record: ProjectableRecord): void => planDecoded(plan, record, DomainEvent.decode(record))
@@ -86,7 +27,7 @@ export const planDecoded = (plan: Plan, record: ProjectableRecord, decoded: Read
   for (let i = 0; i < decoded.length; i++) {
     const event = decoded[i]!
     if (told && event.source === "webhook") continue
-    event1(plan, record, event, i)
+    Projections.applyEvent(plan, record, event, i)
   }
   plan.ends.push(plan.ops.length)
   plan.events.push(decoded.length)

@@ -1,9 +1,8 @@
 /**
  * The shapes a plan is made of, apart from the code that makes one (plan.ts) and the code that
- * adds rows to it (rows.ts), so that neither imports the other back.
+ * adds rows to it (the projections), so that neither imports the other back.
  */
 import type { DomainEvent } from "@ocs/protocol"
-import type { Op } from "./statements.ts"
 
 /** A log record as the projector needs it (the event log's `LogRecord` fits). */
 export interface ProjectableRecord extends DomainEvent.RawRecord {
@@ -14,11 +13,12 @@ export type Param = string | number | null
 
 /**
  * The rows of a run of records, appended record by record: row `k` runs statement `ops[k]`
+ * (its number in the registry's list, ../projections/index.ts)
  * with `params[k]`; record `r` owns rows `ends[r - 1] .. ends[r]` (from 0 for the first) and
  * decoded to `events[r]` domain events. Plain arrays of primitives: cheap to post between threads.
  */
 export interface Plan {
-  readonly ops: Array<Op>
+  readonly ops: Array<number>
   readonly params: Array<ReadonlyArray<Param>>
   readonly ends: Array<number>
   readonly events: Array<number>

@@ -4,7 +4,7 @@
  * runs inside the caller's transaction, which also saves the checkpoint. Two steps: ./plan.ts
  * decodes a record into statement parameters (pure, any thread), `execute` runs them.
  *
- * Conflict rule (one SQL upsert per row, `newer` in ./plan.ts): an observation replaces the row when
+ * Conflict rule (one SQL upsert per row, `newer` in ../projections/Projection.ts): an observation replaces the row when
  * - both carry a parseable updatedAt and they differ: the newer updatedAt wins;
  * - otherwise (equal, or absent/unparseable on either side): the later log position
  *   (offset, then index inside the record) wins.
@@ -15,15 +15,16 @@
  * updatedAt is the delete's own updatedAt when it carries one, else the time the delete was
  * received, so a sync observation older than the delete does not resurrect the entity.
  * Order and bill lines are cleared and written after their parent's upsert, only when the
- * parent row then holds the same event (./statements.ts), so lines always match the version
+ * parent row then holds the same event (`lines` in ../projections/Projection.ts), so lines always match the version
  * of the order or bill the table holds.
  */
 import type Database from "better-sqlite3"
 import { DomainEvent } from "@ocs/protocol"
 import * as Changes from "./changes.ts"
-import { emptyPlan, opStatements, type Plan, planDecoded, type ProjectableRecord, statementsSql } from "./plan.ts"
+import * as Projections from "../projections/index.ts"
+import { emptyPlan, type Plan, planDecoded, type ProjectableRecord } from "./plan.ts"
 
-export { columns, type ProjectableRecord, statementsSql } from "./plan.ts"
+export type { ProjectableRecord } from "./plan.ts"
 
 export interface ApplyStats {
   /** Records applied (records seen before are skipped and not counted). */
@@ -44,8 +45,8 @@ export interface Options {
 
 /** Prepares the statements once per connection; `apply` and `execute` are then plain loops. */
 export const make = (client: Database.Database, options?: Options) => {
-  const statements = opStatements.map((sql) => client.prepare(sql))
-  const applied = client.prepare(statementsSql.applied)
+  const statements = Projections.statements.map((statement) => client.prepare(statement.sql))
+  const applied = client.prepare("INSERT OR IGNORE INTO applied_records (offset) VALUES (?)")
   const appliedBulk = client.prepare("INSERT INTO applied_records (offset) SELECT value FROM json_each(?)")
   const fresh = options?.fresh === true
   const changes = Changes.make(client)

@@ -9,7 +9,7 @@
 import type Database from "better-sqlite3"
 import type * as V from "../Views.ts"
 
-interface QuarantineRecord {
+export interface QuarantineRecord {
   readonly offset: number
   readonly appId: string
   readonly businessId: string | null
