@@ -5,9 +5,11 @@
  *   ocs-sync-server                      the demo: bundled simulator, demo tenant, embedded SQLite
  *   ocs-sync-server --config ocs.yaml    your configuration (YAML or JSON), then OCS_* overrides
  *   ocs-sync-server --demo --config f    the demo on top of your configuration (plugins, admin key)
+ *   ocs-sync-server --fresh              the demo from nothing: its data folder is emptied first
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Runtime } from "effect"
+import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
 import * as Config from "./boot/Config.ts"
@@ -24,6 +26,7 @@ const { values } = parseArgs({
     port: { type: "string" },
     "simulator-port": { type: "string", default: "8788" },
     demo: { type: "boolean" },
+    fresh: { type: "boolean" },
     "drain-outbox": { type: "boolean" },
     help: { type: "boolean", short: "h" }
   }
@@ -37,6 +40,8 @@ if (values.help) {
   --data-dir DIR         folder of the SQLite files (default .ocs-data)
   --demo                 run the demo (bundled simulator, demo tenant) even with --config,
                          on top of that configuration (its admin key, plugins, data folder)
+  --fresh                the demo only: empty its data folder (.ocs-data/demo, or --data-dir)
+                         first; without it the demo keeps its log and read models across runs
   --drain-outbox         Kafka mode: relay what this data folder's outbox holds past its relay
                          cursor to the topic, then exit (a server that will not come back;
                          never beside a server running on the same folder)
@@ -50,6 +55,17 @@ as OCS_<PATH> with __ between levels, e.g. OCS_SERVER__ADMIN_KEY, OCS_EVENT_LOG_
 
 const file = values.config ?? process.env["OCS_CONFIG"]
 const demo = file === undefined || values.demo === true
+
+if (values.fresh === true) {
+  // Only the demo's own folder: a configured data folder holds data nobody should lose to a flag.
+  if (file !== undefined) {
+    console.error("ocs-sync-server: --fresh empties the demo's data folder and applies only without --config/OCS_CONFIG; remove a configured dataDir yourself")
+    process.exit(2)
+  }
+  const dir = Path.resolve(values["data-dir"] ?? Path.join(".ocs-data", "demo"))
+  Fs.rmSync(dir, { recursive: true, force: true })
+  console.error(`ocs-sync-server: --fresh: emptied ${dir}`)
+}
 
 const program = Effect.gen(function*() {
   const overrides: Record<string, unknown> = {}

@@ -12,7 +12,7 @@ import { runNode } from "@ocs/testkit/Processes"
 import * as Config from "../src/boot/Config.ts"
 import * as StrictKeys from "../src/boot/StrictKeys.ts"
 import { nodeEnv, nodeFlags } from "../src/ops/nodeFlags.ts"
-import { serverBin, startServerProcess, tempDir } from "./processes.ts"
+import { serverBin, spawnNode, startServerProcess, startSimulatorProcess, tempDir } from "./processes.ts"
 
 const writeConfig = (name: string, text: string) => {
   const file = Path.join(tempDir("ocs-config-"), name)
@@ -93,4 +93,28 @@ describe("Config: the program", () => {
       Fs.rmSync(dir, { recursive: true, force: true })
     }
   }, 60_000)
+
+  it("--fresh empties the demo's data folder before the demo starts, and refuses a configured one", async () => {
+    const file = writeConfig("ocs.yaml", "server:\n  port: 0\n")
+    const refused = await runNode([...nodeFlags, serverBin, "--config", file, "--fresh"], { env: nodeEnv })
+    assert.strictEqual(refused.code, 2)
+    assert.include(refused.stderr, "--fresh empties the demo's data folder and applies only without --config")
+
+    const dataDir = Path.join(tempDir("ocs-fresh-"), "demo")
+    Fs.mkdirSync(dataDir, { recursive: true })
+    Fs.writeFileSync(Path.join(dataDir, "left-from-last-run"), "x")
+    // The demo uses a simulator already answering on its port.
+    const sim = await startSimulatorProcess(["--products", "20"])
+    const port = new URL(sim.url).port
+    const { proc } = await spawnNode([...nodeFlags, serverBin, "--fresh", "--data-dir", dataDir, "--port", "0", "--simulator-port", port], /listening on/, nodeEnv, 60_000)
+    try {
+      assert.isFalse(Fs.existsSync(Path.join(dataDir, "left-from-last-run")))
+      assert.isTrue(Fs.existsSync(Path.join(dataDir, "events.sqlite")))
+      assert.include(proc.output(), `--fresh: emptied ${dataDir}`)
+    } finally {
+      await proc.stop()
+      await sim.proc.stop()
+      Fs.rmSync(Path.dirname(dataDir), { recursive: true, force: true })
+    }
+  }, 90_000)
 })
