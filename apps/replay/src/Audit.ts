@@ -87,9 +87,19 @@ export interface HistoryOptions {
   readonly format: "table" | "json" | "ndjson"
 }
 
+/**
+ * An `updatedAt` as an ISO date: v3 records carry unix seconds (docs/api-catalogue.md), some
+ * milliseconds, older ones text. Numbers below 10^11 are seconds (until the year 5138).
+ */
+export const isoOf = (value: unknown): string => {
+  const n = typeof value === "number" ? value : typeof value === "bigint" ? Number(value) : typeof value === "string" && /^\d+(\.\d+)?$/.test(value) ? Number(value) : undefined
+  if (n === undefined || !Number.isFinite(n)) return typeof value === "string" ? value : Json.stringify(value)
+  return Output.iso(n < 1e11 ? Math.round(n * 1000) : n)
+}
+
 const entryText = (e: HistoryEntry): string => {
   const head = `#${e.offset}  ${e.receivedAt}  ${e.source}  ${e.type}  ${e.event}${e.index > 0 ? `[${e.index}]` : ""}  ${e.facet}` +
-    (e.updatedAt === undefined || e.updatedAt === null ? "" : `  updatedAt=${typeof e.updatedAt === "string" ? e.updatedAt : Json.stringify(e.updatedAt)}`)
+    (e.updatedAt === undefined || e.updatedAt === null ? "" : `  updatedAt=${isoOf(e.updatedAt)}`)
   const body = e.changes.length === 0 ? ["    (no change)"] : e.changes.map((c) => `    ${FieldDiff.describe(c)}`)
   return `${head}\n${body.join("\n")}\n`
 }

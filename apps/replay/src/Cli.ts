@@ -12,6 +12,7 @@ import { Argument, Command, Flag } from "effect/cli"
 import * as Audit from "./Audit.ts"
 import * as Export from "./Export.ts"
 import * as FieldDiff from "./FieldDiff.ts"
+import type * as LogIntegrity from "./LogIntegrity.ts"
 import { LogSource, optionsFromFlags } from "./LogSource.ts"
 import * as Options from "./Options.ts"
 import * as Output from "./Output.ts"
@@ -86,32 +87,41 @@ const replay = Command.make("replay", {
 
 const short = (v: unknown) => Output.cell(typeof v === "string" ? v : v === null || v === undefined ? "null" : String(v), 40)
 
-const differenceText = (d: Verify.Difference): string => {
+/** A difference in words; `sides` names the two files (the log's rebuild and the live file, say). */
+const differenceText = (d: Verify.Difference, sides: { readonly a: string; readonly b: string } = { a: "log", b: "live" }): string => {
   switch (d.kind) {
     case "missing":
-      return "in the log, missing from the live file"
+      return sides.a === "log" ? "in the log, missing from the live file" : `in ${sides.a}, missing from ${sides.b}`
     case "extra":
-      return "in the live file, not in the log"
+      return sides.a === "log" ? "in the live file, not in the log" : `in ${sides.b}, not in ${sides.a}`
     case "changed":
       return (d.columns ?? []).map((c) =>
         c.fields !== undefined && c.fields.length > 0
           ? `${c.column}: ${c.fields.slice(0, 5).map(FieldDiff.describe).join(", ")}${c.fields.length > 5 ? ", ..." : ""}`
-          : `${c.column}: log ${short(c.expected)}, live ${short(c.live)}`
+          : `${c.column}: ${sides.a} ${short(c.expected)}, ${sides.b} ${short(c.live)}`
       ).join("; ")
   }
+}
+
+const logCheckText = (log: LogIntegrity.Report): ReadonlyArray<string> => {
+  const head = log.problems === 0
+    ? `log: ${log.records} records checked: offsets in order, ids and dedupe keys unique, bodies decodable`
+    : `log: ${log.records} records checked: ${log.problems} problem${log.problems === 1 ? "" : "s"} (${Object.entries(log.byKind).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(", ")})`
+  return log.problems === 0 ? [head] : [head, Output.table(["offset", "problem", "detail"], log.details.map((p) => [p.offset, p.kind, p.detail])), ""]
 }
 
 const verifyText = (r: Verify.Report): string => {
   const scope = `the log (${r.source}, ${r.records} records${r.untilOffset === null ? "" : ` up to offset ${r.untilOffset}`}${r.until === null ? "" : ` until ${r.until}`}; tenant ${r.tenant})`
   const lines = [
-    r.equal
+    ...(r.log === null ? [] : logCheckText(r.log)),
+    r.differences === 0
       ? `verify: ${r.live} matches ${scope}`
       : `verify: ${r.live} differs from ${scope}: ${r.differences} difference${r.differences === 1 ? "" : "s"}`,
     "",
     Output.table(["table", "log rows", "live rows", "missing", "extra", "changed"],
       Object.entries(r.tables).map(([t, x]) => [t, x.expectedRows, x.liveRows, x.missing, x.extra, x.changed]))
   ]
-  if (!r.equal) {
+  if (r.differences > 0) {
     lines.push("", `differences${r.details.length < r.differences ? ` (first ${r.details.length})` : ""} (field changes read log -> live):`)
     lines.push(Output.table(["table", "entity", "difference", "detail"], r.details.map((d) => [d.table, d.entity, d.kind, differenceText(d)])))
   }
@@ -130,6 +140,14 @@ const verify = Command.make("verify", {
   ),
   consumer: Flag.String("consumer").pipe(Flag.withDescription("Checkpoint name in the live file"), Flag.withDefault("read-models")),
   maxDifferences: Flag.Int("max-differences").pipe(Flag.withDescription("Differences listed (all are counted)"), Flag.withDefault(100)),
+  skipLogCheck: Flag.Boolean("skip-log-check").pipe(
+    Flag.withDescription("Do not check the log itself (offsets, ids, dedupe keys, bodies)"),
+    Flag.withDefault(false)
+  ),
+  dedupeWindow: Flag.Int("dedupe-window-seconds").pipe(
+    Flag.withDescription("A tenant's dedupe key must not repeat within this (the server's webhooks.dedupeWindowSeconds)"),
+    Flag.withDefault(86_400)
+  ),
   format: summaryFormat,
   progress
 }, (f) =>
@@ -142,19 +160,57 @@ const verify = Command.make("verify", {
       useCheckpoint: !f.ignoreCheckpoint,
       consumer: f.consumer,
       progress: f.progress,
-      maxDifferences: Math.max(0, f.maxDifferences)
+      maxDifferences: Math.max(0, f.maxDifferences),
+      checkLog: !f.skipLogCheck,
+      dedupeWindowMillis: Math.max(0, f.dedupeWindow) * 1000
     })
     yield* Console.log(f.format === "json" ? Json.stringify(report) : verifyText(report))
     if (!report.equal) {
-      return yield* new DifferencesFound({ count: report.differences, message: `${report.differences} differences` })
+      const count = report.differences + (report.log?.problems ?? 0)
+      return yield* new DifferencesFound({ count, message: `${report.differences} differences, ${report.log?.problems ?? 0} log problems` })
     }
   }))).pipe(
     Command.withDescription(
-      "Rebuild the read models into a temporary file and compare them with a live file, per table and entity; exit 1 on any difference"
+      "Check the log itself (offsets, ids, dedupe keys, bodies), then rebuild the read models into a temporary file and compare them with a live file, per table and entity; exit 1 on any problem or difference"
     ),
     Command.withExamples([
       { command: "ocs-replay verify --live .ocs-data/demo/read-models.sqlite", description: "Check the demo's read models against its log" },
       { command: "ocs-replay verify --live rm.sqlite --tenant 1001:42 --format json", description: "One tenant, as JSON" }
+    ])
+  )
+
+const compareText = (r: Verify.CompareReport): string => {
+  const lines = [
+    r.equal
+      ? `compare: ${r.a} and ${r.b} hold the same read models (tenant ${r.tenant})`
+      : `compare: ${r.a} and ${r.b} differ (tenant ${r.tenant}): ${r.differences} difference${r.differences === 1 ? "" : "s"}`,
+    "",
+    Output.table(["table", "rows (a)", "rows (b)", "only in a", "only in b", "changed"],
+      Object.entries(r.tables).map(([t, x]) => [t, x.expectedRows, x.liveRows, x.missing, x.extra, x.changed]))
+  ]
+  if (!r.equal) {
+    lines.push("", `differences${r.details.length < r.differences ? ` (first ${r.details.length})` : ""} (field changes read a -> b):`)
+    lines.push(Output.table(["table", "entity", "difference", "detail"], r.details.map((d) => [d.table, d.entity, d.kind === "missing" ? "only in a" : d.kind === "extra" ? "only in b" : d.kind, differenceText(d, { a: "a", b: "b" })])))
+  }
+  return lines.join("\n")
+}
+
+const compare = Command.make("compare", {
+  a: Argument.String("a").pipe(Argument.withDescription("A read-model SQLite file")),
+  b: Argument.String("b").pipe(Argument.withDescription("Another read-model SQLite file")),
+  tenant: Options.tenant,
+  maxDifferences: Flag.Int("max-differences").pipe(Flag.withDescription("Differences listed (all are counted)"), Flag.withDefault(100)),
+  format: summaryFormat
+}, (f) =>
+  Effect.gen(function*() {
+    const report = yield* Verify.compareFiles({ a: f.a, b: f.b, tenant: opt(f.tenant), maxDifferences: Math.max(0, f.maxDifferences) })
+    yield* Console.log(f.format === "json" ? Json.stringify(report) : compareText(report))
+    if (!report.equal) return yield* new DifferencesFound({ count: report.differences, message: `${report.differences} differences` })
+  }).pipe(Effect.mapError(toReplayError))).pipe(
+    Command.withDescription("Compare two read-model files per table and entity (content columns, as verify does); exit 1 on any difference"),
+    Command.withExamples([
+      { command: "ocs-replay compare /tmp/rm-monday.sqlite /tmp/rm-tuesday.sqlite", description: "Two replays" },
+      { command: "ocs-replay compare a.sqlite b.sqlite --tenant 1001:42 --format json", description: "One tenant, as JSON" }
     ])
   )
 
@@ -294,9 +350,9 @@ const stats = Command.make("stats", {
 
 export const command = Command.make("ocs-replay").pipe(
   Command.withDescription(
-    "Replay and audit the ocs-engine event log: rebuild and verify read models, query, export, stats. " +
-      "Exit codes: 0 ok, 1 verify found differences, 2 usage or input error, 3 other failure."
+    "Replay and audit the ocs-engine event log: rebuild, verify and compare read models, query, export, stats. " +
+      "Exit codes: 0 ok, 1 verify or compare found differences, 2 usage or input error, 3 other failure."
   ),
-  Command.withSubcommands([replay, verify, audit, historyCommand, exportCommand, stats])
+  Command.withSubcommands([replay, verify, compare, audit, historyCommand, exportCommand, stats])
 )
 

@@ -1,6 +1,7 @@
 /**
  * Progress on stderr while a long command reads the log: a redrawn bar (records/s, ETA) when
- * stderr is a terminal, else a plain line every few seconds (logs, CI, pipes), and a final line.
+ * stderr is a terminal, else a plain line every few seconds (logs, CI, pipes; no bar drawn, no
+ * control characters), and a final line.
  */
 import { Effect, type Scope } from "effect"
 
@@ -33,15 +34,18 @@ export const duration = (seconds: number): string => {
   return m < 60 ? `${m}m${String(s).padStart(2, "0")}s` : `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`
 }
 
-/** One progress line (exported for tests of the format). */
-export const line = (label: string, done: number, total: number | undefined, elapsedSeconds: number, width = 24): string => {
+/**
+ * One progress line (exported for tests of the format). `bar: false` (plain mode: logs, CI,
+ * pipes) leaves out the drawn bar and the padding a redrawn line needs.
+ */
+export const line = (label: string, done: number, total: number | undefined, elapsedSeconds: number, width = 24, bar = true): string => {
   const rate = elapsedSeconds > 0 ? done / elapsedSeconds : 0
   const parts = [label]
   if (total !== undefined && total > 0) {
     const ratio = Math.min(1, done / total)
     const filled = Math.round(ratio * width)
-    parts.push(`[${"#".repeat(filled)}${"-".repeat(width - filled)}]`, `${(ratio * 100).toFixed(1).padStart(5)}%`,
-      `${int.format(done)}/${int.format(total)} records`)
+    if (bar) parts.push(`[${"#".repeat(filled)}${"-".repeat(width - filled)}]`)
+    parts.push(bar ? `${(ratio * 100).toFixed(1).padStart(5)}%` : `${(ratio * 100).toFixed(1)}%`, `${int.format(done)}/${int.format(total)} records`)
   } else {
     parts.push(`${int.format(done)} records`)
   }
@@ -59,7 +63,7 @@ export const start = Effect.fnUntraced(function*(options: Options): Effect.fn.Re
   let finished = false
   const elapsed = () => (performance.now() - started) / 1000
   const draw = (final: boolean) => {
-    const text = line(options.label, done, final ? (options.total === undefined ? undefined : Math.max(done, options.total)) : options.total, elapsed())
+    const text = line(options.label, done, final ? (options.total === undefined ? undefined : Math.max(done, options.total)) : options.total, elapsed(), 24, mode === "bar")
     if (mode === "bar") stream.write(`\r${text}\x1b[K${final ? "\n" : ""}`)
     else if (mode === "plain") stream.write(`${text}${final ? "  done" : ""}\n`)
   }

@@ -1,6 +1,7 @@
 /**
- * `verify`: rebuilds the read models from the log into a temporary file and compares them with
- * a live read-model file, table by table and entity by entity (missing, extra, changed columns).
+ * `verify`: checks the log's own integrity (./LogIntegrity.ts), then rebuilds the read models
+ * from the log into a temporary file and compares them with a live read-model file, table by
+ * table and entity by entity (missing, extra, changed columns).
  *
  * Both files are read in key order and merged (like a sorted merge join), so memory stays
  * bounded whatever their size. Compared columns are the digest's: content only, not which
@@ -15,6 +16,7 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import * as FieldDiff from "./FieldDiff.ts"
+import * as LogIntegrity from "./LogIntegrity.ts"
 import type * as Progress from "./Progress.ts"
 import * as ReadModelFile from "./ReadModelFile.ts"
 import * as Replay from "./Replay.ts"
@@ -31,6 +33,10 @@ export interface Options {
   readonly progress: Progress.Mode
   /** Differences listed in full (all are counted). */
   readonly maxDifferences: number
+  /** Check the log itself first (default true). */
+  readonly checkLog?: boolean | undefined
+  /** The window within which a tenant's dedupe key must not repeat (default a day). */
+  readonly dedupeWindowMillis?: number | undefined
 }
 
 export interface ColumnChange {
@@ -62,7 +68,10 @@ export interface TableReport {
 }
 
 export interface Report {
+  /** The read models match and the log has no integrity problem. */
   readonly equal: boolean
+  /** The log's own check; null when skipped. */
+  readonly log: LogIntegrity.Report | null
   readonly live: string
   readonly source: string
   readonly tenant: string
@@ -200,6 +209,13 @@ export const run = Effect.fn("Verify.run")(function*(options: Options) {
       Effect.sync(() => NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "ocs-verify-"))),
       (dir) => Effect.sync(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
     )
+    const log = options.checkLog === false ? null : yield* LogIntegrity.run({
+      tenant: options.tenant,
+      untilOffset,
+      dedupeWindowMillis: options.dedupeWindowMillis ?? 24 * 3600 * 1000,
+      workDir: dir,
+      maxProblems: options.maxDifferences
+    })
     const replayed = yield* Replay.run({
       out: NodePath.join(dir, "expected.sqlite"),
       tenant: options.tenant,
@@ -221,7 +237,8 @@ export const run = Effect.fn("Verify.run")(function*(options: Options) {
       tables[table] = yield* compareTable(expected, live, spec, tenant, onDifference)
     }
     return {
-      equal: count === 0,
+      equal: count === 0 && (log === null || log.problems === 0),
+      log,
       live: options.live,
       source: replayed.source,
       tenant: options.tenant ?? "all",
@@ -232,5 +249,45 @@ export const run = Effect.fn("Verify.run")(function*(options: Options) {
       tables,
       details
     } satisfies Report
+  }))
+})
+
+export interface CompareReport {
+  readonly equal: boolean
+  /** The first file; a row only there is `missing` (from the second). */
+  readonly a: string
+  /** The second file; a row only there is `extra`. */
+  readonly b: string
+  readonly tenant: string
+  readonly differences: number
+  readonly tables: Readonly<Record<string, TableReport>>
+  readonly details: ReadonlyArray<Difference>
+}
+
+/**
+ * `compare`: two read-model files, with the same merge as `verify` (e.g. yesterday's replay and
+ * today's, or two servers' files). `expectedRows`/`missing` are the first file's side.
+ */
+export const compareFiles = Effect.fn("Verify.compareFiles")(function*(options: {
+  readonly a: string
+  readonly b: string
+  readonly tenant?: LogRecord.TenantKey | undefined
+  readonly maxDifferences: number
+}) {
+  const tenant = options.tenant === undefined ? undefined : Views.tenantOf(options.tenant)
+  return yield* Effect.scoped(Effect.gen(function*() {
+    const a = yield* ReadModelFile.open(options.a, "first read-model file")
+    const b = yield* ReadModelFile.open(options.b, "second read-model file")
+    const details: Array<Difference> = []
+    let count = 0
+    const tables: Record<string, TableReport> = {}
+    for (const table of ReadModelFile.PROJECTED_TABLES) {
+      const spec = yield* ReadModelFile.spec(a, table)
+      tables[table] = yield* compareTable(a, b, spec, tenant, (d) => {
+        count++
+        if (details.length < options.maxDifferences) details.push(d)
+      })
+    }
+    return { equal: count === 0, a: options.a, b: options.b, tenant: options.tenant ?? "all", differences: count, tables, details } satisfies CompareReport
   }))
 })

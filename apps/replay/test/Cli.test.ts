@@ -70,6 +70,11 @@ describe("replay", () => {
     })
     // Not a terminal: plain progress lines, the last one says done.
     assert.match(r.stderr, /replay .*9\/9 records .*records\/s.*done/)
+    // Plain lines: no bar drawn, no carriage returns or terminal codes.
+    assert.notInclude(r.stderr, "[#")
+    assert.notInclude(r.stderr, "\r")
+    assert.notInclude(r.stderr, "\u001b")
+    assert.match(r.stderr, /replay  100\.0%  9\/9 records/)
     assert.deepStrictEqual(await digest(out("all.sqlite")), await digest(f.live))
   })
 
@@ -103,6 +108,35 @@ describe("verify", () => {
     const r = await cli(["verify", "--log", f.log, "--live", f.live, "--progress", "none"])
     assert.strictEqual(r.code, 0, r.stdout + r.stderr)
     assert.match(r.stdout, /matches the log/)
+    assert.match(r.stdout, /log: 9 records checked: offsets in order, ids and dedupe keys unique, bodies decodable/)
+  })
+
+  it("checks the log itself: a deleted record, a repeated id or dedupe key, a body that is not JSON", async () => {
+    tamper(f.log, out("tampered-log.sqlite"), [
+      `DELETE FROM records WHERE "offset" = 3`,
+      `DROP INDEX records_id`,
+      `UPDATE records SET id = (SELECT id FROM records WHERE "offset" = 1) WHERE "offset" = 4`,
+      `UPDATE records SET dedupe_key = 'productAdd:p1' WHERE "offset" = 6`,
+      `UPDATE records SET body = '{"event": "productAdd", ' WHERE "offset" = 8`
+    ])
+    const r = await cli(["verify", "--log", out("tampered-log.sqlite"), "--live", f.live, "--ignore-checkpoint", "--format", "json", "--progress", "none"])
+    assert.strictEqual(r.code, 1, r.stderr)
+    const report = JSON.parse(r.stdout) as { equal: boolean; log: { records: number; problems: number; details: Array<{ offset: number; kind: string }> } }
+    assert.strictEqual(report.equal, false)
+    assert.strictEqual(report.log.records, 8)
+    assert.deepStrictEqual(report.log.details.map((p) => [p.offset, p.kind]), [
+      [4, "offset-gap"],
+      [4, "duplicate-id"],
+      [6, "duplicate-dedupe-key"],
+      [8, "undecodable-body"]
+    ])
+    const text = await cli(["verify", "--log", out("tampered-log.sqlite"), "--live", f.live, "--ignore-checkpoint", "--progress", "none"])
+    assert.strictEqual(text.code, 1)
+    assert.match(text.stdout, /log: 8 records checked: 4 problems \(offset-gap 1, duplicate-id 1, duplicate-dedupe-key 1, undecodable-body 1\)/)
+    assert.match(text.stdout, /4\s+offset-gap\s+offsets 3\.\.3 are missing/)
+    // A repeated dedupe key past the window is a legitimate new delivery.
+    const wide = await cli(["verify", "--log", out("tampered-log.sqlite"), "--live", f.live, "--ignore-checkpoint", "--dedupe-window-seconds", "60", "--format", "json", "--progress", "none"])
+    assert.notInclude((JSON.parse(wide.stdout) as { log: { details: Array<{ kind: string }> } }).log.details.map((p) => p.kind), "duplicate-dedupe-key")
   })
 
   it("exits 1 and names the entities after the live file was tampered with", async () => {
@@ -122,6 +156,29 @@ describe("verify", () => {
     assert.strictEqual(report.equal, false)
     assert.deepStrictEqual(report.details.map((d) => [d.table, d.kind, d.key["id"]]), [["products", "changed", P1], ["orders", "missing", ORDER]])
     assert.deepStrictEqual(report.details[0]!.columns!.map((c) => c.column), ["price", "price_text"])
+  })
+})
+
+describe("compare", () => {
+  it("two read-model files: equal exits 0, a difference exits 1 naming the entity", async () => {
+    const copy = out("compare-a.sqlite")
+    NodeFs.copyFileSync(f.live, copy)
+    const same = await cli(["compare", f.live, copy])
+    assert.strictEqual(same.code, 0, same.stdout + same.stderr)
+    assert.match(same.stdout, /hold the same read models/)
+
+    tamper(f.live, out("compare-b.sqlite"), [
+      `UPDATE products SET price = 99, price_text = '99' WHERE id = '${P1}'`,
+      `DELETE FROM orders WHERE id = '${ORDER}'`
+    ])
+    const r = await cli(["compare", f.live, out("compare-b.sqlite")])
+    assert.strictEqual(r.code, 1, r.stderr)
+    assert.match(r.stdout, /2 differences/)
+    assert.match(r.stdout, new RegExp(`products\\s+${APP}:${BIZ}:${P1}\\s+changed\\s+price: a 12, b 99`))
+    assert.match(r.stdout, new RegExp(`orders\\s+${APP}:${BIZ}:${ORDER}\\s+only in a`))
+    const json = await cli(["compare", f.live, out("compare-b.sqlite"), "--tenant", OTHER_TENANT, "--format", "json"])
+    assert.strictEqual(json.code, 0, json.stderr) // the other tenant's rows are untouched
+    assert.strictEqual((JSON.parse(json.stdout) as { equal: boolean }).equal, true)
   })
 })
 
@@ -159,6 +216,9 @@ describe("audit", () => {
     assert.match(r.stdout, /#5 .*sync\s+product\/list.page\s+ProductObserved\s+product[\s\S]*~ price: 10.5 -> 11/)
     assert.match(r.stdout, /#6 .*productUpdate\s+ProductUpdated\s+product[\s\S]*~ name: "Cà phê" -> "Cà phê sữa"[\s\S]*~ price: 11 -> 12/)
     assert.match(r.stdout, /#3 .*InventoryChanged\s+stock@1[\s\S]*\+ remain: 5/)
+    // v3 records carry unix seconds; the history shows ISO dates.
+    const order = await cli(["history", ORDER, "--log", f.log, "--tenant", TENANT])
+    assert.match(order.stdout, /#4 .*OrderAdded\s+order\s+updatedAt=2024-05-01T10:00:03\.000Z/)
 
     const json = await cli(["audit", "history", P1, "--log", f.log, "--tenant", TENANT, "--format", "json"])
     const entries = JSON.parse(json.stdout) as Array<{ offset: number; facet: string; first: boolean; changes: Array<{ path: string; op: string; from?: string; to?: string }> }>

@@ -5,9 +5,11 @@
  *   ocs-sync-server                      the demo: bundled simulator, demo tenant, embedded SQLite
  *   ocs-sync-server --config ocs.yaml    your configuration (YAML or JSON), then OCS_* overrides
  *   ocs-sync-server --demo --config f    the demo on top of your configuration (plugins, admin key)
+ *   ocs-sync-server --fresh              the demo from nothing: its data folder is emptied first
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Runtime } from "effect"
+import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { parseArgs } from "node:util"
 import * as Config from "./boot/Config.ts"
@@ -24,6 +26,7 @@ const { values } = parseArgs({
     port: { type: "string" },
     "simulator-port": { type: "string", default: "8788" },
     demo: { type: "boolean" },
+    fresh: { type: "boolean" },
     "drain-outbox": { type: "boolean" },
     help: { type: "boolean", short: "h" }
   }
@@ -37,6 +40,8 @@ if (values.help) {
   --data-dir DIR         folder of the SQLite files (default .ocs-data)
   --demo                 run the demo (bundled simulator, demo tenant) even with --config,
                          on top of that configuration (its admin key, plugins, data folder)
+  --fresh                the demo only: empty its data folder (.ocs-data/demo, or --data-dir)
+                         first; without it the demo keeps its log and read models across runs
   --drain-outbox         Kafka mode: relay what this data folder's outbox holds past its relay
                          cursor to the topic, then exit (a server that will not come back;
                          never beside a server running on the same folder)
@@ -51,12 +56,27 @@ as OCS_<PATH> with __ between levels, e.g. OCS_SERVER__ADMIN_KEY, OCS_EVENT_LOG_
 const file = values.config ?? process.env["OCS_CONFIG"]
 const demo = file === undefined || values.demo === true
 
+if (values.fresh === true) {
+  // Only the demo's own folder: a configured data folder holds data nobody should lose to a flag.
+  if (file !== undefined) {
+    console.error("ocs-sync-server: --fresh empties the demo's data folder and applies only without --config/OCS_CONFIG; remove a configured dataDir yourself")
+    process.exit(2)
+  }
+  const dir = Path.resolve(values["data-dir"] ?? Path.join(".ocs-data", "demo"))
+  Fs.rmSync(dir, { recursive: true, force: true })
+  console.error(`ocs-sync-server: --fresh: emptied ${dir}`)
+}
+
 const program = Effect.gen(function*() {
   const overrides: Record<string, unknown> = {}
   if (values["data-dir"] !== undefined) overrides["dataDir"] = values["data-dir"]
   if (values.port !== undefined) overrides["server"] = { port: Number(values.port) }
   if (file === undefined && values["data-dir"] === undefined) overrides["dataDir"] = Path.join(".ocs-data", "demo")
   let config = yield* Config.load({ file, env: process.env, overrides })
+  // The first line says what this run is made of, so a wrong file or folder shows at once.
+  yield* Effect.logInfo(file === undefined
+    ? `no configuration given: running the demo (bundled simulator, demo tenant, embedded SQLite) in ${Path.resolve(config.dataDir)}`
+    : `configuration ${Path.resolve(file)}${demo ? " with the demo on top (bundled simulator, demo tenant)" : ""}: ${config.eventLog.mode} event log in ${Path.resolve(config.dataDir)}`)
   if (values["drain-outbox"] === true) {
     const report = yield* Drain.drainOutbox(config)
     yield* Effect.logInfo(report.relayed === 0
@@ -80,7 +100,6 @@ const program = Effect.gen(function*() {
   }
   let sim: { readonly url: string; readonly demo: Demo.DemoInfo } | undefined
   if (demo) {
-    yield* Effect.logInfo("no configuration given: running the demo (bundled simulator, demo tenant, embedded SQLite)")
     sim = yield* Demo.simulator("127.0.0.1", Number(values["simulator-port"]))
     config = Demo.demoConfig(config, sim.demo)
   }

@@ -1,6 +1,8 @@
 /**
  * The server's configuration: a YAML or JSON file, then environment overrides, decoded with
- * Schema so that every bad field is reported with its path.
+ * Schema so that every bad field is reported with its path. Unknown keys are refused at any
+ * depth, each with its path and the nearest known name (./StrictKeys.ts): a misspelt key
+ * would otherwise be dropped and its setting silently left at the default.
  *
  * Environment overrides: `OCS_<PATH>` with `__` between levels, e.g. `OCS_SERVER__PORT=9000`,
  * `OCS_EVENT_LOG__MODE=kafka`, `OCS_EVENT_LOG__KAFKA__BROKERS=127.0.0.1:9092,127.0.0.1:9093`.
@@ -13,6 +15,7 @@ import * as Path from "node:path"
 import * as Yaml from "yaml"
 import { PluginLoader } from "@ocs/plugin-sdk"
 import { Ids, Operation } from "@ocs/protocol"
+import * as StrictKeys from "./StrictKeys.ts"
 
 const Port = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 65535 }))
 const PositiveNumber = Schema.Finite.check(Schema.isGreaterThan(0))
@@ -215,13 +218,20 @@ export const merge = (base: unknown, over: unknown): unknown => {
 
 const norm = (s: string) => s.toLowerCase().replaceAll("_", "")
 
-/** Applies `OCS_A__B=value` variables onto a raw config object (paths matched loosely). */
+const topLevel = new Set(Object.keys(Config.fields).map(norm))
+
+/**
+ * Applies `OCS_A__B=value` variables onto a raw config object (paths matched loosely). Only
+ * variables whose first part names a top-level setting are read (`OCS_SERVER__...`,
+ * `OCS_ENCRYPTION_KEY`): other `OCS_` variables belong to the launcher, the tests or the heap
+ * profile's re-execution. Below that first part a misspelt name is refused like one in a file.
+ */
 export const applyEnv = (raw: unknown, env: Readonly<Record<string, string | undefined>>): unknown => {
   let out = raw
   for (const [name, value] of Object.entries(env)) {
     if (!name.startsWith("OCS_") || value === undefined || name === "OCS_CONFIG") continue
     const path = name.slice(4).split("__").filter((p) => p.length > 0)
-    if (path.length === 0) continue
+    if (path.length === 0 || !topLevel.has(norm(path[0]!))) continue
     out = setPath(out, path, parseEnvValue(value))
   }
   return out
@@ -287,7 +297,11 @@ export const load = Effect.fnUntraced(function*(options: {
   }
   if (options.overrides !== undefined) raw = merge(raw, options.overrides)
   raw = applyEnv(raw, options.env ?? {})
-  return yield* decode(raw, { errors: "all" }).pipe(
-    Effect.mapError((e) => new ConfigError({ message: `invalid configuration:\n${e.message}` }))
-  )
+  const unknown = StrictKeys.unknownKeys(Config, raw).map(StrictKeys.describe)
+  const decoded = yield* Effect.result(decode(raw, { errors: "all" }))
+  if (unknown.length > 0 || decoded._tag === "Failure") {
+    const problems = [...unknown, ...(decoded._tag === "Failure" ? [decoded.failure.message] : [])]
+    return yield* new ConfigError({ message: `invalid configuration${file === undefined ? "" : ` in ${file}`}:\n${problems.join("\n")}` })
+  }
+  return decoded.success
 })

@@ -13,7 +13,8 @@
  */
 import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
-import type { AdminOptions } from "./admin/AdminHttp.ts"
+import * as AdminApi from "./admin/AdminApi.ts"
+import { type AdminOptions, guard, json } from "./admin/AdminHttp.ts"
 import * as HealthRoutes from "./admin/HealthRoutes.ts"
 import * as HistoryRoutes from "./admin/HistoryRoutes.ts"
 import * as OperationRoutes from "./admin/OperationRoutes.ts"
@@ -26,9 +27,15 @@ import * as ConsoleRoutes from "./console/ConsoleRoutes.ts"
 export type { AdminOptions } from "./admin/AdminHttp.ts"
 export { describeBusiness, parseDate } from "./admin/AdminHttp.ts"
 
+/**
+ * The router, and `table`: every route added to it, which the admin reference
+ * (admin/AdminApi.ts) is checked against.
+ */
 export const routes = (options: AdminOptions) =>
   Effect.gen(function*() {
-    const router = yield* HttpRouter.make
+    const table: Array<AdminApi.RouteKey> = []
+    const router = AdminApi.recording(yield* HttpRouter.make, table)
+    yield* router.add("GET", "/admin/openapi.json", guard(options)(Effect.sync(() => json(AdminApi.document()))))
     yield* HealthRoutes.add(router, options)
     yield* TenantRoutes.add(router, options)
     yield* OperationRoutes.add(router, options)
@@ -38,5 +45,5 @@ export const routes = (options: AdminOptions) =>
     yield* HistoryRoutes.add(router, options)
     // The operator console (`/ui`), when the server keeps console sessions.
     if (options.sessions !== undefined) yield* ConsoleRoutes.add(router, { ...options, sessions: options.sessions })
-    return router
+    return Object.assign(router, { table: table as ReadonlyArray<AdminApi.RouteKey> })
   })

@@ -2,7 +2,9 @@
 import { Effect, Option, Schema } from "effect"
 import type { HttpRouter } from "effect/http"
 import * as Config from "../../boot/Config.ts"
-import { resolveOperations, SyncEngine } from "../../SyncEngine.ts"
+import { Ownership } from "../../cluster/Ownership.ts"
+import { resolveOperations, type RunReport, SyncEngine } from "../../SyncEngine.ts"
+import type { Business } from "../../tenants/TenantRows.ts"
 import * as TenantSettings from "../../tenants/TenantSettings.ts"
 import { Operation } from "@ocs/protocol"
 import { TenantStore } from "../../tenants/TenantStore.ts"
@@ -27,13 +29,13 @@ import {
 } from "./AdminHttp.ts"
 
 // The admin API takes what the configuration file takes (same fields, same checks).
-const AppInput = Schema.Struct({
+export const AppInput = Schema.Struct({
   appId: Config.AppConfig.fields.appId,
   verifyTokens: Config.AppConfig.fields.verifyTokens.check(Schema.isMinLength(1)),
   enabled: Schema.optional(Schema.Boolean)
 })
 
-const TenantInput = Schema.Struct({ appId: Config.AppConfig.fields.appId, ...Config.BusinessConfig.fields })
+export const TenantInput = Schema.Struct({ appId: Config.AppConfig.fields.appId, ...Config.BusinessConfig.fields })
 
 /** Every resource a tenant's settings name must resolve; the 400 names the path at fault. */
 const checkResources = (settings: TenantSettings.TenantSettings, prefix: string) =>
@@ -45,12 +47,47 @@ const checkResources = (settings: TenantSettings.TenantSettings, prefix: string)
     return undefined
   })
 
+/**
+ * What an operator should know about a grant as posted. The API gives an access token with its
+ * expiry (`expiredAt`, docs/api-catalogue.md §8); without `expiresAt` the server cannot warn before the
+ * token stops working (30, 7 and 1 days ahead), so the tenant would only be put on hold after.
+ */
+export const grantWarnings = (expiresAt: number | null, at: number): ReadonlyArray<string> =>
+  expiresAt === null
+    ? ["no expiresAt: the access token's expiry is unknown, so no expiry warnings will be given; post the tenant again with the expiresAt the grant gave"]
+    : expiresAt <= at
+    ? [`expiresAt ${new Date(expiresAt).toISOString()} is in the past: calls with this token will be refused`]
+    : []
+
+/**
+ * Why a pass of `POST .../sync` did not run or did not finish, in words; null when it ran.
+ * The engine skips a resource of a tenant that is paused or on hold, a resource paused by its
+ * own error, a tenant another server owns, and a pass not due yet (`?full=true` forces one).
+ */
+export const reasonOf = (
+  report: RunReport,
+  tenant: Business,
+  resourcePaused: { readonly code: string; readonly message: string } | null,
+  owned: boolean
+): string | null => {
+  if (report.outcome === "error") return report.error ?? "failed; see GET /admin/errors"
+  if (report.outcome === "attention") return `the tenant needs attention: ${tenant.attention?.code ?? "see GET /admin/tenants"}`
+  if (report.outcome === "paused") return `the resource is paused: ${resourcePaused?.code ?? "see GET /admin/sync"}`
+  if (report.mode !== "skipped") return null
+  if (tenant.status === "paused") return "the tenant is paused (POST .../resume)"
+  if (tenant.status === "attention") return `the tenant needs attention (${tenant.attention?.code ?? "unknown"}): post a new grant with POST /admin/tenants`
+  if (resourcePaused !== null) return `the resource is paused after ${resourcePaused.code}: ${resourcePaused.message}`
+  if (!owned) return "another server owns this tenant's pulls (GET /admin/ownership)"
+  return "not due: synced within its interval (?full=true forces a full pass)"
+}
+
 export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
   Effect.gen(function*() {
     const store = yield* TenantStore
     const sync = yield* SyncEngine
     const readModels = yield* ReadModels.ReadModels
     const log = yield* EventLog.EventLog
+    const ownership = yield* Ownership
     const admin = guard(options)
     const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
     const existing = existingTenant(store)
@@ -117,7 +154,8 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
           Effect.provideService(EventLog.EventLog, log)
         )
         const b = yield* store.business(appId, businessId)
-        return json({ ...describeBusiness(Option.getOrThrow(b), yield* now, options.silenceAlertMs), released }, 201)
+        const at = yield* now
+        return json({ ...describeBusiness(Option.getOrThrow(b), at, options.silenceAlertMs), released, warnings: grantWarnings(dates.expiresAt, at) }, 201)
       }))
     )
     yield* router.add(
@@ -181,8 +219,19 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
         const b = yield* existing
         const full = (yield* searchParams).get("full")
         if (full !== null && full !== "true" && full !== "false") return problem(400, "full must be true or false")
+        const operations = yield* sync.operationsOf(b).pipe(Effect.orElseSucceed(() => sync.operations))
         const reports = yield* sync.syncTenant(b.appId, b.businessId, { forceFull: full === "true" })
-        return json({ reports })
+        // The engine runs the tenant's resources in this order; each answer names its resource
+        // and, when it did not run or did not finish, why (read after the run: a resource can
+        // put the tenant on hold for those after it).
+        const after = Option.getOrElse(yield* store.business(b.appId, b.businessId), () => b)
+        const described = yield* Effect.forEach(reports, (report, i) =>
+          Effect.gen(function*() {
+            const resource = operations[i] === undefined ? null : Operation.resourceKey(operations[i]!)
+            const state = resource === null ? undefined : yield* store.state(b.appId, b.businessId, resource)
+            return { resource, ...report, reason: reasonOf(report, after, state?.paused ?? null, ownership.owns(b.appId, b.businessId)) }
+          }))
+        return json({ appId: b.appId, businessId: b.businessId, reports: described })
       }))
     )
   })

@@ -48,7 +48,7 @@ const PAGE = `<!doctype html>
 </html>
 `
 
-const SignIn = Schema.Struct({ key: Schema.String.check(Schema.isMaxLength(1000)) })
+export const SignIn = Schema.Struct({ key: Schema.String.check(Schema.isMaxLength(1000)) })
 
 /** An asset read once at start; a missing file is answered 500 with how to build it. */
 const asset = (name: string, contentType: string) => {

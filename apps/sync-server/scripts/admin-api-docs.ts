@@ -1,0 +1,11 @@
+/**
+ * Writes docs/admin-api.md from the admin reference (src/http/admin/AdminApi.ts). Run it after
+ * changing a route: `./ocs --filter @ocs/sync-server docs:admin-api`.
+ */
+import * as Fs from "node:fs"
+import { fileURLToPath } from "node:url"
+import { markdown } from "../src/http/admin/AdminApi.ts"
+
+const target = fileURLToPath(new URL("../../../docs/admin-api.md", import.meta.url))
+Fs.writeFileSync(target, markdown())
+console.log(`wrote ${target}`)

@@ -1,0 +1,562 @@
+/**
+ * The admin API as a reference: every route the server registers, its parameters, its body
+ * (the same Schema the route decodes it with), its answer and its errors. From it come the
+ * OpenAPI 3.1 document served at `GET /admin/openapi.json` (Postman and other tools import
+ * it) and `docs/admin-api.md`. A test compares it with the routes the router holds, both
+ * ways, and the file with what this module writes, so neither can drift from the code.
+ */
+import { Schema } from "effect"
+import type { HttpRouter } from "effect/http"
+import * as TenantSettings from "../../tenants/TenantSettings.ts"
+import { SignIn } from "../console/ConsoleRoutes.ts"
+import { AppInput, TenantInput } from "./TenantRoutes.ts"
+
+export type Method = "GET" | "POST" | "PUT" | "DELETE"
+
+/** A route as the router holds it: `GET /admin/tenants/:appId/:businessId`. */
+export interface RouteKey {
+  readonly method: string
+  readonly path: string
+}
+
+export interface Param {
+  readonly name: string
+  readonly type: "integer" | "string" | "boolean"
+  readonly description: string
+}
+
+export interface RouteDoc extends RouteKey {
+  readonly method: Method
+  readonly group: string
+  readonly summary: string
+  /** `admin`: the admin key or a console session (actions: same origin + CSRF token). */
+  readonly auth: "admin" | "none"
+  readonly query?: ReadonlyArray<Param>
+  readonly body?: Schema.Top
+  /** What a body field means, where its name does not say it. */
+  readonly bodyNotes?: Readonly<Record<string, string>>
+  readonly answer: { readonly status: number; readonly contentType?: string; readonly description: string }
+  /** Beyond the common ones of its `auth` (401, 403, 500) and of a tenant path (400, 404). */
+  readonly errors?: ReadonlyArray<readonly [number, string]>
+}
+
+const T = "/admin/tenants/:appId/:businessId"
+const page: ReadonlyArray<Param> = [
+  { name: "limit", type: "integer", description: "rows per page, 1..1000 (default 100)" },
+  { name: "after", type: "string", description: "the `next` of the previous page (opaque)" }
+]
+const includeDeleted: Param = { name: "includeDeleted", type: "boolean", description: "also rows the source deleted (default false)" }
+const tenantShape = "A tenant: `appId`, `businessId`, `status` (active, paused, attention), `attention` ({code, message, at} or null), `version`, `permissions`, `depots`, `grantedAt`, `expiresAt` (epoch ms or null), `expiresInDays`, `lastWebhookAt`, `webhookSilent`. Never its token."
+
+const readModel = (path: string, what: string, query: ReadonlyArray<Param> = []): ReadonlyArray<RouteDoc> => [
+  {
+    method: "GET",
+    path: `${T}/${path}`,
+    group: "read models",
+    summary: `The tenant's ${what}, a page at a time`,
+    auth: "admin",
+    query: [...page, ...query],
+    answer: { status: 200, description: `\`{ items, next }\`: ${what} as stored, \`next\` null on the last page.` }
+  },
+  {
+    method: "GET",
+    path: `${T}/${path}/:id`,
+    group: "read models",
+    summary: `One of the tenant's ${what} by id`,
+    auth: "admin",
+    answer: { status: 200, description: `The record.` },
+    errors: [[404, `no such record for this tenant`]]
+  }
+]
+const readList = (path: string, what: string, query: ReadonlyArray<Param> = []): RouteDoc => ({
+  method: "GET",
+  path: `${T}/${path}`,
+  group: "read models",
+  summary: `The tenant's ${what}`,
+  auth: "admin",
+  query,
+  answer: { status: 200, description: `\`{ items }\`: every ${what.replace(/s$/, "")} of the tenant.` }
+})
+
+export const routes: ReadonlyArray<RouteDoc> = [
+  // Probes
+  { method: "GET", path: "/healthz", group: "probes", summary: "The process answers", auth: "none", answer: { status: 200, description: "`{ status: \"ok\" }`" } },
+  {
+    method: "GET",
+    path: "/readyz",
+    group: "probes",
+    summary: "The server takes traffic: listening, every loop up, the read models within their lag bounds",
+    auth: "none",
+    answer: { status: 200, description: "`{ status: \"ready\", lag: {records, seconds} | null, unrelayed? }` (`unrelayed`: Kafka mode's outbox backlog)." },
+    errors: [[503, "`{ status: \"not ready\", error, loopsDown, lag }`: what is wrong, in words (or `{ error: \"starting\" }`)"]]
+  },
+  {
+    method: "GET",
+    path: "/metrics",
+    group: "probes",
+    summary: "Prometheus metrics (docs/operations.md lists each)",
+    auth: "none",
+    answer: { status: 200, contentType: "text/plain", description: "The Prometheus text format, version 0.0.4." }
+  },
+  {
+    method: "GET",
+    path: "/admin/openapi.json",
+    group: "reference",
+    summary: "This reference as an OpenAPI 3.1 document",
+    auth: "admin",
+    answer: { status: 200, description: "The document (import it into Postman or another client)." }
+  },
+  // Applications and tenants
+  { method: "GET", path: "/admin/apps", group: "tenants", summary: "The applications", auth: "admin", answer: { status: 200, description: "`{ apps: [{ appId, enabled, verifyTokens (count) }] }`" } },
+  {
+    method: "POST",
+    path: "/admin/apps",
+    group: "tenants",
+    summary: "Registers an application or replaces its verify tokens (the webhooks' `Authorization` tokens)",
+    auth: "admin",
+    body: AppInput,
+    bodyNotes: {
+      appId: "the application's id (a positive integer, as a number or a string of digits)",
+      verifyTokens: "the tokens webhooks of this application may carry; several while one is being replaced",
+      enabled: "false stops accepting its webhooks (default true)"
+    },
+    answer: { status: 201, description: "`{ appId, verifyTokens (count), enabled }`" },
+    errors: [[400, "a field at fault, with its path"], [413, "body larger than 64 KiB"]]
+  },
+  {
+    method: "DELETE",
+    path: "/admin/apps/:appId",
+    group: "tenants",
+    summary: "Removes an application and its tenants",
+    auth: "admin",
+    answer: { status: 200, description: "`{ removed: appId }`" },
+    errors: [[400, "appId is not a positive integer"], [404, "no such application"]]
+  },
+  {
+    method: "GET",
+    path: "/admin/tenants",
+    group: "tenants",
+    summary: "The tenants (businesses), optionally of one application or one status",
+    auth: "admin",
+    query: [
+      { name: "appId", type: "string", description: "only this application's" },
+      { name: "status", type: "string", description: "active, paused or attention" }
+    ],
+    answer: { status: 200, description: `\`{ tenants: [...] }\`. ${tenantShape}` },
+    errors: [[400, "a bad status or appId"]]
+  },
+  {
+    method: "POST",
+    path: "/admin/tenants",
+    group: "tenants",
+    summary: "Registers a business of an application, or posts its new grant (token, version, expiry); clears a hold",
+    auth: "admin",
+    body: TenantInput,
+    bodyNotes: {
+      appId: "an application registered with POST /admin/apps",
+      businessId: "the business (a positive integer, as a number or a string of digits)",
+      accessToken: "the token the grant gave (stored sealed, never returned)",
+      version: "the API version of the grant (\"3.0\")",
+      permissions: "what the grant allows, as the grant lists them",
+      depots: "the depots the grant covers",
+      grantedAt: "when the grant was given: YYYY-MM-DD..., or epoch ms",
+      expiresAt: "when the token stops working (the grant's expiredAt; a year after it was given): YYYY-MM-DD..., or epoch ms. Without it no expiry warnings are given, and the answer says so",
+      settings: "this tenant's own sync settings, as PUT .../settings takes them"
+    },
+    answer: {
+      status: 201,
+      description:
+        `The tenant as \`GET /admin/tenants\` shows it, \`released\` (its quarantined webhooks now projected) and \`warnings\`: e.g. no \`expiresAt\` (then no expiry warnings can be given) or an \`expiresAt\` in the past. Dates: \`YYYY-MM-DD...\` or epoch ms. \`settings\`: as \`PUT .../settings\`.`
+    },
+    errors: [[400, "a field at fault, with its path; an unknown resource in settings"], [409, "the application does not exist: POST /admin/apps first"], [413, "body larger than 64 KiB"]]
+  },
+  {
+    method: "GET",
+    path: T,
+    group: "tenants",
+    summary: "One tenant, its sync state per resource and its read models' row counts",
+    auth: "admin",
+    answer: { status: 200, description: `The tenant, \`sync\` (per resource: cursor, windows, last run, errors, pause) and \`counts\`.` }
+  },
+  {
+    method: "DELETE",
+    path: T,
+    group: "tenants",
+    summary: "Removes a tenant (its data stays in the log)",
+    auth: "admin",
+    answer: { status: 200, description: "`{ removed: \"appId:businessId\" }`" }
+  },
+  {
+    method: "GET",
+    path: `${T}/settings`,
+    group: "tenants",
+    summary: "The tenant's own sync settings and the resources it syncs",
+    auth: "admin",
+    answer: { status: 200, description: "`{ appId, businessId, settings, resources }`" }
+  },
+  {
+    method: "PUT",
+    path: `${T}/settings`,
+    group: "tenants",
+    summary: "Replaces the tenant's sync settings (absent fields keep the server's `sync` section)",
+    auth: "admin",
+    body: TenantSettings.TenantSettings,
+    bodyNotes: {
+      resources: "resources to sync, named as in the configuration's sync.resources (\"product/list\", \"order\")",
+      intervalSeconds: "between incremental passes",
+      reconcileSeconds: "between full reconciliation passes",
+      gapFillSilenceSeconds: "after this long without a webhook, an incremental pull fills the gap",
+      depots: "the depots the stock read asks for (default: every depot granted)"
+    },
+    answer: { status: 200, description: "`{ appId, businessId, settings, resources }`: the resources as now synced." },
+    errors: [[400, "unknown fields and bad values, each with its path; an unknown resource"], [413, "body larger than 64 KiB"]]
+  },
+  {
+    method: "POST",
+    path: `${T}/pause`,
+    group: "tenants",
+    summary: "Pauses the tenant's pulls (webhooks are still stored)",
+    auth: "admin",
+    answer: { status: 200, description: "`{ appId, businessId, status: \"paused\" }`" }
+  },
+  {
+    method: "POST",
+    path: `${T}/resume`,
+    group: "tenants",
+    summary: "Resumes the tenant's pulls",
+    auth: "admin",
+    answer: { status: 200, description: "`{ appId, businessId, status: \"active\" }`" }
+  },
+  {
+    method: "POST",
+    path: `${T}/sync`,
+    group: "tenants",
+    summary: "Syncs every resource of the tenant now, in order, and answers when done",
+    auth: "admin",
+    query: [{ name: "full", type: "boolean", description: "a full pass from the first page, whatever is stored (default false)" }],
+    answer: {
+      status: 200,
+      description:
+        "`{ appId, businessId, reports: [{ resource, mode, pages, records, outcome, error?, reason }] }`: per resource, `mode` full, resume, incremental or skipped; `outcome` done, attention, paused or error; `reason` why it was skipped or did not finish (paused tenant, tenant on hold, paused resource, another server owns it, not due), null when it ran."
+    },
+    errors: [[400, "full is not true or false"]]
+  },
+  {
+    method: "GET",
+    path: `${T}/history/:entityId`,
+    group: "tenants",
+    summary: "Every log record that touched one entity, oldest first, with its exact body and the events it gave",
+    auth: "admin",
+    query: [{ name: "limit", type: "integer", description: "the last N matches, 1..1000 (default 200)" }],
+    answer: { status: 200, description: "`{ appId, businessId, entityId, matched, records: [{ offset, id, receivedAt, source, type, events, body }] }`" },
+    errors: [[400, "entityId is not a positive integer"]]
+  },
+  // Read models
+  ...readModel("products", "products", [{ name: "search", type: "string", description: "name or code contains" }]),
+  readList("inventory", "stock levels", [
+    { name: "productId", type: "string", description: "one product" },
+    { name: "depotId", type: "string", description: "one depot; empty: the products' totals" }
+  ]),
+  ...readModel("orders", "orders", [
+    { name: "status", type: "string", description: "order status code" },
+    { name: "saleChannel", type: "string", description: "sale channel code" },
+    { name: "depotId", type: "string", description: "depot id" },
+    { name: "customerMobile", type: "string", description: "customer mobile" },
+    { name: "createdFromMs", type: "integer", description: "created at or after (epoch ms)" },
+    { name: "createdToMs", type: "integer", description: "created at or before (epoch ms)" },
+    { name: "updatedFromMs", type: "integer", description: "updated at or after (epoch ms)" },
+    { name: "updatedToMs", type: "integer", description: "updated at or before (epoch ms)" },
+    { name: "appOrderId", type: "string", description: "the application's own order id" },
+    includeDeleted
+  ]),
+  ...readModel("bills", "bills", [
+    { name: "type", type: "string", description: "bill type code" },
+    { name: "depotId", type: "string", description: "depot id" },
+    { name: "customerId", type: "string", description: "customer id" },
+    { name: "fromDate", type: "string", description: "yyyy-mm-dd" },
+    { name: "toDate", type: "string", description: "yyyy-mm-dd" },
+    includeDeleted
+  ]),
+  ...readModel("customers", "customers", [
+    { name: "search", type: "string", description: "name contains" },
+    { name: "mobile", type: "string", description: "mobile" },
+    includeDeleted
+  ]),
+  readList("depots", "depots"),
+  readList("categories", "categories"),
+  readList("brands", "brands"),
+  {
+    method: "GET",
+    path: `${T}/payments`,
+    group: "read models",
+    summary: "The tenant's payments, a page at a time",
+    auth: "admin",
+    query: [...page, { name: "orderId", type: "string", description: "one order's" }],
+    answer: { status: 200, description: "`{ items, next }`" }
+  },
+  {
+    method: "GET",
+    path: `${T}/documents/:kind`,
+    group: "read models",
+    summary: "Records of operations without a typed read model (`sync.resources` and `operations`), by kind",
+    auth: "admin",
+    query: page,
+    answer: { status: 200, description: "`{ items, next }`: each with its id and exact body." }
+  },
+  {
+    method: "GET",
+    path: "/admin/quarantine",
+    group: "tenants",
+    summary: "Webhooks stored for businesses that are not registered (projected once they are)",
+    auth: "admin",
+    query: [{ name: "appId", type: "string", description: "one application's" }, { name: "limit", type: "integer", description: "latest records, 1..1000 (default 100)" }],
+    answer: { status: 200, description: "Counts per business and the latest records." }
+  },
+  // Operations
+  { method: "GET", path: "/admin/locks", group: "operations", summary: "Rate-limit keys locked now", auth: "admin", answer: { status: 200, description: "`{ locks: [...], keys (count) }`" } },
+  { method: "GET", path: "/admin/budgets", group: "operations", summary: "Every rate-limit key and its budget", auth: "admin", answer: { status: 200, description: "`{ keys: [{ key, limit, recentCalls, lockedUntil? }] }`" } },
+  {
+    method: "GET",
+    path: "/admin/errors",
+    group: "operations",
+    summary: "Recent API errors, newest first",
+    auth: "admin",
+    query: [{ name: "limit", type: "integer", description: "1..1000 (default 100)" }, { name: "appId", type: "string", description: "one application's" }],
+    answer: { status: 200, description: "`{ errors: [{ appId, businessId, resource, tag, message, at }] }`" }
+  },
+  { method: "GET", path: "/admin/sync", group: "operations", summary: "Every tenant's sync state per resource", auth: "admin", answer: { status: 200, description: "`{ sync: [...] }`" } },
+  { method: "GET", path: "/admin/ownership", group: "operations", summary: "Which tenants this server pulls (several servers on one topic)", auth: "admin", answer: { status: 200, description: "`{ mode: \"all\" }` or the partitions owned" } },
+  { method: "GET", path: "/admin/plugins", group: "plugins", summary: "The plugins, their position in the log and their counters", auth: "admin", answer: { status: 200, description: "`{ plugins: [...] }`" } },
+  {
+    method: "GET",
+    path: "/admin/plugins/dead-letters",
+    group: "plugins",
+    summary: "Events a plugin gave up on",
+    auth: "admin",
+    query: [{ name: "plugin", type: "string", description: "one plugin's" }],
+    answer: { status: 200, description: "`{ deadLetters: [...] }`" }
+  },
+  {
+    method: "POST",
+    path: "/admin/plugins/redrive",
+    group: "plugins",
+    summary: "Gives dead letters back to their plugin: one by id, or a plugin's, or all",
+    auth: "admin",
+    query: [{ name: "id", type: "integer", description: "one dead letter" }, { name: "plugin", type: "string", description: "one plugin's" }],
+    answer: { status: 200, description: "How many were redriven." }
+  },
+  // Console
+  { method: "GET", path: "/admin/overview", group: "console", summary: "What the console shows at a glance (counters, not rates)", auth: "admin", answer: { status: 200, description: "`{ at, tenants, webhooks, sync, keys, loops, errors, plugins }`" } },
+  {
+    method: "GET",
+    path: "/admin/stream",
+    group: "console",
+    summary: "The overview as server-sent events, one snapshot a second",
+    auth: "admin",
+    answer: { status: 200, contentType: "text/event-stream", description: "`event: snapshot` lines with the overview as data." }
+  },
+  { method: "GET", path: "/ui", group: "console", summary: "The operator console's page", auth: "none", answer: { status: 200, contentType: "text/html", description: "The page." } },
+  { method: "GET", path: "/ui/app.js", group: "console", summary: "The console's script", auth: "none", answer: { status: 200, contentType: "text/javascript", description: "The bundle." } },
+  { method: "GET", path: "/ui/app.css", group: "console", summary: "The console's style sheet", auth: "none", answer: { status: 200, contentType: "text/css", description: "The styles." } },
+  { method: "GET", path: "/ui/session", group: "console", summary: "The cookie's session", auth: "none", answer: { status: 200, description: "`{ signedIn, csrf?, idleTimeoutMs? }`" } },
+  {
+    method: "POST",
+    path: "/ui/session",
+    group: "console",
+    summary: "Signs in with the admin key: a session cookie and its CSRF token",
+    auth: "none",
+    body: SignIn,
+    answer: { status: 200, description: "`{ signedIn: true, csrf, idleTimeoutMs }` and `set-cookie`." },
+    errors: [[401, "wrong admin key"], [403, "cross-origin request"], [429, "too many wrong keys in the last minute"]]
+  },
+  {
+    method: "POST",
+    path: "/ui/session/end",
+    group: "console",
+    summary: "Signs out (same origin and CSRF token required)",
+    auth: "none",
+    answer: { status: 200, description: "`{ signedIn: false }`" },
+    errors: [[401, "not signed in"], [403, "cross-origin request or missing CSRF token"]]
+  }
+]
+
+/** `:appId` -> `{appId}` */
+const openApiPath = (path: string) => path.replace(/:([A-Za-z]+)/g, "{$1}")
+const pathParams = (path: string) => [...path.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1]!)
+
+const commonErrors = (route: RouteDoc): ReadonlyArray<readonly [number, string]> => [
+  ...(route.auth === "admin"
+    ? [[401, "no admin key (x-admin-key or Authorization: Bearer) and no console session"] as const, [403, "a console session acting cross-origin or without its CSRF token"] as const]
+    : []),
+  ...(route.path.startsWith(T) ? [[400, "appId or businessId is not a positive integer"] as const, [404, "no such tenant"] as const] : []),
+  ...(route.query !== undefined && route.query.length > 0 ? [[400, "a query parameter out of its bounds (named in the error)"] as const] : []),
+  ...(route.auth === "admin" ? [[500, "internal error; the cause is in the server log"] as const] : [])
+]
+
+/** Every error a route may answer, by status (the route's own words win). */
+export const errorsOf = (route: RouteDoc): ReadonlyArray<readonly [number, string]> => {
+  const byStatus = new Map<number, string>()
+  for (const [status, text] of [...commonErrors(route), ...(route.errors ?? [])]) {
+    byStatus.set(status, byStatus.has(status) ? `${byStatus.get(status)!}; ${text}` : text)
+  }
+  return [...byStatus.entries()].sort((a, b) => a[0] - b[0])
+}
+
+/**
+ * The JSON Schema of the body's codec accepts `null` for an absent optional field; the routes
+ * decode with the schema itself, which does not, so `null` is taken out of each `anyOf`.
+ */
+const withoutNull = (json: unknown): unknown => {
+  if (Array.isArray(json)) return json.map(withoutNull)
+  if (typeof json !== "object" || json === null) return json
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(json)) out[k] = withoutNull(v)
+  if (Array.isArray(out["anyOf"])) {
+    const members = (out["anyOf"] as Array<Record<string, unknown>>).filter((m) => !(m["type"] === "null" && Object.keys(m).length === 1))
+    delete out["anyOf"]
+    return members.length === 1 ? { ...out, ...members[0] } : { ...out, anyOf: members }
+  }
+  return out
+}
+
+/** An appId or businessId as the routes take it (the codec's own schema also admits bigint's text forms). */
+const IdJson = { anyOf: [{ type: "integer", minimum: 1 }, { type: "string", pattern: "^\\s*0*[1-9][0-9]*\\s*$" }] }
+
+const bodySchema = (schema: Schema.Top): Record<string, unknown> => {
+  const doc = Schema.toJsonSchemaDocument(schema)
+  const defs = doc.definitions ?? {}
+  const json = withoutNull({ ...doc.schema, ...(Object.keys(defs).length === 0 ? {} : { $defs: defs }) }) as Record<string, any>
+  for (const id of ["appId", "businessId"]) {
+    if (json["properties"]?.[id] !== undefined) json["properties"][id] = IdJson
+  }
+  return json
+}
+
+/** A field's JSON Schema in a few words: `string`, `array of string`, `integer 1..2592000`. */
+const typeText = (json: Record<string, any>): string => {
+  if (Array.isArray(json["anyOf"])) return [...new Set((json["anyOf"] as Array<Record<string, any>>).map(typeText))].join(" or ")
+  if (json["type"] === "array") return `array of ${typeText(json["items"] ?? {})}`
+  if (json["type"] === "integer" || json["type"] === "number") {
+    const min = json["minimum"] ?? json["exclusiveMinimum"]
+    return json["maximum"] !== undefined && json["maximum"] < 1e15 ? `${json["type"]} ${min ?? ""}..${json["maximum"]}` : String(json["type"])
+  }
+  if (json["enum"] !== undefined) return (json["enum"] as Array<unknown>).map((v) => JSON.stringify(v)).join(" | ")
+  return String(json["type"] ?? "any")
+}
+
+const ErrorBody = { type: "object", properties: { error: { type: "string" } }, required: ["error"] }
+
+/** The OpenAPI 3.1 document. */
+export const document = (version = "0.0.0") => {
+  const paths: Record<string, Record<string, unknown>> = {}
+  for (const route of routes) {
+    const item = (paths[openApiPath(route.path)] ??= {})
+    item[route.method.toLowerCase()] = {
+      tags: [route.group],
+      summary: route.summary,
+      operationId: `${route.method.toLowerCase()}${openApiPath(route.path).replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? "").toUpperCase())}`,
+      ...(route.auth === "admin" ? { security: [{ adminKey: [] }, { bearer: [] }, { session: [] }] } : { security: [] }),
+      parameters: [
+        ...pathParams(route.path).map((name) => ({ name, in: "path", required: true, schema: { type: "string" } })),
+        ...(route.query ?? []).map((p) => ({ name: p.name, in: "query", required: false, description: p.description, schema: { type: p.type } }))
+      ],
+      ...(route.body === undefined ? {} : { requestBody: { required: true, content: { "application/json": { schema: bodySchema(route.body) } } } }),
+      responses: {
+        [String(route.answer.status)]: {
+          description: route.answer.description,
+          content: { [route.answer.contentType ?? "application/json"]: {} }
+        },
+        ...Object.fromEntries(errorsOf(route).map(([status, text]) => [String(status), { description: text, content: { "application/json": { schema: ErrorBody } } }]))
+      }
+    }
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "ocs sync server: admin API",
+      version,
+      description: "Tenants, sync, read models, plugins and probes of the sync server. Every /admin route needs the admin key (x-admin-key or Authorization: Bearer) or a console session. Errors are `{ error }` with a message a person can act on."
+    },
+    components: {
+      securitySchemes: {
+        adminKey: { type: "apiKey", in: "header", name: "x-admin-key" },
+        bearer: { type: "http", scheme: "bearer" },
+        session: { type: "apiKey", in: "cookie", name: "ocs_session" }
+      }
+    },
+    paths
+  }
+}
+
+/** Routes as `METHOD path`, for comparing. */
+export const keyOf = (r: RouteKey) => `${r.method} ${r.path}`
+
+/** What the router holds and the reference lacks, and the other way round. */
+export const drift = (registered: ReadonlyArray<RouteKey>) => {
+  const documented = new Set(routes.map(keyOf))
+  const held = new Set(registered.map(keyOf))
+  return {
+    undocumented: [...held].filter((k) => !documented.has(k)).sort(),
+    missing: [...documented].filter((k) => !held.has(k)).sort()
+  }
+}
+
+/** A router that writes down every route added to it in `table`. */
+export const recording = (router: HttpRouter.HttpRouter, table: Array<RouteKey>): HttpRouter.HttpRouter => ({
+  ...router,
+  add: (method, path, handler, options) => {
+    table.push({ method, path })
+    return router.add(method, path, handler, options)
+  }
+})
+
+const GROUPS = ["probes", "reference", "tenants", "read models", "operations", "plugins", "console"] as const
+
+const fieldsOf = (route: RouteDoc): ReadonlyArray<string> => {
+  const json = bodySchema(route.body!) as { properties?: Record<string, Record<string, any>>; required?: ReadonlyArray<string> }
+  return Object.entries(json.properties ?? {}).map(([name, p]) => {
+    const note = route.bodyNotes?.[name]
+    return `\`${name}\` (${typeText(p)}${json.required?.includes(name) ? ", required" : ""})${note === undefined ? "" : `: ${note}`}`
+  })
+}
+
+/** `docs/admin-api.md`, written from `routes` (`./ocs --filter @ocs/sync-server docs:admin-api`). */
+export const markdown = (): string => {
+  const out: Array<string> = [
+    "# The admin API",
+    "",
+    "<!-- Written from apps/sync-server/src/http/admin/AdminApi.ts by `./ocs --filter @ocs/sync-server docs:admin-api`; a test fails when this file and the routes differ. -->",
+    "",
+    "Every route the sync server answers besides `/webhooks/<appId>`. The same reference is served as an",
+    "OpenAPI 3.1 document at `GET /admin/openapi.json` (import it into Postman or any OpenAPI client).",
+    "",
+    "- **Authentication**: every `/admin` route needs the admin key (`server.adminKey`), sent as",
+    "  `x-admin-key: <key>` or `Authorization: Bearer <key>`, or a console session cookie (`POST /ui/session`);",
+    "  a session may read, and may act (any method but GET) only from the same origin with its CSRF token in",
+    "  `x-csrf-token`. Probes and the console's own routes need nothing.",
+    "- **Errors** are `{ \"error\": \"...\" }` with a message a person can act on. Every `/admin` route may",
+    "  answer **401** (no key and no session), **403** (a session acting cross-origin or without its CSRF token)",
+    "  and **500** (an internal error, whose cause is in the server log); each route lists its other errors.",
+    "  Every bad parameter is a 400 naming it, never a 500; bodies are limited to 64 KiB (413); ids",
+    "  (`appId`, `businessId`) are positive integers, as numbers or strings, answered as exact decimal strings.",
+    "- **Bodies** are JSON decoded with the same schema as the configuration file's fields; unknown fields of",
+    "  tenant settings are refused.",
+    ""
+  ]
+  for (const group of GROUPS) {
+    out.push(`## ${group[0]!.toUpperCase()}${group.slice(1)}`, "")
+    for (const route of routes.filter((r) => r.group === group)) {
+      out.push(`### \`${route.method} ${route.path}\``, "", `${route.summary}.${route.auth === "none" ? " No key needed." : ""}`, "")
+      if (route.query !== undefined && route.query.length > 0) {
+        out.push(`Query: ${route.query.map((p) => `\`${p.name}\` (${p.description})`).join(", ")}.`, "")
+      }
+      if (route.body !== undefined) {
+        out.push("Body (JSON):", "", ...fieldsOf(route).map((f) => `- ${f}`), "")
+      }
+      out.push(`Answer: **${route.answer.status}**${route.answer.contentType === undefined ? "" : ` (${route.answer.contentType})`} ${route.answer.description}`, "")
+      const own = errorsOf(route).filter(([status]) => route.auth !== "admin" || (status !== 401 && status !== 403 && status !== 500))
+      out.push(own.length === 0 ? "Errors: only the common ones." : `Errors: ${own.map(([status, text]) => `**${status}** ${text}`).join("; ")}.`, "")
+    }
+  }
+  return out.join("\n")
+}

@@ -1,0 +1,120 @@
+/**
+ * The configuration refuses what it does not know: a misspelt key anywhere in the file (or in
+ * an `OCS_` variable) stops the start with its path and the nearest known name, instead of
+ * leaving that setting at its default in silence. Then the real program: a file with `syncc:`
+ * does not start, and a good file is named on the first line.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { runNode } from "@ocs/testkit/Processes"
+import * as Config from "../src/boot/Config.ts"
+import * as StrictKeys from "../src/boot/StrictKeys.ts"
+import { nodeEnv, nodeFlags } from "../src/ops/nodeFlags.ts"
+import { serverBin, spawnNode, startServerProcess, startSimulatorProcess, tempDir } from "./processes.ts"
+
+const writeConfig = (name: string, text: string) => {
+  const file = Path.join(tempDir("ocs-config-"), name)
+  Fs.writeFileSync(file, text)
+  return file
+}
+
+/** The message of the load's failure, or "" when it loaded. */
+const failureOf = (options: Parameters<typeof Config.load>[0]) =>
+  Config.load(options).pipe(Effect.match({ onFailure: (e) => e.message, onSuccess: () => "" }))
+
+describe("Config: unknown keys", () => {
+  it.effect("a misspelt top-level key is refused with the nearest known name", () =>
+    Effect.gen(function*() {
+      const file = writeConfig("ocs.yaml", "syncc:\n  intervalSeconds: 5\n")
+      const message = yield* failureOf({ file })
+      assert.include(message, "`syncc`: unknown key; did you mean `sync`?")
+      assert.include(message, file)
+    }))
+
+  it.effect("nested keys are checked at any depth, each with its path", () =>
+    Effect.gen(function*() {
+      const file = writeConfig("ocs.json", JSON.stringify({
+        server: { portt: 1 },
+        tenants: [{ appId: 1, verifyTokens: ["t"], businesses: [{ businessId: 2, accessToken: "a", settings: { intervalSecond: 30 } }] }],
+        webhooks: { authFailures: { limit: 3, windowSeconds: 60, window: 1 } },
+        zebra: true
+      }))
+      const message = yield* failureOf({ file })
+      assert.include(message, "`server.portt`: unknown key; did you mean `port`?")
+      assert.include(message, "`tenants[0].businesses[0].settings.intervalSecond`: unknown key; did you mean `intervalSeconds`?")
+      // Close to no known name: reported without a guess.
+      assert.match(message, /`zebra`: unknown key$/m)
+      assert.include(message, "`webhooks.authFailures.window`: unknown key")
+    }))
+
+  it.effect("records and a plugin's own config take any key", () =>
+    Effect.gen(function*() {
+      const file = writeConfig("ocs.json", JSON.stringify({
+        rateLimits: { overrides: { "pos:/v3.0/bill/list": { requests: 100, windowSeconds: 30 } } },
+        plugins: [{ use: "./mine.ts", config: { anything: { goes: 1 } } }]
+      }))
+      assert.strictEqual(yield* failureOf({ file }), "")
+    }))
+
+  it.effect("OCS_ variables: a misspelt setting is refused, another tool's variable is not read", () =>
+    Effect.gen(function*() {
+      const typo = yield* failureOf({ env: { OCS_SERVER__PORTT: "9000" } })
+      assert.include(typo, "`server.portt`: unknown key; did you mean `port`?")
+      const config = yield* Config.load({ env: { OCS_SERVER__PORT: "9000", OCS_HEAP_PROFILE_APPLIED: "compact", OCS_KAFKA_BROKERS: "x:1" } })
+      assert.strictEqual(config.server.port, 9000)
+    }))
+
+  it("suggests only names close enough to be meant", () => {
+    assert.strictEqual(StrictKeys.nearest("portt", ["host", "port", "limits"]), "port")
+    assert.strictEqual(StrictKeys.nearest("DataDir", ["dataDir", "api"]), "dataDir")
+    assert.strictEqual(StrictKeys.nearest("foo", ["server", "dataDir"]), undefined)
+  })
+})
+
+describe("Config: the program", () => {
+  it("a file with a misspelt key does not start, and says which key", async () => {
+    const file = writeConfig("ocs.yaml", "server:\n  host: 127.0.0.1\n  port: 0\nsyncc:\n  intervalSeconds: 5\n")
+    const run = await runNode([...nodeFlags, serverBin, "--config", file], { env: nodeEnv })
+    assert.notStrictEqual(run.code, 0)
+    assert.include(run.stderr, "`syncc`: unknown key; did you mean `sync`?")
+    assert.notInclude(run.stdout + run.stderr, "listening on")
+  }, 60_000)
+
+  it("the first line names the configuration it loaded", async () => {
+    const { proc, dir } = await startServerProcess({ server: { host: "127.0.0.1", port: 0 }, dataDir: "data" })
+    try {
+      const out = proc.output()
+      assert.include(out, `configuration ${Path.join(dir, "ocs.json")}`)
+      assert.notInclude(out, "no configuration given")
+    } finally {
+      await proc.stop()
+      Fs.rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+
+  it("--fresh empties the demo's data folder before the demo starts, and refuses a configured one", async () => {
+    const file = writeConfig("ocs.yaml", "server:\n  port: 0\n")
+    const refused = await runNode([...nodeFlags, serverBin, "--config", file, "--fresh"], { env: nodeEnv })
+    assert.strictEqual(refused.code, 2)
+    assert.include(refused.stderr, "--fresh empties the demo's data folder and applies only without --config")
+
+    const dataDir = Path.join(tempDir("ocs-fresh-"), "demo")
+    Fs.mkdirSync(dataDir, { recursive: true })
+    Fs.writeFileSync(Path.join(dataDir, "left-from-last-run"), "x")
+    // The demo uses a simulator already answering on its port.
+    const sim = await startSimulatorProcess(["--products", "20"])
+    const port = new URL(sim.url).port
+    const { proc } = await spawnNode([...nodeFlags, serverBin, "--fresh", "--data-dir", dataDir, "--port", "0", "--simulator-port", port], /listening on/, nodeEnv, 60_000)
+    try {
+      assert.isFalse(Fs.existsSync(Path.join(dataDir, "left-from-last-run")))
+      assert.isTrue(Fs.existsSync(Path.join(dataDir, "events.sqlite")))
+      assert.include(proc.output(), `--fresh: emptied ${dataDir}`)
+    } finally {
+      await proc.stop()
+      await sim.proc.stop()
+      Fs.rmSync(Path.dirname(dataDir), { recursive: true, force: true })
+    }
+  }, 90_000)
+})
