@@ -14,6 +14,7 @@ import { PrometheusMetrics } from "effect/observability"
 import type * as Http from "node:http"
 import * as IngestionMetrics from "./IngestionMetrics.ts"
 import * as AuthFailures from "./internal/authFailures.ts"
+import * as Unverified from "./internal/unverified.ts"
 import { type Answer, type Head, make as makeReceiver, type Receiver } from "./internal/receiver.ts"
 import { readBody } from "./internal/nodeBody.ts"
 import * as SourceAddresses from "./SourceAddresses.ts"
@@ -42,6 +43,13 @@ export interface Options {
    * read, until that window ends. Default 20 in 60 s; `false`: off.
    */
   readonly authFailures?: { readonly limit: number; readonly windowSeconds: number } | false | undefined
+  /**
+   * Bytes of request bodies that have not proved a verify token, held at once by all
+   * connections together; a body that would pass it is answered 503 with `retry-after` and its
+   * connection closed. A token in `Authorization`, or found by the top-level scan as the body
+   * arrives, takes the body out of the budget. Default 16 MiB; 0: no bound.
+   */
+  readonly unverifiedBodyBudgetBytes?: number | undefined
 }
 
 /** An address list entry is neither an IP address nor a CIDR range. */
@@ -64,6 +72,8 @@ export interface IngestionService {
   /** Replaces the allowlist (`undefined` or `false`: off, `true`: the API reference's list). */
   readonly setSourceAllowlist: (list: boolean | ReadonlyArray<string> | undefined) => Effect.Effect<void, InvalidAddressList>
   readonly setTrustedProxies: (list: ReadonlyArray<string>) => Effect.Effect<void, InvalidAddressList>
+  /** Bytes of request bodies held now that have not proved a verify token (see `unverifiedBodyBudgetBytes`). */
+  readonly unverifiedBytes: () => number
 }
 
 export class Ingestion extends Context.Service<Ingestion, IngestionService>()("@ocs/ingestion/Ingestion") {
@@ -104,7 +114,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       ? { ...AuthFailures.defaults, limit: 0 }
       : options.authFailures === undefined
       ? AuthFailures.defaults
-      : { ...AuthFailures.defaults, limit: options.authFailures.limit, windowMillis: options.authFailures.windowSeconds * 1000 }
+      : { ...AuthFailures.defaults, limit: options.authFailures.limit, windowMillis: options.authFailures.windowSeconds * 1000 },
+    unverified: { ...Unverified.defaults, budgetBytes: options.unverifiedBodyBudgetBytes ?? Unverified.defaults.budgetBytes }
   }), context)
   return Ingestion.of({
     basePath,
@@ -115,7 +126,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     prometheus: Effect.sync(() => PrometheusMetrics.formatUnsafe(context)),
     setSourceAllowlist: (value) => Effect.map(allowlist(value), (sourceAllowlist) => receiver.update({ sourceAllowlist })),
     setTrustedProxies: (entries) =>
-      Effect.map(list(entries), (trustedProxies) => receiver.update({ trustedProxies }))
+      Effect.map(list(entries), (trustedProxies) => receiver.update({ trustedProxies })),
+    unverifiedBytes: receiver.unverifiedBytes
   })
 })
 
@@ -159,9 +171,14 @@ const nodeListener = (receiver: Receiver) => {
     const pre = receiver.preflight(head)
     if (pre._tag === "Reject") return answer(pre.answer)
     appId = pre.appId
+    // Before any byte of the body: the application, and the token of the header when there is one.
+    const gate = receiver.gate(pre.appId, pre.source, req.headers.authorization)
+    if (gate._tag === "Reject") return answer(gate.answer)
     span = receiver.startSpan(pre.appId)
-    readBody(req, receiver.config().maxBodyBytes, (body) => {
+    const watch = gate._tag === "Verified" ? undefined : receiver.watch(pre.appId, pre.source, gate)
+    readBody(req, receiver.config().maxBodyBytes, watch, (body) => {
       if (body._tag === "TooLarge") return answer(receiver.tooLarge())
+      if (body._tag === "Stopped") return answer(body.answer)
       // The sender went away mid-body: there is nobody to answer and nothing complete to store.
       if (body._tag === "Aborted") return
       receiver.ingest({

@@ -1,6 +1,6 @@
 /**
  * The verify token is checked before the body is parsed, never stored, and sources that keep
- * failing it are answered 429 before their body is read.
+ * failing it are answered 429, while their deliveries that prove the token are still stored.
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Ingestion } from "@ocs/ingestion"
@@ -79,7 +79,7 @@ layer(receiverLayer({ authFailures: { limit: LIMIT, windowSeconds: 1 } }), { exc
   })
 
   describe("throttled sources", () => {
-    it.effect(`after ${LIMIT} failures: 429 with retry-after before the body is read, nothing stored, counted; other apps unaffected; over after the window`, () =>
+    it.effect(`after ${LIMIT} failures: wrong tokens 429 with retry-after, a delivery that proves its token still stored; over after the window`, () =>
       Effect.gen(function*() {
         const appId = yield* addApp()
         const other = yield* addApp()
@@ -87,22 +87,28 @@ layer(receiverLayer({ authFailures: { limit: LIMIT, windowSeconds: 1 } }), { exc
         const ingestion = yield* Ingestion.Ingestion
         const before = yield* ingestion.metrics
         for (let i = 0; i < LIMIT; i++) assert.strictEqual((yield* post(url, envelope({ data: { i } }, "wrong"))).status, 401)
-        const throttled = yield* post(url, envelope({ data: { id: 1 } }))
-        assert.strictEqual(throttled.status, 429, "even a valid delivery: its body is not read")
-        assert.strictEqual(throttled.headers["retry-after"], "1")
-        assert.strictEqual(throttled.headers["connection"], "close")
-        // A 1 MiB body is answered after its first bytes, and the connection closed.
-        const large = yield* partialPost(url, 1024 * 1024, `{"event":"orderAdd","pad":"xxxx`)
+        const wrong = yield* post(url, envelope({ data: { id: 0 } }, "wrong"))
+        assert.strictEqual(wrong.status, 429, "a wrong token from the throttled source")
+        assert.strictEqual(wrong.headers["retry-after"], "1")
+        // A flood of wrong tokens from a shared address never blocks the real sender.
+        assert.strictEqual((yield* post(url, envelope({ data: { id: 1 } }))).status, 200, "the token in the body")
+        assert.strictEqual((yield* post(url, envelope({ data: { id: 2 } }), { headers: { authorization: `Bearer ${TOKEN}` } })).status, 200, "the token in the header")
+        // A wrong header token is answered before any byte of the body, and the connection closed.
+        const header = yield* post(url, "\u0000garbage", { headers: { authorization: "Bearer wrong" } })
+        assert.deepStrictEqual([header.status, header.headers["connection"]], [429, "close"])
+        // A throttled source must show its token in the first bytes: a 1 MiB body without it in
+        // the first 64 KiB is answered then, and the connection closed (the rest is not read).
+        const large = yield* partialPost(url, 1024 * 1024, `{"event":"orderAdd","pad":"${"x".repeat(70 * 1024)}`)
         assert.deepStrictEqual(large, { status: 429, retryAfter: "1", connection: "close" })
         assert.strictEqual((yield* post(yield* hook(other), envelope({}))).status, 200, "another application from the same source")
         const after = yield* ingestion.metrics
-        assert.strictEqual(after.rejected.throttled - before.rejected.throttled, 2)
+        assert.strictEqual(after.rejected.throttled - before.rejected.throttled, 3)
         assert.strictEqual(after.rejected.unauthorized - before.rejected.unauthorized, LIMIT)
         assert.include(yield* ingestion.prometheus, `ocs_ingestion_rejected_total{reason="throttled"}`)
-        assert.strictEqual((yield* recordsOf(appId)).length, 0)
+        assert.strictEqual((yield* recordsOf(appId)).length, 2)
         yield* Effect.promise(() => new Promise((r) => setTimeout(r, 1100)))
-        assert.strictEqual((yield* post(url, envelope({ data: { id: 2 } }))).status, 200, "the window is over")
-        assert.strictEqual((yield* recordsOf(appId)).length, 1)
+        assert.strictEqual((yield* post(url, envelope({ data: { id: 3 } }, "wrong"))).status, 401, "the window is over")
+        assert.strictEqual((yield* recordsOf(appId)).length, 2)
       }))
 
     it.effect("a declared 1 MiB body with a wrong token still gets its 401 (no throttling yet) and nothing is stored", () =>
