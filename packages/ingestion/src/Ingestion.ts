@@ -14,12 +14,13 @@ import { PrometheusMetrics } from "effect/observability"
 import type * as Http from "node:http"
 import * as IngestionMetrics from "./IngestionMetrics.ts"
 import * as AuthFailures from "./internal/authFailures.ts"
-import { type Answer, type Head, make as makeReceiver, type Receiver } from "./internal/receiver.ts"
+import * as Unverified from "./internal/unverified.ts"
+import { type Answer, type Head, make as makeReceiver, type Receiver, type StoreHealth } from "./internal/receiver.ts"
 import { readBody } from "./internal/nodeBody.ts"
 import * as SourceAddresses from "./SourceAddresses.ts"
 import type { WebhookApps } from "./WebhookApps.ts"
 
-export type { Answer } from "./internal/receiver.ts"
+export type { Answer, StoreHealth } from "./internal/receiver.ts"
 
 export interface Options {
   /** Path prefix; deliveries go to `${basePath}/<appId>`. Default `/webhooks`. */
@@ -42,6 +43,13 @@ export interface Options {
    * read, until that window ends. Default 20 in 60 s; `false`: off.
    */
   readonly authFailures?: { readonly limit: number; readonly windowSeconds: number } | false | undefined
+  /**
+   * Bytes of request bodies that have not proved a verify token, held at once by all
+   * connections together; a body that would pass it is answered 503 with `retry-after` and its
+   * connection closed. A token in `Authorization`, or found by the top-level scan as the body
+   * arrives, takes the body out of the budget. Default 16 MiB; 0: no bound.
+   */
+  readonly unverifiedBodyBudgetBytes?: number | undefined
 }
 
 /** An address list entry is neither an IP address nor a CIDR range. */
@@ -64,6 +72,22 @@ export interface IngestionService {
   /** Replaces the allowlist (`undefined` or `false`: off, `true`: the API reference's list). */
   readonly setSourceAllowlist: (list: boolean | ReadonlyArray<string> | undefined) => Effect.Effect<void, InvalidAddressList>
   readonly setTrustedProxies: (list: ReadonlyArray<string>) => Effect.Effect<void, InvalidAddressList>
+  /** Bytes of request bodies held now that have not proved a verify token (see `unverifiedBodyBudgetBytes`). */
+  readonly unverifiedBytes: () => number
+  /**
+   * How the server should count a connection from `peer` against per-source caps: `"own"`,
+   * by the peer itself; `"forwarded"`, a trusted proxy, by the client its `X-Forwarded-For`
+   * names (`sourceOf`); `"exempt"`, an allowlisted delivery source. Follows the settings as
+   * they change at run time.
+   */
+  readonly peerKind: (peer: string) => "own" | "forwarded" | "exempt"
+  /**
+   * Whether a webhook sent now would be stored: failing from the first append that failed or
+   * timed out (full disk, stalled store) until the next one that succeeds. For readiness.
+   */
+  readonly storeHealth: () => StoreHealth
+  /** The source of a request as the receiver judges it (the trusted proxies' client). */
+  readonly sourceOf: (peer: string, forwardedFor: string | undefined) => SourceAddresses.Source
 }
 
 export class Ingestion extends Context.Service<Ingestion, IngestionService>()("@ocs/ingestion/Ingestion") {
@@ -104,7 +128,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       ? { ...AuthFailures.defaults, limit: 0 }
       : options.authFailures === undefined
       ? AuthFailures.defaults
-      : { ...AuthFailures.defaults, limit: options.authFailures.limit, windowMillis: options.authFailures.windowSeconds * 1000 }
+      : { ...AuthFailures.defaults, limit: options.authFailures.limit, windowMillis: options.authFailures.windowSeconds * 1000 },
+    unverified: { ...Unverified.defaults, budgetBytes: options.unverifiedBodyBudgetBytes ?? Unverified.defaults.budgetBytes }
   }), context)
   return Ingestion.of({
     basePath,
@@ -115,7 +140,15 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     prometheus: Effect.sync(() => PrometheusMetrics.formatUnsafe(context)),
     setSourceAllowlist: (value) => Effect.map(allowlist(value), (sourceAllowlist) => receiver.update({ sourceAllowlist })),
     setTrustedProxies: (entries) =>
-      Effect.map(list(entries), (trustedProxies) => receiver.update({ trustedProxies }))
+      Effect.map(list(entries), (trustedProxies) => receiver.update({ trustedProxies })),
+    unverifiedBytes: receiver.unverifiedBytes,
+    storeHealth: receiver.storeHealth,
+    peerKind: (peer) => {
+      const c = receiver.config()
+      if (c.sourceAllowlist?.has(peer) === true) return "exempt"
+      return c.trustedProxies?.has(peer) === true ? "forwarded" : "own"
+    },
+    sourceOf: (peer, forwardedFor) => SourceAddresses.resolve(peer, forwardedFor, receiver.config().trustedProxies)
   })
 })
 
@@ -159,9 +192,14 @@ const nodeListener = (receiver: Receiver) => {
     const pre = receiver.preflight(head)
     if (pre._tag === "Reject") return answer(pre.answer)
     appId = pre.appId
+    // Before any byte of the body: the application, and the token of the header when there is one.
+    const gate = receiver.gate(pre.appId, pre.source, req.headers.authorization)
+    if (gate._tag === "Reject") return answer(gate.answer)
     span = receiver.startSpan(pre.appId)
-    readBody(req, receiver.config().maxBodyBytes, (body) => {
+    const watch = gate._tag === "Verified" ? undefined : receiver.watch(pre.appId, pre.source, gate)
+    readBody(req, receiver.config().maxBodyBytes, watch, (body) => {
       if (body._tag === "TooLarge") return answer(receiver.tooLarge())
+      if (body._tag === "Stopped") return answer(body.answer)
       // The sender went away mid-body: there is nobody to answer and nothing complete to store.
       if (body._tag === "Aborted") return
       receiver.ingest({

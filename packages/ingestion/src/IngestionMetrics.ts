@@ -20,6 +20,8 @@ export const rejectReasons = [
   "unauthorized",
   /** 429: the source's recent deliveries failed the token check too often (body not read). */
   "throttled",
+  /** 503: the bytes of bodies not yet proved by a token would pass the receiver's budget. */
+  "over_budget",
   "store_failed",
   "apps_unavailable"
 ] as const

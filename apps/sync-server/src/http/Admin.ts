@@ -14,7 +14,7 @@
 import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
 import * as AdminApi from "./admin/AdminApi.ts"
-import { type AdminOptions, guard, json } from "./admin/AdminHttp.ts"
+import { type AdminOptions, guard, json, keyFailureDefaults } from "./admin/AdminHttp.ts"
 import * as HealthRoutes from "./admin/HealthRoutes.ts"
 import * as HistoryRoutes from "./admin/HistoryRoutes.ts"
 import * as OperationRoutes from "./admin/OperationRoutes.ts"
@@ -23,6 +23,7 @@ import * as QuarantineRoutes from "./admin/QuarantineRoutes.ts"
 import * as ReadModelRoutes from "./admin/ReadModelRoutes.ts"
 import * as TenantRoutes from "./admin/TenantRoutes.ts"
 import * as ConsoleRoutes from "./console/ConsoleRoutes.ts"
+import * as SourceThrottle from "./SourceThrottle.ts"
 
 export type { AdminOptions } from "./admin/AdminHttp.ts"
 export { describeBusiness, parseDate } from "./admin/AdminHttp.ts"
@@ -31,8 +32,9 @@ export { describeBusiness, parseDate } from "./admin/AdminHttp.ts"
  * The router, and `table`: every route added to it, which the admin reference
  * (admin/AdminApi.ts) is checked against.
  */
-export const routes = (options: AdminOptions) =>
+export const routes = (given: AdminOptions) =>
   Effect.gen(function*() {
+    const options: AdminOptions = { ...given, keyFailures: given.keyFailures ?? SourceThrottle.make(keyFailureDefaults) }
     const table: Array<AdminApi.RouteKey> = []
     const router = AdminApi.recording(yield* HttpRouter.make, table)
     yield* router.add("GET", "/admin/openapi.json", guard(options)(Effect.sync(() => json(AdminApi.document()))))

@@ -15,7 +15,6 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer, Option, Redacted, Result, Scope } from "effect"
-import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Https from "node:https"
 import type * as Net from "node:net"
@@ -32,6 +31,7 @@ import type { Config } from "../boot/Config.ts"
 import * as LoopHealthModule from "../ops/LoopHealth.ts"
 import { LoopHealth } from "../ops/LoopHealth.ts"
 import * as ProjectionLag from "../ops/ProjectionLag.ts"
+import * as DataDir from "../boot/DataDir.ts"
 import * as ServerLimits from "./ServerLimits.ts"
 import * as Sessions from "./console/Sessions.ts"
 import * as ServerTls from "./ServerTls.ts"
@@ -114,7 +114,8 @@ const webhookAppsFromStore = Layer.effect(
 /** Builds every service of the server from its configuration. */
 export const layer = (config: Config) => {
   const f = files(config.dataDir)
-  Fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 })
+  // Owner-only: an existing folder with wider modes is tightened (boot/DataDir.ts).
+  DataDir.secure(config.dataDir)
   const key = resolveKey(config.encryptionKey ?? process.env["OCS_ENCRYPTION_KEY"], config.dataDir)
   if (Result.isFailure(key)) throw key.failure
   const sealer = makeSealer(key.success.key)
@@ -187,7 +188,8 @@ export const layer = (config: Config) => {
     storeTimeoutMillis: config.webhooks.storeTimeoutSeconds === undefined ? undefined : config.webhooks.storeTimeoutSeconds * 1000,
     sourceAllowlist: config.webhooks.sourceAllowlist,
     trustedProxies: config.webhooks.trustedProxies,
-    authFailures: config.webhooks.authFailures
+    authFailures: config.webhooks.authFailures,
+    unverifiedBodyBudgetBytes: config.webhooks.unverifiedBodyBudgetBytes
   }).pipe(Layer.provide(webhookAppsFromStore))
   const sync = Layer.unwrap(
     Effect.gen(function*() {
@@ -322,7 +324,8 @@ export const start = (config: Config) =>
         loops: yield* LoopHealth,
         lag,
         maxLagRecords: config.server.readiness?.maxProjectionLagRecords,
-        maxLagSeconds: config.server.readiness?.maxProjectionLagSeconds ?? 300
+        maxLagSeconds: config.server.readiness?.maxProjectionLagSeconds ?? 300,
+        webhookStore: ingestion.storeHealth
       },
       silenceAlertMs: config.webhooks.silenceAlertSeconds * 1000,
       sessions: Sessions.make({ secure: config.server.tls !== undefined })
@@ -344,10 +347,13 @@ export const start = (config: Config) =>
     const tls = config.server.tls
     const credentials = tls === undefined ? undefined : yield* ServerTls.read(tls)
     const server = credentials === undefined
-      ? Http.createServer(ServerLimits.serverOptions(config.server.limits), listener)
-      : Https.createServer({ ...ServerLimits.serverOptions(config.server.limits), ...credentials }, listener)
+      ? Http.createServer(ServerLimits.serverOptions(config.server.limits))
+      : Https.createServer({ ...ServerLimits.serverOptions(config.server.limits), ...credentials })
     if (tls !== undefined) yield* ServerTls.reloadOnHangup(server as Https.Server, tls)
-    ServerLimits.apply(server, config.server.limits)
+    ServerLimits.apply(server, config.server.limits, {
+      peerKind: ingestion.peerKind,
+      clientOf: (peer, forwardedFor) => ingestion.sourceOf(peer, forwardedFor).client
+    }, listener)
     const port = yield* Effect.acquireRelease(
       Effect.callback<number, Error>((resume) => {
         server.once("error", (e) => resume(Effect.fail(e)))

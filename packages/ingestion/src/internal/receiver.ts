@@ -7,12 +7,15 @@ import { DirectAppend, type LogRecord, TraceContext } from "@ocs/event-log"
 import { Json } from "@ocs/protocol"
 import { Cause, Clock, Context, Effect, Exit, Option, Predicate, Result, Tracer } from "effect"
 import * as Crypto from "node:crypto"
+import * as DedupeKey from "../DedupeKey.ts"
 import type { RejectReason } from "../IngestionMetrics.ts"
 import * as IngestionMetrics from "../IngestionMetrics.ts"
 import * as SourceAddresses from "../SourceAddresses.ts"
 import { type WebhookApp, WebhookApps } from "../WebhookApps.ts"
 import * as AuthFailures from "./authFailures.ts"
+import type { Watch } from "./nodeBody.ts"
 import * as TokenField from "./tokenField.ts"
+import * as Unverified from "./unverified.ts"
 
 export interface Config {
   readonly basePath: string
@@ -21,6 +24,7 @@ export interface Config {
   readonly sourceAllowlist: SourceAddresses.AddressList | undefined
   readonly trustedProxies: SourceAddresses.AddressList | undefined
   readonly authFailures: AuthFailures.Settings
+  readonly unverified: Unverified.Settings
 }
 
 export type Outcome = "accepted" | "duplicate" | RejectReason
@@ -50,6 +54,10 @@ const reject = (
   close
 })
 
+const VERIFIED: Gate = { _tag: "Verified" }
+const APPS_UNAVAILABLE = reject(503, "apps_unavailable", "application lookup failed; deliver again", { "retry-after": "1" })
+const UNKNOWN_APP = reject(404, "unknown_app", "unknown application")
+
 const ACCEPTED: Answer = { status: 200, outcome: "accepted", body: `{"ok":true}`, headers: {}, close: false }
 const DUPLICATE: Answer = { status: 200, outcome: "duplicate", body: `{"ok":true,"duplicate":true}`, headers: {}, close: false }
 
@@ -64,6 +72,29 @@ export interface Head {
 export type Preflight =
   | { readonly _tag: "Reject"; readonly answer: Answer }
   | { readonly _tag: "Continue"; readonly appId: string; readonly source: SourceAddresses.Source }
+
+/**
+ * What is known once the head is read, before any byte of the body: the application, and the
+ * `Authorization` token when the request carries one.
+ */
+export type Gate =
+  | { readonly _tag: "Reject"; readonly answer: Answer }
+  /** The header's token is right: the body is read outside the unverified budget. */
+  | { readonly _tag: "Verified" }
+  /** No header token: the body is read within the budget until the scan finds the token. */
+  | { readonly _tag: "Unverified"; readonly app: WebhookApp; readonly throttled: boolean }
+
+/**
+ * The latest appends' verdict: failing from the first append that failed or timed out until
+ * the next one that succeeds.
+ */
+export interface StoreHealth {
+  readonly failing: boolean
+  /** Appends failed or timed out in a row. */
+  readonly failures: number
+  /** When the first of them failed (epoch ms), or null. */
+  readonly since: number | null
+}
 
 export interface Delivery {
   readonly appId: string
@@ -83,6 +114,19 @@ export interface Receiver {
   readonly authFailures: AuthFailures.AuthFailures
   /** Path, method, source address and declared length: everything decidable before the body. */
   readonly preflight: (head: Head) => Preflight
+  /** The application and the header's token, checked before any byte of the body is read. */
+  readonly gate: (appId: string, source: SourceAddresses.Source, authorization: string | undefined) => Gate
+  /**
+   * Watches an unverified body as it arrives: the top-level scan looks for the token (again
+   * each time the body has doubled, so the whole walk stays linear), a right token releases
+   * the body from the budget, a wrong one answers at once; bytes still unverified are taken
+   * from the budget, and a body past it is answered 503.
+   */
+  readonly watch: (appId: string, source: SourceAddresses.Source, gate: Extract<Gate, { _tag: "Unverified" }>) => Watch<Answer>
+  /** Bytes of unverified bodies held now. */
+  readonly unverifiedBytes: () => number
+  /** Whether a delivery sent now would be stored, judged by the latest appends. */
+  readonly storeHealth: () => StoreHealth
   readonly tooLarge: () => Answer
   /**
    * Decides a delivery in plain callbacks (no fiber per request): `done` gets the answer once
@@ -199,20 +243,94 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
     if (head.contentLength !== undefined && Number(head.contentLength) > config.maxBodyBytes) {
       return { _tag: "Reject", answer: tooLarge() }
     }
-    // A source that keeps presenting wrong tokens is answered before its body is read, and the
-    // connection is closed so that the rest of a large body is not read either.
-    const wait = failures.blockedFor(appId, source.client, clock.currentTimeMillisUnsafe())
-    if (wait > 0) {
-      return {
-        _tag: "Reject",
-        answer: reject(429, "throttled", "too many deliveries with a wrong verify token; wait", { "retry-after": String(wait), connection: "close" }, true)
+    return { _tag: "Continue", appId, source }
+  }
+
+  const budget = Unverified.make(initial.unverified)
+  const closing = (answer: Answer): Answer =>
+    answer.close ? answer : { ...answer, headers: { ...answer.headers, connection: "close" }, close: true }
+  const OVER_BUDGET = reject(503, "over_budget", "too many unverified request bodies in flight; deliver again", { "retry-after": "1", connection: "close" }, true)
+
+  /**
+   * A wrong token: counted against the source, and answered 401, or 429 once the source is
+   * throttled. A throttled source is still heard: a delivery that proves its token is stored
+   * (docs/operations.md, "Unauthenticated traffic").
+   */
+  const refuse = (appId: string, client: string, message: string): Answer => {
+    const now = clock.currentTimeMillisUnsafe()
+    const wait = failures.blockedFor(appId, client, now)
+    failures.failed(appId, client, now)
+    return wait > 0
+      ? reject(429, "throttled", "too many deliveries with a wrong verify token; wait", { "retry-after": String(wait) })
+      : reject(401, "unauthorized", message)
+  }
+
+  const gate = (appId: string, source: SourceAddresses.Source, authorization: string | undefined): Gate => {
+    const found = apps.lookup(appId)
+    if (Result.isFailure(found)) {
+      runFork(Effect.logError("webhook apps lookup failed", found.failure.message))
+      return { _tag: "Reject", answer: closing(APPS_UNAVAILABLE) }
+    }
+    const app = Option.getOrUndefined(found.success)
+    // 404 rather than 401: the path names no application here (docs/architecture.md, section 6).
+    if (app === undefined || !app.enabled) return { _tag: "Reject", answer: closing(UNKNOWN_APP) }
+    if (authorization !== undefined) {
+      return tokenValid(app, headerToken(authorization))
+        ? VERIFIED
+        : { _tag: "Reject", answer: closing(refuse(appId, source.client, "wrong verify token in Authorization")) }
+    }
+    return { _tag: "Unverified", app, throttled: failures.blockedFor(appId, source.client, clock.currentTimeMillisUnsafe()) > 0 }
+  }
+
+  const watch = (appId: string, source: SourceAddresses.Source, g: Extract<Gate, { _tag: "Unverified" }>): Watch<Answer> => {
+    let held = 0
+    let verified = false
+    let nextScan = 0
+    const window = budget.settings.throttledScanBytes
+    return {
+      chunk: (added, size, bytes) => {
+        if (verified) return undefined
+        if (size >= nextScan || (g.throttled && size >= window)) {
+          nextScan = size * 2
+          const field = TokenField.scan(bytes())
+          if (field._tag === "Found") {
+            if (field.token === undefined || !tokenValid(g.app, field.token)) {
+              return closing(refuse(appId, source.client, field.token === undefined ? "webhooksVerifyToken must be a string" : "wrong webhooksVerifyToken"))
+            }
+            verified = true
+            budget.give(held)
+            held = 0
+            return undefined
+          }
+          if (g.throttled && size >= window) {
+            return reject(429, "throttled", `too many deliveries with a wrong verify token: prove the token in Authorization or in the first ${window} bytes`, {
+              "retry-after": String(Math.max(1, failures.blockedFor(appId, source.client, clock.currentTimeMillisUnsafe()))),
+              connection: "close"
+            }, true)
+          }
+        }
+        if (!budget.take(added)) return OVER_BUDGET
+        held += added
+        return undefined
+      },
+      release: () => {
+        budget.give(held)
+        held = 0
       }
     }
-    return { _tag: "Continue", appId, source }
   }
 
   const tooLarge = () =>
     reject(413, "too_large", `body larger than ${config.maxBodyBytes} bytes`, { connection: "close" }, true)
+
+  let health: StoreHealth = { failing: false, failures: 0, since: null }
+  const HEALTHY = health
+  const storeFailed = () => {
+    health = { failing: true, failures: health.failures + 1, since: health.since ?? clock.currentTimeMillisUnsafe() }
+  }
+  const storeSucceeded = () => {
+    if (health.failing) health = HEALTHY
+  }
 
   const STORE_FAILED = reject(503, "store_failed", "the event could not be stored; deliver again", { "retry-after": "1" })
   const STORE_TIMEOUT = reject(503, "store_failed", "the event was not stored in time; deliver again", { "retry-after": "1" })
@@ -233,6 +351,7 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
     let answered = false
     const timer = setTimeout(() => {
       answered = true
+      storeFailed()
       runFork(Effect.logError("webhook not stored in time", { appId: record.appId, type: record.type, timeoutMillis: config.storeTimeoutMillis }))
       done(STORE_TIMEOUT)
     }, config.storeTimeoutMillis)
@@ -240,7 +359,10 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
       if (answered) return
       answered = true
       clearTimeout(timer)
-      if (Exit.isSuccess(exit)) return done(exit.value[0]?._tag === "Duplicate" ? DUPLICATE : ACCEPTED)
+      if (Exit.isSuccess(exit)) {
+        storeSucceeded()
+        return done(exit.value[0]?._tag === "Duplicate" ? DUPLICATE : ACCEPTED)
+      }
       const error = Cause.findErrorOption(exit.cause)
       if (Option.isSome(error) && error.value._tag === "InvalidRecord") {
         // A record the log refuses will be refused on every redelivery too: not a 503.
@@ -248,17 +370,13 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
         return done(reject(400, "bad_envelope", error.value.message))
       }
       // Not durable: never 200. 503 makes the service deliver again.
+      storeFailed()
       runFork(Effect.logError("webhook not stored", { appId: record.appId, type: record.type }, Cause.pretty(exit.cause)))
       done(STORE_FAILED)
     })
   }
 
-  const APPS_UNAVAILABLE = reject(503, "apps_unavailable", "application lookup failed; deliver again", { "retry-after": "1" })
-
-  const unauthorized = (d: Delivery, message: string): Answer => {
-    failures.failed(d.appId, d.source.client, clock.currentTimeMillisUnsafe())
-    return reject(401, "unauthorized", message)
-  }
+  const unauthorized = (d: Delivery, message: string): Answer => refuse(d.appId, d.source.client, message)
 
   /**
    * docs/api-catalogue.md, Authentication 8: the token is in the body field `webhooksVerifyToken`, or in the
@@ -294,7 +412,7 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
   const decide = (d: Delivery, found: Option.Option<WebhookApp>, done: (answer: Answer) => void): void => {
     const app = Option.getOrUndefined(found)
     // 404 rather than 401: the path names no application here (docs/architecture.md, section 6).
-    if (app === undefined || !app.enabled) return done(reject(404, "unknown_app", "unknown application"))
+    if (app === undefined || !app.enabled) return done(UNKNOWN_APP)
     const auth = authenticate(d, app)
     if ("status" in auth) return done(auth)
     // The stored body is the received one with the token's value replaced: a verify token at
@@ -327,9 +445,7 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
       receivedAt: clock.currentTimeMillisUnsafe(),
       body: text.success,
       // docs/api-catalogue.md, Delivery rules 2: redeliveries carry the same body, so its bytes are the key.
-      // The original bytes, token included: the recipe predates redaction, and redeliveries
-      // made before and after it must keep the same key.
-      dedupeKey: `sha256:${Crypto.hash("sha256", Buffer.concat([Buffer.from(`${d.appId}\n`), d.bytes]), "hex")}`,
+      dedupeKey: DedupeKey.of(d.appId, stored),
       meta: meta(d, auth.tokenSource)
     }, d.span, done)
   }
@@ -398,6 +514,10 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
     metrics,
     authFailures: failures,
     preflight,
+    gate,
+    watch,
+    unverifiedBytes: budget.used,
+    storeHealth: () => health,
     tooLarge,
     ingest
   } satisfies Receiver
