@@ -31,6 +31,23 @@ export class KafkaUnavailable extends Schema.TaggedError<KafkaUnavailable>()("Ka
   cause: Schema.Defect()
 }) {}
 
+/**
+ * Kafka mode: an outbox record is larger than the broker accepts in one record batch (the
+ * topic's `max.message.bytes`, which defaults to the broker's `message.max.bytes`). The relay
+ * does not send it (the topic would refuse it, and every batch after it would wait): it keeps it
+ * in the outbox as a relay dead letter and goes on. Raise the limit, then redrive it.
+ */
+export class RecordTooLarge extends Schema.TaggedError<RecordTooLarge>()("RecordTooLarge", {
+  appId: Schema.String,
+  businessId: Schema.NullOr(Schema.String),
+  /** The record's outbox offset. */
+  offset: Schema.Number,
+  recordId: Schema.String,
+  bytes: Schema.Number,
+  limitBytes: Schema.Number,
+  message: Schema.String
+}) {}
+
 /** The log was closed (its layer released) while the call was waiting. */
 export class EventLogClosed extends Schema.TaggedError<EventLogClosed>()("EventLogClosed", {
   message: Schema.String

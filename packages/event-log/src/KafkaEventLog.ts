@@ -15,6 +15,11 @@
  *   unique across servers, so a consumer keying what it applied by offset never mistakes one
  *   server's record for another's; `LogRecord.kafka` keeps the partition, Kafka offset, origin
  *   and outbox offset.
+ * - Each request is bounded by bytes (internal/relaySizing.ts) below the topic's
+ *   `max.message.bytes` as the broker tells it (configurable: `maxRequestBytes`). A record larger
+ *   than that alone is not sent (the broker would refuse it, and every record behind it would
+ *   wait): it is noted as a relay dead letter in the outbox file and logged (`RecordTooLarge`);
+ *   it stays in the outbox, and `RelayProgress.redrive` puts it on the topic once the limit allows.
  * - A crash between the broker's ack and the cursor update sends a batch again. One origin's
  *   messages reach a partition in outbox order, so a message whose outbox offset is at or below
  *   the highest one delivered from its origin in that partition is a repeat and is dropped; the
@@ -35,7 +40,10 @@ import { Cause, Clock, Context, Deferred, Effect, Layer, Option, Queue, Result, 
 import * as Checkpoints from "./Checkpoints.ts"
 import { DirectAppend, type DirectAppendService } from "./DirectAppend.ts"
 import { EventLog, type EventLogService } from "./EventLog.ts"
-import { type EventLogError, InvalidCheckpoint, KafkaUnavailable, RecordDecodeError, type SqliteError } from "./EventLogError.ts"
+import { type EventLogError, InvalidCheckpoint, KafkaUnavailable, RecordDecodeError, RecordTooLarge, type SqliteError } from "./EventLogError.ts"
+import * as DeadLetters from "./internal/relayDeadLetters.ts"
+import type { DeadLetter } from "./internal/relayDeadLetters.ts"
+import * as Sizing from "./internal/relaySizing.ts"
 import { recordToRow, rowToRecord } from "./internal/recordRow.ts"
 import * as Core from "./internal/sqliteLog.ts"
 import { type Checkpoint, type Delivery, type LogRecord, type ReadOptions, type SubscribeOptions, tenantKey, topicPosition, uuidv7 } from "./LogRecord.ts"
@@ -50,8 +58,38 @@ import { relayState } from "./Tables.ts"
 export interface RelayProgressService {
   /** The outbox's last offset now (0 when empty): every record committed so far is at or below it. */
   readonly head: Effect.Effect<number, SqliteError>
-  /** Every outbox record at or below this offset is acknowledged by the broker. */
+  /** Every outbox record at or below this offset is acknowledged by the broker (or set aside as a dead letter). */
   readonly relayed: Effect.Effect<number>
+  /** Whether the relay gets its requests acknowledged, the limit it sizes them by, its dead letters. */
+  readonly status: Effect.Effect<RelayStatus>
+  /** The records set aside for their size and not redriven yet, in outbox order. */
+  readonly deadLetters: Effect.Effect<ReadonlyArray<DeadLetter>, SqliteError>
+  /**
+   * Reads the topic's limit again and puts on the topic every waiting dead letter that now fits
+   * (after an operator raised `max.message.bytes`). The others keep waiting.
+   */
+  readonly redrive: Effect.Effect<{ readonly redriven: number; readonly stillTooLarge: number }, EventLogError>
+}
+
+export type { DeadLetter }
+
+export interface RelayStatus {
+  /**
+   * False once the relay has failed to get a request acknowledged for `relayDownAfterMillis`
+   * (the broker is down or refuses every request): what it relays waits in the outbox.
+   */
+  readonly up: boolean
+  /** Since when (ms epoch) requests have been failing, null while they are acknowledged. */
+  readonly failingSince: number | null
+  /** Failed attempts in a row. */
+  readonly failures: number
+  /** The last failure's kind (a Kafka error type such as NOT_ENOUGH_REPLICAS, or an error name). */
+  readonly lastError: string | null
+  /** The largest request the relay sends (bytes), and where that number comes from. */
+  readonly limitBytes: number
+  readonly limitSource: string
+  /** Records set aside for their size, waiting for a redrive. */
+  readonly deadLetters: number
 }
 
 export class RelayProgress extends Context.Service<RelayProgress, RelayProgressService>()("@ocs/event-log/RelayProgress") {}
@@ -82,8 +120,20 @@ export interface Options {
   /** The local SQLite outbox file (an event-log file; also holds `EventLog.commit` checkpoints). */
   readonly outboxFilename: string
   readonly clientId?: string | undefined
-  /** Outbox records per `send` (default 500). */
+  /** Outbox records per `send` at most (default 500); requests are bounded by bytes too. */
   readonly relayBatchSize?: number | undefined
+  /**
+   * The largest relay request in bytes. By default the relay asks the broker for the topic's
+   * `max.message.bytes` (at start and whenever a batch is refused for its size) and sizes its
+   * requests under it; this caps that number, and is used alone when the broker's configuration
+   * cannot be read (then Kafka's default, 1,048,588, when unset).
+   */
+  readonly maxRequestBytes?: number | undefined
+  /**
+   * The relay counts as down (`RelayProgress.status`) once its requests have failed for this
+   * long without one acknowledged (default 30 s).
+   */
+  readonly relayDownAfterMillis?: number | undefined
   /**
    * The relay saves its cursor (last outbox offset the broker acknowledged) at most this often
    * while busy, and whenever it goes idle or stops (default 1000 ms). After a crash it resends
@@ -115,6 +165,8 @@ export interface Options {
   readonly supervise?: Supervise | undefined
   /** kafkajs client retries (connect at start uses them; default 3 retries from 200 ms). */
   readonly retry?: RetryOptions | undefined
+  /** Retries inside one relay `send` before the relay backs off on its own (default 5, from 100 ms to 2 s). */
+  readonly producerRetry?: RetryOptions | undefined
   readonly connectionTimeoutMillis?: number | undefined
   /** Record ids remembered per stream to drop relay repeats (default 100,000). */
   readonly dedupeMemory?: number | undefined
@@ -178,6 +230,13 @@ const recentIds = (capacity: number) => {
     if (seen.size > capacity) seen.delete(seen.values().next().value!)
     return true
   }
+}
+
+/** An outbox record on its way: the message and its size in a record batch. */
+interface Outgoing {
+  readonly record: LogRecord
+  readonly message: Sizing.OutgoingMessage
+  readonly bytes: number
 }
 
 interface Raw {
@@ -256,11 +315,16 @@ export const make = Effect.fnUntraced(function*(
   // The relay.
   const batchSize = options.relayBatchSize ?? 500
   const backoff = options.relayBackoffMillis ?? { initial: 100, max: 10_000 }
+  const downAfterMillis = options.relayDownAfterMillis ?? 30_000
   let producer: Producer | undefined
   const connectedProducer = Effect.tryPromise({
     try: async () => {
       if (producer !== undefined) return producer
-      const p = kafka.producer({ idempotent: true, maxInFlightRequests: 1 })
+      // Bounded retries (kafkajs retries an idempotent producer's send for ever by default, so a
+      // broker refusing every request, e.g. NOT_ENOUGH_REPLICAS, would hold the relay in one
+      // silent `send`): the relay's own backoff takes over, and its status shows the failure.
+      // Repeats this may cause are dropped by the consumers (see the module comment).
+      const p = kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: options.producerRetry ?? { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 } })
       await p.connect()
       producer = p
       return p
@@ -273,6 +337,24 @@ export const make = Effect.fnUntraced(function*(
     await p?.disconnect().catch(() => undefined)
   })
 
+  // How large one request may be: the topic's limit as the broker tells it (read at start and
+  // again whenever the broker refuses a batch for its size), capped by `maxRequestBytes`.
+  let limit = { bytes: options.maxRequestBytes ?? Sizing.KAFKA_DEFAULT_LIMIT_BYTES, source: options.maxRequestBytes === undefined ? "Kafka's default" : "maxRequestBytes" }
+  const readLimit = Effect.gen(function*() {
+    const told = yield* Effect.promise(() => Sizing.readBrokerLimit(admin, topic).catch(() => undefined))
+    const next = told === undefined
+      ? { bytes: options.maxRequestBytes ?? Sizing.KAFKA_DEFAULT_LIMIT_BYTES, source: options.maxRequestBytes === undefined ? "Kafka's default (the broker did not say)" : "maxRequestBytes (the broker did not say)" }
+      : options.maxRequestBytes !== undefined && options.maxRequestBytes < told.bytes
+      ? { bytes: options.maxRequestBytes, source: "maxRequestBytes" }
+      : told
+    if (next.bytes !== limit.bytes) yield* Effect.logInfo(`event-log relay: requests up to ${next.bytes} bytes (${next.source})`)
+    limit = next
+  })
+  yield* readLimit
+
+  const deadLetters = DeadLetters.make(outbox.db, topic)
+  let waitingLetters = yield* deadLetters.countWaiting
+
   const relayedOffset = outbox.db.use("relay", (orm) =>
     orm.select({ offset: relayState.relayedOffset }).from(relayState).where(eq(relayState.name, topic)).get()?.offset ?? 0
   )
@@ -282,34 +364,79 @@ export const make = Effect.fnUntraced(function*(
         .onConflictDoUpdate({ target: relayState.name, set: { relayedOffset: offset, updatedAt: now } }).run()
     )
 
-  const send = (batch: ReadonlyArray<LogRecord>) =>
+  const toOutgoing = (record: LogRecord, from: string): Outgoing => {
+    const message = { key: tenantKey(record.appId, record.businessId), value: encodeValue(record, from), headers: { [HEADER_ID]: record.id } }
+    return { record, message, bytes: Sizing.messageBytes(message) }
+  }
+
+  // Since when the request in flight has waited (a broker that neither answers nor fails).
+  let sendingSince: number | undefined
+  const send = (batch: ReadonlyArray<Outgoing>) =>
     Effect.gen(function*() {
+      sendingSince = yield* Clock.currentTimeMillis
       const p = yield* connectedProducer
       yield* Effect.tryPromise({
-        try: () =>
-          p.send({
-            topic,
-            acks: -1,
-            messages: batch.map((record) => ({
-              key: tenantKey(record.appId, record.businessId),
-              value: encodeValue(record, origin),
-              headers: { [HEADER_ID]: record.id }
-            }))
-          }),
+        try: () => p.send({ topic, acks: -1, messages: batch.map((o) => o.message) }),
         catch: unavailable("did not acknowledge")
       })
+    }).pipe(Effect.ensuring(Effect.sync(() => (sendingSince = undefined))))
+
+  /** Sets a record aside: noted in the outbox file, logged as a typed error; the relay goes on. */
+  const refuse = (o: Outgoing, reason: string) =>
+    Effect.gen(function*() {
+      const error = new RecordTooLarge({
+        appId: o.record.appId,
+        businessId: o.record.businessId,
+        offset: o.record.offset,
+        recordId: o.record.id,
+        bytes: o.bytes,
+        limitBytes: limit.bytes,
+        message: `event-log relay: record ${o.record.id} of ${tenantKey(o.record.appId, o.record.businessId)} (outbox offset ${o.record.offset}, ` +
+          `${o.record.type}) takes ${o.bytes} bytes, more than topic ${topic} accepts (${limit.bytes} bytes, ${limit.source}): ${reason}. ` +
+          `It stays in the outbox as a relay dead letter; raise the topic's max.message.bytes, then redrive it.`
+      })
+      yield* deadLetters.add({
+        offset: o.record.offset,
+        tenant: tenantKey(o.record.appId, o.record.businessId),
+        recordId: o.record.id,
+        type: o.record.type,
+        bytes: o.bytes,
+        limitBytes: limit.bytes,
+        reason,
+        refusedAt: yield* Clock.currentTimeMillis
+      })
+      waitingLetters++
+      yield* Effect.logError(error.message, error)
     })
 
-  const sendWithBackoff = (batch: ReadonlyArray<LogRecord>) => {
-    const attempt = (n: number): Effect.Effect<void, never> =>
-      send(batch).pipe(Effect.catchTag("KafkaUnavailable", (error) =>
-        Effect.gen(function*() {
-          const delay = Math.min(backoff.max, backoff.initial * 2 ** Math.min(n, 30))
-          yield* Effect.logWarning(`event-log relay: ${error.message}; retry ${n + 1} in ${delay} ms`)
-          yield* dropProducer
-          yield* Effect.sleep(delay)
-          return yield* attempt(n + 1)
-        })))
+  // The relay's failures in a row (reset by an acknowledged send), for `RelayProgress.status`.
+  let failing: { readonly since: number; attempts: number; lastError: string } | undefined
+
+  /**
+   * Sends until the broker acknowledges ("sent"), backing off while it fails; "too large" when
+   * it refused the batch for its size (retrying that would never end).
+   */
+  const sendWithBackoff = (batch: ReadonlyArray<Outgoing>) => {
+    const attempt = (n: number): Effect.Effect<"sent" | "too large"> =>
+      send(batch).pipe(
+        Effect.as("sent" as const),
+        Effect.tap(() => Effect.sync(() => (failing = undefined))),
+        Effect.catchTag("KafkaUnavailable", (error) =>
+          Effect.gen(function*() {
+            yield* dropProducer
+            if (Sizing.isTooLarge(error.cause)) return "too large" as const
+            const now = yield* Clock.currentTimeMillis
+            const reason = Sizing.kafkaErrorType(error.cause) ?? (error.cause instanceof Error ? error.cause.name : "error")
+            if (failing === undefined) failing = { since: now, attempts: 0, lastError: reason }
+            failing.attempts++
+            failing.lastError = reason
+            // Never below zero: a delay past the cap (or from a clock moved back) is the cap.
+            const delay = Math.max(0, Math.min(backoff.max, backoff.initial * 2 ** Math.min(n, 30)))
+            yield* Effect.logWarning(`event-log relay: ${error.message}; retry ${n + 1} in ${delay} ms`)
+            yield* Effect.sleep(delay)
+            return yield* attempt(n + 1)
+          }))
+      )
     return attempt(0)
   }
 
@@ -335,25 +462,47 @@ export const make = Effect.fnUntraced(function*(
       )
       savedAt = now
     })
+    // After the broker refused a batch for its size, fewer records per request until one is
+    // acknowledged (the sizes here are upper bounds, so this only happens when the topic's limit
+    // was lowered since it was read).
+    let cap = batchSize
     return yield* Effect.gen(function*() {
       while (true) {
         const wake = outbox.nextCommit()
-        let batch = yield* outbox.page(cursor + 1, batchSize)
-        if (batch.length > 0 && batch.length < batchSize && linger > 0) {
+        let page = yield* outbox.page(cursor + 1, batchSize)
+        if (page.length > 0 && page.length < batchSize && linger > 0) {
           // Linger: what arrives in the next few ms goes in the same request (fewer, larger
           // produce requests: less work for the client, the broker and the consumers' fetches).
           yield* Effect.sleep(linger)
-          batch = yield* outbox.page(cursor + 1, batchSize)
+          page = yield* outbox.page(cursor + 1, batchSize)
         }
-        if (batch.length === 0) {
+        if (page.length === 0) {
           const sinceSave = (yield* Clock.currentTimeMillis) - savedAt
           if (sinceSave >= cursorSaveMillis) yield* save
           const nap = saved === cursor ? outbox.pollIntervalMillis : Math.min(outbox.pollIntervalMillis, Math.max(1, cursorSaveMillis - sinceSave))
           yield* Effect.race(Deferred.await(wake), Effect.sleep(nap))
           continue
         }
-        yield* sendWithBackoff(batch)
-        cursor = batch[batch.length - 1]!.offset
+        const outgoing = page.slice(0, cap).map((record) => toOutgoing(record, origin))
+        // Bounded by bytes as well as by count: the broker refuses a batch past its limit.
+        const n = Sizing.fitting(outgoing.map((o) => o.bytes), limit.bytes)
+        if (n === 0) {
+          yield* refuse(outgoing[0]!, "larger than the limit before sending")
+        } else {
+          const batch = outgoing.slice(0, n)
+          if ((yield* sendWithBackoff(batch)) === "too large") {
+            const before = limit.bytes
+            yield* readLimit
+            if (n > 1 || limit.bytes !== before) {
+              cap = Math.max(1, Math.floor(n / 2))
+              continue
+            }
+            yield* refuse(batch[0]!, "the broker refused it (MESSAGE_TOO_LARGE)")
+          } else {
+            cap = batchSize
+          }
+        }
+        cursor = n === 0 ? outgoing[0]!.record.offset : outgoing[Math.max(0, n - 1)]!.record.offset
         relayedUpTo = cursor
         if ((yield* Clock.currentTimeMillis) - savedAt >= cursorSaveMillis) yield* save
       }
@@ -362,6 +511,47 @@ export const make = Effect.fnUntraced(function*(
   // Each start reads the cursor again, so a restarted relay resumes where the last ack left it.
   const supervise = options.supervise ?? restartAfterBackoff(backoff)
   yield* Effect.forkScoped(supervise("event-log-relay", relay))
+
+  const status = Effect.map(Clock.currentTimeMillis, (now): RelayStatus => {
+    const since = failing?.since ?? (sendingSince !== undefined && now - sendingSince >= downAfterMillis ? sendingSince : undefined)
+    return {
+      up: since === undefined || now - since < downAfterMillis,
+      failingSince: since ?? null,
+      failures: failing?.attempts ?? 0,
+      lastError: failing?.lastError ?? (since === undefined ? null : "no acknowledgement"),
+    limitBytes: limit.bytes,
+      limitSource: limit.source,
+      deadLetters: waitingLetters
+    }
+  })
+
+  /**
+   * Puts the waiting dead letters that fit under the topic's limit now on the topic, in outbox
+   * order, under an origin of their own: consumers drop a message whose outbox offset is at or
+   * below the highest they had from its origin, and the relay's own origin is past these.
+   */
+  const redrive = Effect.gen(function*() {
+    yield* readLimit
+    const letters = yield* deadLetters.waiting
+    const from = `${origin}:redrive:${uuidv7(yield* Clock.currentTimeMillis)}`
+    let redriven = 0
+    let stillTooLarge = 0
+    for (const letter of letters) {
+      const record = (yield* outbox.page(letter.offset, 1))[0]
+      if (record === undefined || record.offset !== letter.offset) continue
+      const o = toOutgoing(record, from)
+      if (!Sizing.fitsAlone(o.bytes, limit.bytes)) {
+        stillTooLarge++
+        continue
+      }
+      yield* send([o])
+      yield* deadLetters.redriven(letter.offset, yield* Clock.currentTimeMillis)
+      waitingLetters = Math.max(0, waitingLetters - 1)
+      redriven++
+    }
+    yield* Effect.logInfo(`event-log relay: redrove ${redriven} dead letter(s) to ${topic}; ${stillTooLarge} still larger than ${limit.bytes} bytes`)
+    return { redriven, stillTooLarge }
+  })
 
   // Consuming the topic.
   const dedupeMemory = options.dedupeMemory ?? 100_000
@@ -498,7 +688,10 @@ export const make = Effect.fnUntraced(function*(
   const progress: RelayProgressService = {
     head: outbox.db.use("outbox head", (_, client) =>
       (client.prepare(`SELECT coalesce(max("offset"), 0) AS head FROM records`).get() as { head: number }).head),
-    relayed: Effect.sync(() => relayedUpTo)
+    relayed: Effect.sync(() => relayedUpTo),
+    status,
+    deadLetters: deadLetters.waiting,
+    redrive
   }
   return { service, direct: outbox.direct, progress }
 })

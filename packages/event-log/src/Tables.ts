@@ -79,3 +79,25 @@ export const relayState = sqliteTable("relay_state", {
   relayedOffset: integer("relayed_offset").notNull(),
   updatedAt: integer("updated_at").notNull()
 })
+
+/**
+ * Kafka mode: outbox records the relay refused to send because they are larger than the broker
+ * accepts (`max.message.bytes`). The record itself stays in `records` (nothing is lost); this row
+ * says why it is not on the topic, until an operator raises the limit and redrives it.
+ */
+export const relayDeadLetters = sqliteTable("relay_dead_letters", {
+  /** The record's outbox offset. */
+  offset: integer("offset").primaryKey(),
+  topic: text("topic").notNull(),
+  tenant: text("tenant").notNull(),
+  recordId: text("record_id").notNull(),
+  type: text("type").notNull(),
+  /** The record's size on the wire (key, value, headers, record overhead). */
+  bytes: integer("bytes").notNull(),
+  /** The limit it broke (bytes), as the relay knew it then. */
+  limitBytes: integer("limit_bytes").notNull(),
+  reason: text("reason").notNull(),
+  refusedAt: integer("refused_at").notNull(),
+  /** When a redrive put it on the topic; null while it waits. */
+  redrivenAt: integer("redriven_at")
+}, (t) => [index("relay_dead_letters_waiting").on(t.topic, t.redrivenAt)])

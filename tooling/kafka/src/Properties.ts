@@ -16,7 +16,13 @@ export interface PropertiesInput {
   readonly serverProperties: Readonly<Record<string, PropertyValue>>
 }
 
-/** The text of server.properties. */
+/**
+ * The text of server.properties. Only single-node necessities, loopback listeners and a light
+ * footprint are set here; everything that decides what a client may send or what the broker keeps
+ * (`message.max.bytes`, `socket.request.max.bytes`, segment and retention sizes, compression)
+ * stays at Kafka's default, as on a production cluster, so a suite cannot pass on a limit only
+ * the test broker has (test/kafka/BrokerDefaults.test.ts checks the running broker).
+ */
 export const serverProperties = (c: PropertiesInput): string => {
   const properties: Record<string, PropertyValue> = {
     "process.roles": "broker,controller",
@@ -36,7 +42,10 @@ export const serverProperties = (c: PropertiesInput): string => {
     "transaction.state.log.replication.factor": 1,
     "transaction.state.log.min.isr": 1,
     "transaction.state.log.num.partitions": 1,
+    // Differs from the default (3 s) on purpose, as Kafka's own sample configuration does for a
+    // development broker: each new consumer group's first join would wait 3 s per suite.
     "group.initial.rebalance.delay.ms": 0,
+    // Production clusters usually refuse to create topics on demand; the engine creates its own.
     "auto.create.topics.enable": false,
     "delete.topic.enable": true,
     // a light broker for a 2-core machine

@@ -88,6 +88,13 @@ export const Config = Schema.Struct({
         topic: Schema.String,
         partitions: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
         /**
+         * Caps the relay's requests (bytes). Default: the topic's `max.message.bytes` as the
+         * broker reports it (Kafka's default 1,048,588 when it cannot be read).
+         */
+        maxRequestBytes: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1024))),
+        /** The relay counts as down (ocs_loop_up 0, /readyz 503) once it has failed this long. Default 30. */
+        relayDownAfterSeconds: Schema.optional(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))),
+        /**
          * Several servers on this topic: each tenant's pulls are owned by one of them at a time
          * (a Kafka consumer group hands out tenant partitions). A server that gains a tenant
          * waits `handoverSeconds` (default 31: the default rate window and a second) first.

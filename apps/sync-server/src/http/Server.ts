@@ -27,6 +27,7 @@ import { ReadModels } from "@ocs/read-models"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
 import * as Admin from "./Admin.ts"
 import * as BackgroundLoops from "../ops/BackgroundLoops.ts"
+import * as RelayHealth from "../ops/RelayHealth.ts"
 import type { Config } from "../boot/Config.ts"
 import * as LoopHealthModule from "../ops/LoopHealth.ts"
 import { LoopHealth } from "../ops/LoopHealth.ts"
@@ -129,6 +130,8 @@ export const layer = (config: Config) => {
       brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
       topic: config.eventLog.kafka?.topic ?? "ocs-events",
       partitions: config.eventLog.kafka?.partitions,
+      maxRequestBytes: config.eventLog.kafka?.maxRequestBytes,
+      relayDownAfterMillis: config.eventLog.kafka?.relayDownAfterSeconds === undefined ? undefined : config.eventLog.kafka.relayDownAfterSeconds * 1000,
       outboxFilename: f.outbox,
       clientId: "ocs-sync-server",
       supervise: health.supervise
@@ -308,11 +311,16 @@ export const start = (config: Config) =>
         yield* Effect.logInfo(`read models start empty over ${head.value} log records: projected as history, not compared for changes`)
       }
     }
+    // Kafka mode: the relay retries inside itself; its own status says when it keeps failing.
+    const relay = yield* Effect.serviceOption(KafkaEventLog.RelayProgress)
+    if (Option.isSome(relay)) (yield* LoopHealth).watch("event-log-relay", RelayHealth.check(relay.value))
     yield* BackgroundLoops.start({
       silenceAlertMs: config.webhooks.silenceAlertSeconds * 1000,
       consumer: "read-models",
       onWebhooksEnabled: (appId) => sync.gapFill({ appId }, "webhooksEnabled"),
-      activityOnProjection: config.eventLog.mode === "kafka"
+      activityOnProjection: config.eventLog.mode === "kafka",
+      // Over Kafka the projection resumes from the topic position it saved with its last batch.
+      catchUpOnClose: config.eventLog.mode !== "kafka"
     })
     yield* sync.start
 

@@ -114,9 +114,12 @@ export const watchTenants = (silenceAlertMs: number) =>
   }).pipe(Effect.catch((e) => Effect.logError("tenant watch failed", e)))
 
 /**
- * Starts the loops in the current scope. On close, the projection is stopped and then caught
- * up once more (finalizers run in reverse, so after the HTTP server and the sync loops have
- * stopped): the files a stopped server leaves behind are up to date with its log.
+ * Starts the loops in the current scope. On close, the projection is stopped and then, over the
+ * SQLite log, caught up once more (finalizers run in reverse, so after the HTTP server and the
+ * sync loops have stopped): the files a stopped server leaves behind are up to date with its
+ * log. Over Kafka there is no such last step: the projection's checkpoint is a topic position
+ * saved with each batch it applied, the next start resumes from it, and what is still in the
+ * outbox is not on the topic to catch up from.
  */
 export const start = (options: {
   readonly silenceAlertMs: number
@@ -129,6 +132,8 @@ export const start = (options: {
    * docs/architecture.md §4.19). Default false.
    */
   readonly activityOnProjection?: boolean | undefined
+  /** Catch the projection up once more on close (SQLite log only, see above). Default true. */
+  readonly catchUpOnClose?: boolean | undefined
 }) =>
   Effect.gen(function*() {
     const scope = yield* Scope.Scope
@@ -151,10 +156,12 @@ export const start = (options: {
       scope
     )
     yield* Effect.addFinalizer(() =>
-      Fiber.interrupt(projection).pipe(
-        Effect.andThen(readModels.catchUp(options.consumer, follow)),
-        Effect.catch((e) => Effect.logWarning("final projection catch-up failed; it resumes at the next start", e))
-      )
+      options.catchUpOnClose === false
+        ? Fiber.interrupt(projection)
+        : Fiber.interrupt(projection).pipe(
+          Effect.andThen(readModels.catchUp(options.consumer, follow)),
+          Effect.catch((e) => Effect.logWarning("final projection catch-up failed; it resumes at the next start", e))
+        )
     )
     if (onBatch === undefined) yield* Effect.forkIn(health.supervise("tenant-activity", tenantActivity(options.onWebhooksEnabled)), scope)
     yield* Effect.forkIn(

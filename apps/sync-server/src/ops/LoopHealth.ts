@@ -7,6 +7,10 @@
  *
  * A restarted loop counts as up only once it has run `settleMillis` without failing again:
  * a loop that fails at once on every restart (a full disk) stays down instead of flapping.
+ *
+ * A loop that retries inside itself (the Kafka relay backs off while the broker refuses it)
+ * never fails to its supervisor; `watch` gives it a check of its own, and while the check names
+ * a problem the loop is down with that problem.
  */
 import { Cause, Clock, Context, Effect, Layer, Schedule, Schema } from "effect"
 
@@ -21,6 +25,14 @@ export interface LoopStatus {
   readonly restarts: number
   readonly lastError: string | null
   /** Since when (ms epoch) the loop has been in its current state. */
+  readonly since: number
+  /** What the loop's own check (`watch`) reports wrong while it runs; null when nothing. */
+  readonly problem: string | null
+}
+
+/** A running loop's own account of a problem: what, and since when (ms epoch). */
+export interface LoopProblem {
+  readonly problem: string
   readonly since: number
 }
 
@@ -46,6 +58,8 @@ export interface LoopHealthService {
   /** Runs `loop` for ever (until interrupted), restarting it after each failure or end. */
   readonly supervise: <R>(name: string, loop: Effect.Effect<unknown, unknown, R>) => Effect.Effect<never, never, R>
   readonly snapshot: Effect.Effect<ReadonlyArray<LoopStatus>>
+  /** Adds a check to the loop `name`: while it reports a problem, the loop is down with it. */
+  readonly watch: (name: string, check: Effect.Effect<LoopProblem | undefined>) => void
 }
 
 /** One line of a cause, for the status (the log gets the whole cause). */
@@ -58,6 +72,7 @@ const summary = (cause: Cause.Cause<unknown>) => {
 export const make = (options: LoopHealthOptions = {}): LoopHealthService => {
   const settle = options.settleMillis ?? 2000
   const states = new Map<string, State>()
+  const checks = new Map<string, Effect.Effect<LoopProblem | undefined>>()
   const backoff = Schedule.min([
     Schedule.exponential(options.baseDelayMillis ?? 200),
     Schedule.spaced(options.maxDelayMillis ?? 10_000)
@@ -99,19 +114,28 @@ export const make = (options: LoopHealthOptions = {}): LoopHealthService => {
     )
   }
 
-  const snapshot = Effect.map(Clock.currentTimeMillis, (now) =>
-    [...states.values()].map((s): LoopStatus => {
-      const up = isUp(s, now)
-      return {
-        name: s.name,
-        up,
-        restarts: s.restarts,
-        lastError: s.lastError,
-        since: up ? (s.restarts === 0 ? s.startedAt : s.startedAt + settle) : s.downSince
-      }
-    }))
+  const snapshot = Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    return yield* Effect.forEach([...states.values()], (s) =>
+      Effect.map(checks.get(s.name) ?? Effect.undefined, (reported): LoopStatus => {
+        const running = isUp(s, now)
+        const problem = running ? reported : undefined
+        return {
+          name: s.name,
+          up: running && problem === undefined,
+          restarts: s.restarts,
+          lastError: s.lastError,
+          since: problem !== undefined ? problem.since : running ? (s.restarts === 0 ? s.startedAt : s.startedAt + settle) : s.downSince,
+          problem: problem?.problem ?? null
+        }
+      }))
+  })
 
-  return { supervise, snapshot }
+  const watch = (name: string, check: Effect.Effect<LoopProblem | undefined>) => {
+    checks.set(name, check)
+  }
+
+  return { supervise, snapshot, watch }
 }
 
 export class LoopHealth extends Context.Service<LoopHealth, LoopHealthService>()("@ocs/sync-server/LoopHealth") {

@@ -15,6 +15,7 @@ import { Clock, Context, Effect, Layer, Metric, Option } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 import type { PluginRuntime } from "@ocs/plugin-sdk"
 import type { RateLimiter } from "@ocs/transport"
+import type { KafkaEventLog } from "@ocs/event-log"
 import type { LoopStatus } from "./LoopHealth.ts"
 import type { Lag } from "./ProjectionLag.ts"
 import type { ResourceState } from "../tenants/TenantRows.ts"
@@ -69,6 +70,8 @@ export interface Sources {
   readonly projectionLag: Option.Option<Lag>
   /** Kafka mode: outbox records not relayed to the topic yet. */
   readonly relayBacklog: Option.Option<Lag>
+  /** Kafka mode: the relay's request limit and the records it set aside for their size. */
+  readonly relay?: Option.Option<KafkaEventLog.RelayStatus> | undefined
   readonly plugins: ReadonlyArray<PluginRuntime.PluginMetrics & { readonly lagSeconds?: number | null }>
   readonly readModelRows: Readonly<Record<string, number>>
   /** Every tenant's sync state per resource. */
@@ -150,6 +153,10 @@ const make = Effect.gen(function*() {
       set(relayRecords, s.relayBacklog.value.records)
       set(relaySeconds, s.relayBacklog.value.seconds)
     }
+    if (s.relay !== undefined && Option.isSome(s.relay)) {
+      set(relayDeadLetters, s.relay.value.deadLetters)
+      set(relayMaxRequestBytes, s.relay.value.limitBytes)
+    }
     for (const p of s.plugins) {
       observedCounter(pluginHandled(p.name), p.handled, context)
       observedCounter(pluginFailures(p.name), p.failures, context)
@@ -209,6 +216,8 @@ const lagRecords = gauge("ocs_projection_lag_records", "Log records not projecte
 const lagSeconds = gauge("ocs_projection_lag_seconds", "Age of the oldest log record not projected yet.")
 const relayRecords = gauge("ocs_outbox_unrelayed_records", "Kafka mode: outbox records (acknowledged webhooks, pulled pages) not on the topic yet.")
 const relaySeconds = gauge("ocs_outbox_unrelayed_seconds", "Kafka mode: age of the oldest outbox record not on the topic yet.")
+const relayDeadLetters = gauge("ocs_relay_dead_letters", "Kafka mode: outbox records larger than the topic accepts, set aside until a redrive.")
+const relayMaxRequestBytes = gauge("ocs_relay_max_request_bytes", "Kafka mode: the largest request the relay sends (the topic's max.message.bytes unless capped).")
 const pluginHandled = memo((plugin) => counter("ocs_plugin_events_handled_total", "Events a plugin handled successfully.", { plugin }))
 const pluginFailures = memo((plugin) => counter("ocs_plugin_failures_total", "Failed handler attempts.", { plugin }))
 const pluginDeadLettered = memo((plugin) => counter("ocs_plugin_dead_lettered_total", "Events dead-lettered after their last attempt.", { plugin }))

@@ -4,6 +4,8 @@ import { type HttpRouter, HttpServerResponse } from "effect/http"
 import { PluginRuntime } from "@ocs/plugin-sdk"
 import { RateLimiter } from "@ocs/transport"
 import { ReadModels } from "@ocs/read-models"
+import { KafkaEventLog } from "@ocs/event-log"
+import type { LoopStatus } from "../../ops/LoopHealth.ts"
 import { Metrics } from "../../ops/ServerMetrics.ts"
 import { TenantStore } from "../../tenants/TenantStore.ts"
 import { type AdminOptions, json, problem, type Readiness } from "./AdminHttp.ts"
@@ -20,6 +22,15 @@ export const storeReason = (r: Readiness): string | undefined => {
 }
 
 /**
+ * Why a loop that is down makes the server not ready: its own problem when it reports one (the
+ * Kafka relay failing for a while, ../../ops/RelayHealth.ts), else its restarts. Names and
+ * counts only: /readyz needs no key, and an error's message may name files (the cause is in the
+ * log, under the loop's name).
+ */
+const loopDownReason = (l: LoopStatus) =>
+  l.problem !== null ? `loop ${l.name} is down: ${l.problem}` : `loop ${l.name} is down (${l.restarts} restarts; see the server log)`
+
+/**
  * Ready: listening, webhooks being stored, every background loop up, and the read models within their lag bounds.
  * A 503 names what is wrong, so an operator reading the probe knows where to look.
  */
@@ -28,9 +39,7 @@ const readiness = (r: Readiness) =>
     const loops = yield* r.loops.snapshot
     const down = loops.filter((l) => !l.up)
     const lag = yield* r.lag.lag
-    // Names and counts only: /readyz needs no key, and an error's message may name files (the
-    // cause is in the log, under the loop's name).
-    const reasons: Array<string> = down.map((l) => `loop ${l.name} is down (${l.restarts} restarts; see the server log)`)
+    const reasons: Array<string> = down.map(loopDownReason)
     const store = storeReason(r)
     if (store !== undefined) reasons.unshift(store)
     if (Option.isSome(lag)) {
@@ -41,8 +50,8 @@ const readiness = (r: Readiness) =>
         reasons.push(`projection lag ${Math.round(lag.value.seconds)} s exceeds ${r.maxLagSeconds} s`)
       }
     }
-    // Kafka mode: shown, not a reason (a broker outage is what the outbox is for; the relay
-    // loop's own health is among the loops).
+    // Kafka mode: shown, not a reason (a short broker outage is what the outbox is for; a relay
+    // that keeps failing is a loop down, above).
     const relay = Option.getOrUndefined(yield* r.lag.relayBacklog)
     return { reasons, down: down.map((l) => l.name), lag: Option.getOrNull(lag), ...(relay === undefined ? {} : { unrelayed: relay }) }
   })
@@ -82,6 +91,7 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
           loops: r === undefined ? [] : yield* r.loops.snapshot,
           projectionLag: r === undefined ? Option.none() : yield* r.lag.lag,
           relayBacklog: r === undefined ? Option.none() : yield* r.lag.relayBacklog,
+          relay: yield* Effect.serviceOption(KafkaEventLog.RelayProgress).pipe(Effect.flatMap((p) => Effect.transposeOption(Option.map(p, (relay) => relay.status)))),
           plugins: r === undefined ? pluginMetrics : yield* Effect.forEach(pluginMetrics, (p) =>
             Effect.map(r.lag.lagAfter(p.lastOffset ?? 0), (lag) => ({ ...p, lagSeconds: Option.match(lag, { onNone: () => null, onSome: (l) => l.seconds }) }))),
           readModelRows: yield* readModels.rowCounts.pipe(Effect.orElseSucceed(() => ({}))),
