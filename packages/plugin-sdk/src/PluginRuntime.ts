@@ -13,8 +13,7 @@
  * and dedupe key, the position it was delivered at; docs/architecture.md §4.19).
  */
 import { Context, Effect, Layer, Option, Schedule, Scope, Stream } from "effect"
-import { EventLog, type LogRecord, TraceContext } from "@ocs/event-log"
-import { SqliteDatabase } from "@ocs/sqlite"
+import { Checkpoints, EventLog, type LogRecord, TraceContext } from "@ocs/event-log"
 import { DomainEvent } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { CommerceClient } from "@ocs/transport"
@@ -54,8 +53,6 @@ export interface Options {
    * it, or without a `CommerceClient` in the context, API calls fail with `ApiUnavailable`.
    */
   readonly tenantAccess?: ((tenant: { readonly appId: string; readonly businessId: string }) => Effect.Effect<Option.Option<CommerceClient.TenantAccess>, unknown>) | undefined
-  /** The SQLite event log file (or Kafka outbox): the head offset for lag is read from it. */
-  readonly eventLogFilename?: string | undefined
   /**
    * Pause before a plugin's subscription is opened again after the log failed (default 1 s,
    * jittered by up to 20% either way so that plugins stopped together reopen apart).
@@ -92,7 +89,7 @@ export interface PluginMetrics {
   /** Offset of the last record checkpointed; null before the first. */
   readonly lastOffset: number | null
   readonly headOffset: number | null
-  /** headOffset - lastOffset (records not yet handled); null when unknown. */
+  /** Records of the plugin's tenants after lastOffset (not yet handled); null when unknown. */
   readonly lag: number | null
   readonly lastError: string | null
 }
@@ -314,27 +311,17 @@ export const make = Effect.fnUntraced(function*(
 
   for (const state of states.values()) yield* Effect.forkIn(follow(state), scope)
 
-  // Head offset for lag: from the log file when we know it, else by reading the log's tail.
-  const headFile = options.eventLogFilename === undefined
-    ? undefined
-    : yield* SqliteDatabase.make({ filename: options.eventLogFilename, readonly: true }).pipe(Effect.option)
-  const headOffset = (after: number | null): Effect.Effect<number | null> => {
-    if (headFile !== undefined && Option.isSome(headFile)) {
-      return headFile.value.use("head", (_, db) => (db.prepare("SELECT max(\"offset\") AS head FROM records").get() as { head: number | null }).head).pipe(
-        Effect.orElseSucceed(() => null)
-      )
-    }
-    return log.read({ tenant: tenantFilter, from: (after ?? 0) + 1, pageSize: 1000 }).pipe(
-      Stream.take(100_000),
-      Stream.runFold(() => after, (_, r) => r.offset),
-      Effect.orElseSucceed(() => null)
-    )
-  }
-
   const metrics = Effect.gen(function*() {
     const out: Array<PluginMetrics> = []
     for (const s of states.values()) {
-      const head = s.topicPositions ? null : yield* headOffset(s.lastOffset)
+      // Over Kafka a checkpoint holds topic positions, which the outbox's head cannot measure.
+      const head = s.topicPositions ? null : yield* log.head(tenantFilter).pipe(Effect.orElseSucceed(() => null))
+      const lag = head === null
+        ? null
+        : yield* log.lag(Checkpoints.sqlite(s.lastOffset ?? 0), tenantFilter).pipe(
+          Effect.map((l) => Option.match(l, { onNone: () => null, onSome: (l) => l.records })),
+          Effect.orElseSucceed(() => null)
+        )
       out.push({
         name: s.plugin.name,
         version: s.plugin.version,
@@ -345,7 +332,7 @@ export const make = Effect.fnUntraced(function*(
         deadLetters: yield* store.countDeadLetters(s.plugin.name),
         lastOffset: s.lastOffset,
         headOffset: head,
-        lag: head === null ? null : Math.max(0, head - (s.lastOffset ?? 0)),
+        lag,
         lastError: s.lastError
       })
     }

@@ -147,7 +147,6 @@ export const harness = Effect.fnUntraced(function*(options: HarnessOptions): Eff
   )
   const runtimeLayer = PluginRuntime.layer({
     filename: NodePath.join(dir, "plugins.sqlite"),
-    eventLogFilename: NodePath.join(dir, "events.sqlite"),
     changeStream: true,
     ...options.runtime,
     plugins: options.plugins

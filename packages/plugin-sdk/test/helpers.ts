@@ -30,7 +30,7 @@ export const baseLayer = (f: Files) =>
 
 /** The runtime over the files, with the log and read models it reads. */
 export const runtimeLayer = (f: Files, options: Omit<PluginRuntime.Options, "filename">) =>
-  Layer.provideMerge(PluginRuntime.PluginRuntime.layer({ filename: f.plugins, eventLogFilename: f.log, ...options }), baseLayer(f))
+  Layer.provideMerge(PluginRuntime.PluginRuntime.layer({ filename: f.plugins, ...options }), baseLayer(f))
 
 export const append = (records: ReadonlyArray<LogRecord.NewRecord>) =>
   Effect.gen(function*() {

@@ -218,7 +218,6 @@ export const layer = (config: Config) => {
         // The plugins this server ships resolve from its own dependencies.
         searchDirs: [Path.resolve(import.meta.dirname, "../..")],
         plugins: config.plugins ?? [],
-        eventLogFilename: config.eventLog.mode === "kafka" ? f.outbox : f.events,
         supervise: health.supervise,
         // The read models compare webhooks and pulls with the copy and relay what changed:
         // plugins see one event per change, whichever came first (docs/architecture.md §4.14).
