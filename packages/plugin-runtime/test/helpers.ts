@@ -6,7 +6,7 @@ import * as NodeHttp from "node:http"
 import type * as NodeNet from "node:net"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { PluginRuntime } from "@ocs/plugin-sdk"
+import { PluginRuntime } from "@ocs/plugin-runtime"
 
 export { webhookRecord } from "@ocs/plugin-sdk/testing"
 

@@ -17,25 +17,19 @@ import { Checkpoints, EventLog, type LogRecord, TraceContext } from "@ocs/event-
 import { DomainEvent } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { CommerceClient } from "@ocs/transport"
-import {
-  type Api,
-  effectLogger,
-  fetchHttp,
-  type HttpOptions,
-  type KeyValue,
-  type PluginContext,
-  readModelsQuery,
-  type Tenant,
-  tenantOf
-} from "./Capabilities.ts"
-import { execute, policyOf, type Policy } from "./internal/execute.ts"
-import { type AnyPlugin, checkSdkVersion, decodeConfig, type Installed, type RetryPolicy } from "./Plugin.ts"
-import { ApiUnavailable, DuplicatePlugin, type InvalidPluginConfig, type PluginStoreError, type SdkVersionMismatch, UnknownPlugin } from "./PluginError.ts"
+import { Capabilities, Execution, Plugin, PluginError } from "@ocs/plugin-sdk"
+import { readModelsQuery } from "./internal/query.ts"
 import * as PluginLoader from "./PluginLoader.ts"
 import * as PluginStore from "./PluginStore.ts"
 
-// Defined beside the plugin so that the loader, which produces it, need not import the runtime.
-export type { Installed } from "./Plugin.ts"
+type Installed = Plugin.Installed
+type Tenant = Capabilities.Tenant
+type PluginStoreError = PluginError.PluginStoreError
+const { effectLogger, fetchHttp, tenantOf } = Capabilities
+const { execute, policyOf } = Execution
+const { ApiUnavailable, DuplicatePlugin, UnknownPlugin } = PluginError
+
+export type { Installed }
 
 export interface Options {
   /** The plugins' SQLite file: checkpoints, key-value stores, dead letters. */
@@ -44,10 +38,10 @@ export interface Options {
   /** Which records plugins see (default "all" tenants). */
   readonly tenant?: LogRecord.TenantFilter | undefined
   /** Defaults for plugins that do not set their own (5 attempts, 200 ms base, 30 s cap). */
-  readonly retry?: RetryPolicy | undefined
+  readonly retry?: Plugin.RetryPolicy | undefined
   /** Per-attempt time limit for plugins that do not set their own (default 30 s). */
   readonly timeoutMillis?: number | undefined
-  readonly http?: HttpOptions | undefined
+  readonly http?: Capabilities.HttpOptions | undefined
   /**
    * The access of a tenant, for `ctx.api` (the server reads it from its tenant store). Without
    * it, or without a `CommerceClient` in the context, API calls fail with `ApiUnavailable`.
@@ -104,16 +98,16 @@ export interface PluginRuntimeService {
   readonly metrics: Effect.Effect<ReadonlyArray<PluginMetrics>, PluginStoreError>
   readonly deadLetters: (plugin?: string) => Effect.Effect<ReadonlyArray<PluginStore.DeadLetter>, PluginStoreError>
   /** Runs dead letters again (one by id, all of a plugin, or all); those that succeed are removed. */
-  readonly redrive: (target: { readonly id: number } | { readonly plugin?: string | undefined }) => Effect.Effect<RedriveResult, UnknownPlugin | PluginStoreError>
+  readonly redrive: (target: { readonly id: number } | { readonly plugin?: string | undefined }) => Effect.Effect<RedriveResult, PluginError.UnknownPlugin | PluginStoreError>
   /** The key-value store of a plugin and tenant (admin, inspection). */
-  readonly kv: (plugin: string, tenant: Tenant) => KeyValue
+  readonly kv: (plugin: string, tenant: Tenant) => Capabilities.KeyValue
   /** Waits until the plugin (default: every plugin) has checkpointed `offset` or later. */
   readonly awaitOffset: (offset: number, plugin?: string) => Effect.Effect<void>
 }
 
-export type StartError = PluginStoreError | InvalidPluginConfig | SdkVersionMismatch | DuplicatePlugin
+export type StartError = PluginStoreError | PluginError.InvalidPluginConfig | PluginError.SdkVersionMismatch | PluginError.DuplicatePlugin
 
-export class PluginRuntime extends Context.Service<PluginRuntime, PluginRuntimeService>()("@ocs/plugin-sdk/PluginRuntime") {
+export class PluginRuntime extends Context.Service<PluginRuntime, PluginRuntimeService>()("@ocs/plugin-runtime/PluginRuntime") {
   /** Runs the given plugins while the layer is alive. */
   static readonly layer = (options: Options): Layer.Layer<PluginRuntime, StartError, EventLog.EventLog | ReadModels.ReadModels> =>
     Layer.effect(PluginRuntime, make(options))
@@ -134,9 +128,9 @@ export class PluginRuntime extends Context.Service<PluginRuntime, PluginRuntimeS
 }
 
 interface State {
-  readonly plugin: AnyPlugin
+  readonly plugin: Plugin.AnyPlugin
   readonly config: unknown
-  readonly policy: Policy
+  readonly policy: Execution.Policy
   status: "running" | "restarting"
   handled: number
   failures: number
@@ -171,8 +165,8 @@ export const make = Effect.fnUntraced(function*(
     if (states.has(plugin.name)) {
       return yield* new DuplicatePlugin({ plugin: plugin.name, message: `two plugins are named ${plugin.name}; names must be unique` })
     }
-    yield* checkSdkVersion(plugin)
-    const config = yield* decodeConfig(plugin, installed.config)
+    yield* Plugin.checkSdkVersion(plugin)
+    const config = yield* Plugin.decodeConfig(plugin, installed.config)
     const stored = yield* store.checkpoint(plugin.name)
     states.set(plugin.name, {
       plugin,
@@ -188,7 +182,7 @@ export const make = Effect.fnUntraced(function*(
     })
   }
 
-  const apiFor = (tenant: Tenant): Api => ({
+  const apiFor = (tenant: Tenant): Capabilities.Api => ({
     call: (operation, body) =>
       Effect.gen(function*() {
         const unavailable = (message: string) => new ApiUnavailable({ appId: tenant.appId, businessId: tenant.businessId, message })
@@ -203,7 +197,7 @@ export const make = Effect.fnUntraced(function*(
       })
   })
 
-  const contextFor = (state: State, event: DomainEvent.DomainEvent) => (attempt: number): PluginContext<unknown> => {
+  const contextFor = (state: State, event: DomainEvent.DomainEvent) => (attempt: number): Capabilities.PluginContext<unknown> => {
     const tenant = tenantOf(event)
     return {
       plugin: { name: state.plugin.name, version: state.plugin.version },
