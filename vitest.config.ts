@@ -29,6 +29,7 @@ export default defineConfig({
       pkg("sync-server", "apps/sync-server", ["test/console/**"]),
       pkg("replay", "apps/replay"),
       pkg("plugin-sdk", "packages/plugin-sdk"),
+      pkg("plugin-runtime", "packages/plugin-runtime"),
       pkg("plugin-low-stock-alert", "plugins/low-stock-alert"),
       pkg("plugin-order-forwarder", "plugins/order-forwarder"),
       pkg("plugin-plugin-template", "plugins/plugin-template"),

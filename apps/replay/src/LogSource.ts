@@ -1,8 +1,8 @@
 /**
  * LogSource: the event log the tool reads, opened read-only.
  *
- * - SQLite (`--log`): the file is opened read-only (no migration, no writer) and queried
- *   directly, page by page (keyset on the offset), so filters the `EventLog` API lacks (source,
+ * - SQLite (`--log`): the event log's `LogFile`, opened read-only (no migration, no writer) and
+ *   read page by page (keyset on the offset), so filters the `EventLog` API lacks (source,
  *   time range, `entity_id`) run in SQL and memory stays bounded on any log size.
  *   Reads are a snapshot: records appended after a stream starts are not part of it.
  * - Kafka (`--kafka-brokers --topic`): `KafkaEventLog.layer` over a throwaway outbox file that
@@ -11,8 +11,7 @@
  *
  * Both also provide a read-only `EventLog` service, the input of `ReadModels.rebuild`.
  */
-import { EventLog, EventLogError, KafkaEventLog, LogRecord, SqliteEventLog } from "@ocs/event-log"
-import { SqliteDatabase } from "@ocs/sqlite"
+import { Checkpoints, EventLog, EventLogError, KafkaEventLog, LogFile, LogRecord } from "@ocs/event-log"
 import { Context, Effect, Layer, Option, Result, Stream } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
@@ -22,22 +21,7 @@ import { InputFileError, UsageError } from "./ReplayError.ts"
 export type ReadError = EventLogError.EventLogError
 
 /** What to read. Every field narrows; none reads the whole log. */
-export interface RecordQuery {
-  readonly tenant?: LogRecord.TenantKey | undefined
-  readonly types?: ReadonlyArray<string> | undefined
-  readonly sources?: ReadonlyArray<LogRecord.Source> | undefined
-  /** received_at >= fromMs */
-  readonly fromMs?: number | undefined
-  /** received_at <= toMs */
-  readonly toMs?: number | undefined
-  readonly untilOffset?: number | undefined
-  /**
-   * Pre-filter of entity lookups: records whose `entity_id` is this id, or that have none and
-   * mention it in their body (a sync page, a webhook without entityId). Callers decode to confirm.
-   */
-  readonly mentions?: string | undefined
-  readonly pageSize?: number | undefined
-}
+export type RecordQuery = LogFile.RecordQuery
 
 export interface LogSourceService {
   /** For messages: the file, or the topic and brokers. */
@@ -46,8 +30,8 @@ export interface LogSourceService {
   readonly records: (query: RecordQuery) => Stream.Stream<LogRecord.LogRecord, ReadError>
   /** How many records `records(query)` would return now (SQLite); undefined when unknown (Kafka). */
   readonly count: (query: RecordQuery) => Effect.Effect<number | undefined, ReadError>
-  /** The open SQLite file (stats and dedupe decisions query it); undefined for Kafka. */
-  readonly sqlite: SqliteDatabase.Handle | undefined
+  /** The SQLite file, read-only (stats and dedupe decisions come from it); undefined for Kafka. */
+  readonly file: LogFile.LogFileService | undefined
   /** A read-only `EventLog` over the same source (appends and checkpoints fail). */
   readonly eventLog: EventLog.EventLogService
 }
@@ -62,40 +46,6 @@ export interface SourceOptions {
   readonly kafka?: { readonly brokers: ReadonlyArray<string>; readonly topic: string } | undefined
 }
 
-/** A stored row to a LogRecord (the event log's own decoder); a row that does not decode means a damaged file. */
-export const rowToRecord = SqliteEventLog.rowToRecord
-
-/** WHERE clause and parameters of a query (without the keyset bound). */
-const whereOf = (query: RecordQuery, upper: number): { readonly sql: string; readonly params: Array<unknown> } => {
-  const parts: Array<string> = [`"offset" <= ?`]
-  const params: Array<unknown> = [upper]
-  if (query.tenant !== undefined) {
-    parts.push("tenant = ?")
-    params.push(query.tenant)
-  }
-  if (query.types !== undefined && query.types.length > 0) {
-    parts.push(`type IN (${query.types.map(() => "?").join(", ")})`)
-    params.push(...query.types)
-  }
-  if (query.sources !== undefined && query.sources.length > 0) {
-    parts.push(`source IN (${query.sources.map(() => "?").join(", ")})`)
-    params.push(...query.sources)
-  }
-  if (query.fromMs !== undefined) {
-    parts.push("received_at >= ?")
-    params.push(query.fromMs)
-  }
-  if (query.toMs !== undefined) {
-    parts.push("received_at <= ?")
-    params.push(query.toMs)
-  }
-  if (query.mentions !== undefined) {
-    parts.push("(entity_id = ? OR (entity_id IS NULL AND instr(body, ?) > 0))")
-    params.push(query.mentions, query.mentions)
-  }
-  return { sql: parts.join(" AND "), params }
-}
-
 const makeSqlite = Effect.fnUntraced(function*(filename: string) {
   if (!NodeFs.existsSync(filename)) {
     return yield* new InputFileError({
@@ -103,47 +53,10 @@ const makeSqlite = Effect.fnUntraced(function*(filename: string) {
       message: `event log not found: ${filename} (give --log path/to/events.sqlite, set OCS_DATA_DIR, or read Kafka with --kafka-brokers and --topic)`
     })
   }
-  const db = yield* SqliteDatabase.make({ filename, readonly: true, synchronous: "NORMAL" })
-  const isLog = yield* db.use("inspect", (_, client) =>
-    client.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'records'").get() !== undefined)
-  if (!isLog) {
-    return yield* new InputFileError({ filename, message: `${filename} is not an event-log file (it has no records table)` })
-  }
-  const head = db.use("head", (_, client) =>
-    (client.prepare(`SELECT COALESCE(MAX("offset"), 0) AS head FROM records`).get() as { head: number }).head)
-
-  const records = (query: RecordQuery): Stream.Stream<LogRecord.LogRecord, ReadError> =>
-    Stream.unwrap(Effect.gen(function*() {
-      const upper = Math.min(yield* head, query.untilOffset ?? Number.MAX_SAFE_INTEGER)
-      const pageSize = query.pageSize ?? 1000
-      const where = whereOf(query, upper)
-      const statement = yield* db.use("prepare", (_, client) =>
-        client.prepare(`SELECT ${SqliteEventLog.recordColumns} FROM records WHERE "offset" > ? AND ${where.sql} ORDER BY "offset" LIMIT ?`))
-      return Stream.paginate(0, (cursor: number) =>
-        db.use("read", () => statement.all(cursor, ...where.params, pageSize)).pipe(
-          Effect.flatMap((rows) => {
-            // A plain loop: this is the hot path of a replay (one page = one batch of the rebuild).
-            const page: Array<LogRecord.LogRecord> = []
-            for (const row of rows) {
-              const decoded = rowToRecord(row, filename)
-              if (Result.isFailure(decoded)) return Effect.fail(decoded.failure)
-              page.push(decoded.success)
-            }
-            const next = page.length === pageSize ? Option.some(page[page.length - 1]!.offset) : Option.none<number>()
-            return Effect.succeed([page, next] as const)
-          })
-        ))
-    }))
-
-  const count = (query: RecordQuery) =>
-    Effect.gen(function*() {
-      const upper = Math.min(yield* head, query.untilOffset ?? Number.MAX_SAFE_INTEGER)
-      const where = whereOf(query, upper)
-      return yield* db.use("count", (_, client) =>
-        (client.prepare(`SELECT COUNT(*) AS n FROM records WHERE ${where.sql}`).get(...where.params) as { n: number }).n)
-    })
-
-  return { description: filename, backend: "sqlite" as const, records, count, sqlite: db }
+  const file = yield* LogFile.open(filename).pipe(
+    Effect.catchTag("NotAnEventLogFile", (e) => Effect.fail(new InputFileError({ filename, message: e.message })))
+  )
+  return { description: filename, backend: "sqlite" as const, records: file.records, count: file.count, file }
 })
 
 const makeKafka = Effect.fnUntraced(function*(kafka: NonNullable<SourceOptions["kafka"]>) {
@@ -180,7 +93,7 @@ const makeKafka = Effect.fnUntraced(function*(kafka: NonNullable<SourceOptions["
     backend: "kafka" as const,
     records,
     count: () => Effect.succeed(undefined),
-    sqlite: undefined
+    file: undefined
   }
 })
 
@@ -201,7 +114,16 @@ export const make = Effect.fnUntraced(function*(options: SourceOptions) {
     append: () => readOnly("append"),
     subscribe: () => Stream.fromEffect(readOnly("subscribe")),
     commit: () => readOnly("commit"),
-    checkpoint: () => readOnly("checkpoint")
+    checkpoint: () => readOnly("checkpoint"),
+    head: (tenant) => base.file === undefined ? readOnly("the head of a topic") : base.file.head(tenant),
+    lag: (checkpoint, tenant) => {
+      const after = Checkpoints.parseSqlite(checkpoint)
+      return base.file === undefined || after === undefined
+        ? Effect.succeed(Option.none())
+        : Effect.map(base.file.lagAfter(after, tenant), Option.some)
+    },
+    // Nothing is relayed from here: the Kafka source's outbox never receives an append.
+    relayBacklog: Effect.succeed(Option.none())
   }
   return { ...base, eventLog } satisfies LogSourceService
 })

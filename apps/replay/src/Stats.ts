@@ -1,7 +1,7 @@
 /**
  * `stats`: records per tenant, type and day; duplicates dropped (the event log's
  * `dedupe_decisions`); rate-limit locks seen (`transport.LockTaken` system records).
- * SQLite: aggregated in SQL. Kafka: aggregated while streaming the topic (memory grows with
+ * SQLite: aggregated in SQL by the event log's `LogFile.stats`. Kafka: aggregated while streaming the topic (memory grows with
  * the number of distinct tenants, types and days, not with the log).
  */
 import type { LogRecord } from "@ocs/event-log"
@@ -37,31 +37,6 @@ export interface Stats {
 
 const LOCK_TYPE = "transport.LockTaken"
 
-/**
- * `timeFirst`: the table has the event log's (received_at, tenant) index and the query has a
- * time range. The tenant term is then written `+tenant`, so that SQLite scans the range in that
- * index (checking the tenant there) instead of every record of the tenant by its
- * (tenant, offset) index: without statistics the planner prefers the tenant's equality.
- */
-const where = (options: Options, timeColumn: string, timeFirst = false) => {
-  const parts: Array<string> = ["1 = 1"]
-  const params: Array<unknown> = []
-  if (options.tenant !== undefined) {
-    const ranged = options.fromMs !== undefined || options.toMs !== undefined
-    parts.push(timeFirst && ranged ? "+tenant = ?" : "tenant = ?")
-    params.push(options.tenant)
-  }
-  if (options.fromMs !== undefined) {
-    parts.push(`${timeColumn} >= ?`)
-    params.push(options.fromMs)
-  }
-  if (options.toMs !== undefined) {
-    parts.push(`${timeColumn} <= ?`)
-    params.push(options.toMs)
-  }
-  return { sql: parts.join(" AND "), params }
-}
-
 const day = (ms: number) => Output.iso(ms).slice(0, 10)
 
 const operationOf = (body: string): string => {
@@ -76,50 +51,22 @@ const operationOf = (body: string): string => {
 
 export const run = Effect.fn("Stats.run")(function*(options: Options) {
   const source = yield* LogSource
-  const db = source.sqlite
+  const file = source.file
   const base = { source: source.description, tenant: options.tenant ?? "all" }
-  if (db !== undefined) {
-    return yield* db.use("stats", (_, client): Stats => {
-      // Files from before the event log's migration 0002 (opened read-only, never migrated here) lack it.
-      const timeIndex = client.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'records_received_tenant'").get() !== undefined
-      const w = where(options, "received_at", timeIndex)
-      const all = <A>(sql: string, params: ReadonlyArray<unknown> = w.params) => client.prepare(sql).all(...params) as Array<A>
-      const byTenant = all<{ tenant: string; records: number; first: number; last: number }>(
-        `SELECT tenant, COUNT(*) AS records, MIN(received_at) AS first, MAX(received_at) AS last FROM records WHERE ${w.sql} GROUP BY tenant ORDER BY tenant`
-      )
-      const byType = all<{ source: string; type: string; records: number }>(
-        `SELECT source, type, COUNT(*) AS records FROM records WHERE ${w.sql} GROUP BY source, type ORDER BY records DESC, source, type`
-      )
-      const byDay = all<{ day: string; records: number }>(
-        `SELECT strftime('%Y-%m-%d', received_at / 1000, 'unixepoch') AS day, COUNT(*) AS records FROM records WHERE ${w.sql} GROUP BY day ORDER BY day`
-      )
-      const locks = all<{ tenant: string; operation: string; count: number; last: number }>(
-        `SELECT tenant, COALESCE(CASE WHEN json_valid(body) THEN json_extract(body, '$.operation') END, '') AS operation,
-          COUNT(*) AS count, MAX(received_at) AS last FROM records
-          WHERE source = 'system' AND type = ? AND ${w.sql} GROUP BY tenant, operation ORDER BY count DESC, tenant`,
-        [LOCK_TYPE, ...w.params]
-      )
-      const hasDecisions = client.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'dedupe_decisions'").get() !== undefined
-      const d = where(options, "received_at")
-      const duplicates = hasDecisions
-        ? all<{ tenant: string; type: string; reason: string; count: number }>(
-          `SELECT tenant, type, reason, COUNT(*) AS count FROM dedupe_decisions WHERE ${d.sql} GROUP BY tenant, type, reason ORDER BY count DESC, tenant, type`,
-          d.params
-        )
-        : undefined
-      const records = byTenant.reduce((n, t) => n + t.records, 0)
-      return {
-        ...base,
-        records,
-        first: byTenant.length === 0 ? null : Output.iso(Math.min(...byTenant.map((t) => t.first))),
-        last: byTenant.length === 0 ? null : Output.iso(Math.max(...byTenant.map((t) => t.last))),
-        byTenant: byTenant.map((t) => ({ tenant: t.tenant, records: t.records, first: Output.iso(t.first), last: Output.iso(t.last) })),
-        byType,
-        byDay,
-        duplicates: duplicates === undefined ? null : { total: duplicates.reduce((n, x) => n + x.count, 0), byTenant: duplicates },
-        locks: { total: locks.reduce((n, x) => n + x.count, 0), byTenant: locks.map((l) => ({ ...l, last: Output.iso(l.last) })) }
-      }
-    })
+  if (file !== undefined) {
+    const s = yield* file.stats({ tenant: options.tenant, fromMs: options.fromMs, toMs: options.toMs, operationsOf: LOCK_TYPE })
+    const records = s.byTenant.reduce((n, t) => n + t.records, 0)
+    return {
+      ...base,
+      records,
+      first: s.byTenant.length === 0 ? null : Output.iso(Math.min(...s.byTenant.map((t) => t.first))),
+      last: s.byTenant.length === 0 ? null : Output.iso(Math.max(...s.byTenant.map((t) => t.last))),
+      byTenant: s.byTenant.map((t) => ({ tenant: t.tenant, records: t.records, first: Output.iso(t.first), last: Output.iso(t.last) })),
+      byType: s.byType,
+      byDay: s.byDay,
+      duplicates: s.duplicates === undefined ? null : { total: s.duplicates.reduce((n, x) => n + x.count, 0), byTenant: s.duplicates },
+      locks: { total: s.operations.reduce((n, x) => n + x.count, 0), byTenant: s.operations.map((l) => ({ ...l, last: Output.iso(l.last) })) }
+    } satisfies Stats
   }
   // Kafka: one pass over the topic.
   const tenants = new Map<string, { records: number; first: number; last: number }>()

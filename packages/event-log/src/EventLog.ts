@@ -8,7 +8,7 @@
  */
 import { Context, type Effect, type Option, type Stream } from "effect"
 import type { EventLogError } from "./EventLogError.ts"
-import type { AppendResult, Checkpoint, Delivery, LogRecord, NewRecord, ReadOptions, SubscribeOptions } from "./LogRecord.ts"
+import type { AppendResult, Checkpoint, Delivery, Lag, LogRecord, NewRecord, Offset, ReadOptions, SubscribeOptions, TenantFilter } from "./LogRecord.ts"
 
 export interface EventLogService {
   /**
@@ -24,6 +24,22 @@ export interface EventLogService {
   /** Stores a consumer's checkpoint in the log's own file (for consumers without a file). */
   readonly commit: (consumer: string, checkpoint: Checkpoint) => Effect.Effect<void, EventLogError>
   readonly checkpoint: (consumer: string) => Effect.Effect<Option.Option<Checkpoint>, EventLogError>
+  /**
+   * The last offset appended (0 when empty), of the whole log or of one tenant. Kafka mode:
+   * the last offset of this server's outbox (what it appended, relayed or not).
+   */
+  readonly head: (tenant?: TenantFilter) => Effect.Effect<Offset, EventLogError>
+  /**
+   * How far a reader resuming at `checkpoint` is behind this log's head (of one tenant when
+   * given). None when the checkpoint holds topic positions (Kafka mode), which the outbox's
+   * offsets cannot measure. Fails with `InvalidCheckpoint` for a value no log produced.
+   */
+  readonly lag: (checkpoint: Checkpoint, tenant?: TenantFilter) => Effect.Effect<Option.Option<Lag>, EventLogError>
+  /**
+   * Kafka mode: the outbox records not acknowledged by the broker yet (acknowledged appends only
+   * this server's disk holds). None in SQLite mode, which has no relay.
+   */
+  readonly relayBacklog: Effect.Effect<Option.Option<Lag>, EventLogError>
 }
 
 export class EventLog extends Context.Service<EventLog, EventLogService>()("@ocs/event-log/EventLog") {}

@@ -60,3 +60,9 @@ export type EventLogError =
   | InvalidCheckpoint
   | KafkaUnavailable
   | EventLogClosed
+
+/** A file opened as an event log (`LogFile.open`) has no `records` table. */
+export class NotAnEventLogFile extends Schema.TaggedError<NotAnEventLogFile>()("NotAnEventLogFile", {
+  filename: Schema.String,
+  message: Schema.String
+}) {}

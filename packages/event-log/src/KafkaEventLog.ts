@@ -45,8 +45,9 @@ import * as DeadLetters from "./internal/relayDeadLetters.ts"
 import type { DeadLetter } from "./internal/relayDeadLetters.ts"
 import * as Sizing from "./internal/relaySizing.ts"
 import { recordToRow, rowToRecord } from "./internal/recordRow.ts"
+import * as Queries from "./internal/logQueries.ts"
 import * as Core from "./internal/sqliteLog.ts"
-import { type Checkpoint, type Delivery, type LogRecord, type ReadOptions, type SubscribeOptions, tenantKey, topicPosition, uuidv7 } from "./LogRecord.ts"
+import { type Checkpoint, type Delivery, type Lag, type LogRecord, type ReadOptions, type SubscribeOptions, tenantKey, topicPosition, uuidv7 } from "./LogRecord.ts"
 import { relayState } from "./Tables.ts"
 
 /**
@@ -684,10 +685,18 @@ export const make = Effect.fnUntraced(function*(
       )
     }))
 
-  const service: EventLogService = { append: outbox.service.append, read, subscribe, commit, checkpoint: outbox.service.checkpoint }
+  const service: EventLogService = {
+    append: outbox.service.append,
+    read,
+    subscribe,
+    commit,
+    checkpoint: outbox.service.checkpoint,
+    head: outbox.service.head,
+    lag: lagOf,
+    relayBacklog: Effect.suspend(() => outbox.lagAfter(relayedUpTo)).pipe(Effect.map(Option.some))
+  }
   const progress: RelayProgressService = {
-    head: outbox.db.use("outbox head", (_, client) =>
-      (client.prepare(`SELECT coalesce(max("offset"), 0) AS head FROM records`).get() as { head: number }).head),
+    head: outbox.db.use("outbox head", (_, client) => Queries.head(client)),
     relayed: Effect.sync(() => relayedUpTo),
     status,
     deadLetters: deadLetters.waiting,
@@ -695,6 +704,15 @@ export const make = Effect.fnUntraced(function*(
   }
   return { service, direct: outbox.direct, progress }
 })
+
+/**
+ * A reader's lag over Kafka: its checkpoint holds topic positions, which the outbox's offsets
+ * cannot measure (and another server's records are on the topic too): unknown.
+ */
+const lagOf = (checkpoint: Checkpoint): Effect.Effect<Option.Option<Lag>, InvalidCheckpoint> =>
+  Checkpoints.parseKafkaState(checkpoint) !== undefined || Checkpoints.parseSqlite(checkpoint) !== undefined
+    ? Effect.succeed(Option.none())
+    : Effect.fail(new InvalidCheckpoint({ checkpoint, message: `not a checkpoint of an event log: ${checkpoint}` }))
 
 /**
  * The log on a Kafka topic: `EventLog`, and `DirectAppend` into the same outbox. Fails with

@@ -91,6 +91,13 @@ export interface SubscribeOptions {
   readonly pageSize?: number | undefined
 }
 
+/** A reader's distance from the log's head: records not handled yet, and the age of the oldest. */
+export interface Lag {
+  readonly records: number
+  /** Seconds since the oldest record after the reader's position was received (0 when none). */
+  readonly seconds: number
+}
+
 /** One record of a subscription, with the checkpoint that resumes right after it. */
 export interface Delivery {
   readonly record: LogRecord

@@ -6,9 +6,9 @@
  */
 import { Effect, Option, Result } from "effect"
 import { type DomainEvent, type Operation, Json } from "@ocs/protocol"
-import type { ReadModels, Views } from "@ocs/read-models"
-import type { CommerceClient } from "@ocs/transport"
-import { type ApiUnavailable, HttpError, HttpStatusError, type PluginStoreError, QueryError } from "./PluginError.ts"
+import type { ApiError as ServiceError, Warning } from "@ocs/protocol"
+import type * as Views from "./Views.ts"
+import { type ApiUnavailable, HttpError, HttpStatusError, type PluginStoreError, type QueryError } from "./PluginError.ts"
 
 /** The business an event belongs to. `businessId` is null for application-level events. */
 export interface Tenant {
@@ -49,11 +49,25 @@ export interface KeyValue {
   readonly list: (prefix?: string) => Effect.Effect<ReadonlyArray<{ readonly key: string; readonly value: unknown }>, PluginStoreError>
 }
 
-export type ApiError = CommerceClient.CallError | ApiUnavailable
+/** A call the transport could not complete (timeout, connection, 5xx, rate-limit wait too long). */
+export interface TransportFailure {
+  readonly _tag: "RequestTimeout" | "ConnectionFailed" | "ServerError" | "LockWaitExceeded"
+  readonly message: string
+}
+
+/** What a failed API call gives the handler; handle by `_tag`. */
+export type ApiError = ServiceError.ApiError | ServiceError.MalformedResponse | TransportFailure | ApiUnavailable
+
+export interface ApiResult<A> {
+  readonly data: A
+  readonly warnings: ReadonlyArray<Warning.Warning>
+  /** The response body exactly as received. */
+  readonly text: string
+}
 
 /** The commerce API for the event's tenant, inside its rate-limit budget (interactive priority). */
 export interface Api {
-  readonly call: <Item>(operation: Operation.Operation<Item>, body: unknown) => Effect.Effect<CommerceClient.CallResult<unknown>, ApiError>
+  readonly call: <Item>(operation: Operation.Operation<Item>, body: unknown) => Effect.Effect<ApiResult<unknown>, ApiError>
 }
 
 export interface HttpRequest {
@@ -113,24 +127,6 @@ export type CapturedEffect =
 // ---------------------------------------------------------------------------------------------
 // Real implementations
 // ---------------------------------------------------------------------------------------------
-
-const queryError = (operation: string) => (e: { readonly message: string }) => new QueryError({ operation, message: e.message })
-
-/** The read models of one tenant. A null business addresses application-level rows. */
-export const readModelsQuery = (rm: ReadModels.ReadModelsService, tenant: Tenant): Query => {
-  const t = { appId: tenant.appId, businessId: tenant.businessId ?? "" }
-  return {
-    products: (o) => Effect.mapError(rm.products(t, o), queryError("products")),
-    product: (id) => Effect.mapError(rm.product(t, id), queryError("product")),
-    inventory: (o) => Effect.mapError(rm.inventory(t, o), queryError("inventory")),
-    orders: (o) => Effect.mapError(rm.orders(t, o), queryError("orders")),
-    order: (id) => Effect.mapError(rm.order(t, id), queryError("order")),
-    payments: (o) => Effect.mapError(rm.payments(t, o), queryError("payments")),
-    documents: (kind, o) => Effect.mapError(rm.documents(t, kind, o), queryError("documents")),
-    document: (kind, id) => Effect.mapError(rm.document(t, kind, id), queryError("document")),
-    counts: () => Effect.mapError(rm.counts(t), queryError("counts"))
-  }
-}
 
 const emptyPage = { items: [], next: undefined }
 /** Queries over nothing: for tests and dry runs without read models. */

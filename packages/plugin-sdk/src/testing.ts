@@ -5,23 +5,18 @@
  *   capabilities and returns what it did (HTTP requests, API calls, KV writes, logs) per event.
  *   Nothing leaves the process unless `http: "live"`.
  * - `webhook(event, data)`: the domain events of a webhook body as the service sends it.
- * - `harness({ plugins })`: the real thing in a temporary folder (SQLite event log, read models,
- *   plugin runtime) for end-to-end tests: `append` records, then assert.
+ *
+ * Nothing here needs a database: the end-to-end harness (a real event log, read models and
+ * runtime in a temporary folder) is `@ocs/plugin-runtime/testing`, a devDependency.
  */
-import { Context, Effect, Layer, type Scope, Stream } from "effect"
-import * as NodeFs from "node:fs"
-import * as NodeOs from "node:os"
-import * as NodePath from "node:path"
+import { Effect } from "effect"
 import * as NodeCrypto from "node:crypto"
-import { EventLog, type LogRecord, SqliteEventLog } from "@ocs/event-log"
 import { DomainEvent, Json } from "@ocs/protocol"
-import { ReadModels } from "@ocs/read-models"
 import { type CapturedEffect, emptyQuery, type HttpRequest, type HttpResponse, type Query, type Tenant } from "./Capabilities.ts"
 import { type EventReport, makeCaptureRunner } from "./internal/captured.ts"
 import { policyOf } from "./internal/execute.ts"
-import { type AnyPlugin, checkSdkVersion, decodeConfig, type Installed } from "./Plugin.ts"
+import { type AnyPlugin, checkSdkVersion, decodeConfig } from "./Plugin.ts"
 import type { InvalidPluginConfig, SdkVersionMismatch } from "./PluginError.ts"
-import { PluginRuntime, type PluginRuntimeService, type Options as RuntimeOptions, type StartError } from "./PluginRuntime.ts"
 
 export type { CapturedEffect, EventReport }
 
@@ -35,8 +30,18 @@ export interface RecordOptions {
   readonly verifyToken?: string | undefined
 }
 
+/** A record to append to the event log (the shape of the log's `NewRecord`). */
+export interface WebhookRecord {
+  readonly appId: string
+  readonly businessId: string | null
+  readonly source: "webhook"
+  readonly type: string
+  readonly receivedAt?: number
+  readonly body: string
+}
+
 /** A webhook record as the ingestion stores it (the body as the service sends it), ready to append. */
-export const webhookRecord = (event: string, data: unknown, options: RecordOptions = {}): LogRecord.NewRecord => {
+export const webhookRecord = (event: string, data: unknown, options: RecordOptions = {}): WebhookRecord => {
   const businessId = options.businessId === undefined ? TENANT.businessId : options.businessId
   return {
     appId: options.appId ?? TENANT.appId,
@@ -114,63 +119,5 @@ export const runPlugin = Effect.fnUntraced(function*(plugin: AnyPlugin, options:
     effects,
     httpRequests: effects.filter((e): e is Extract<CapturedEffect, { readonly _tag: "HttpRequest" }> => e._tag === "HttpRequest"),
     kv: (tenant) => runner.kvState(tenant ?? (first === undefined ? { appId: TENANT.appId, businessId: TENANT.businessId } : { appId: first.appId, businessId: first.businessId }))
-  }
-})
-
-export interface Harness {
-  readonly dir: string
-  readonly runtime: PluginRuntimeService
-  /**
-   * Appends records to the log, projects them into the read models (which relay the changes they
-   * reveal), and waits for every plugin to have handled everything in the log.
-   */
-  readonly append: (records: ReadonlyArray<LogRecord.NewRecord>) => Effect.Effect<ReadonlyArray<number>, unknown>
-}
-
-export interface HarnessOptions {
-  readonly plugins: ReadonlyArray<Installed>
-  /** Folder of the SQLite files (default: a new temporary folder). */
-  readonly dir?: string | undefined
-  readonly runtime?: Partial<Omit<RuntimeOptions, "plugins">> | undefined
-}
-
-/**
- * A real SQLite event log, read models and plugin runtime in a folder, for end-to-end tests. Like
- * the sync server, plugins follow the change stream (`changeStream`, docs/architecture.md §4.14)
- * unless `runtime` says otherwise.
- */
-export const harness = Effect.fnUntraced(function*(options: HarnessOptions): Effect.fn.Return<Harness, StartError | unknown, Scope.Scope> {
-  const dir = options.dir ?? NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "ocs-plugin-"))
-  const base = Layer.mergeAll(
-    SqliteEventLog.layer({ filename: NodePath.join(dir, "events.sqlite"), synchronous: "NORMAL", pollIntervalMillis: 50 }),
-    ReadModels.ReadModels.layer({ filename: NodePath.join(dir, "read-models.sqlite") })
-  )
-  const runtimeLayer = PluginRuntime.layer({
-    filename: NodePath.join(dir, "plugins.sqlite"),
-    eventLogFilename: NodePath.join(dir, "events.sqlite"),
-    changeStream: true,
-    ...options.runtime,
-    plugins: options.plugins
-  })
-  const context = yield* Layer.build(Layer.provideMerge(runtimeLayer, base))
-  const log = Context.get(context, EventLog.EventLog)
-  const rm = Context.get(context, ReadModels.ReadModels)
-  const runtime = Context.get(context, PluginRuntime)
-  return {
-    dir,
-    runtime,
-    append: (records) =>
-      Effect.gen(function*() {
-        const results = yield* log.append(records)
-        // Projects the records, relays the changes they revealed, and projects those too.
-        yield* rm.catchUp().pipe(Effect.provideService(EventLog.EventLog, log))
-        yield* rm.catchUp().pipe(Effect.provideService(EventLog.EventLog, log))
-        const offsets = results.map((r) => r.offset)
-        if (offsets.length > 0) {
-          const later = yield* Stream.runCollect(log.read({ tenant: "all", from: Math.max(...offsets) }))
-          yield* runtime.awaitOffset(Math.max(...offsets, ...later.map((r) => r.offset)))
-        }
-        return offsets
-      })
   }
 })

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { DomainEvent, Effect, Json, Option } from "@ocs/plugin-sdk"
-import { harness, runPlugin, webhook, webhookRecord } from "@ocs/plugin-sdk/testing"
+import { harness } from "@ocs/plugin-runtime/testing"
+import { runPlugin, webhook, webhookRecord } from "@ocs/plugin-sdk/testing"
 import * as NodeHttp from "node:http"
 import type * as NodeNet from "node:net"
 import lowStock, { type Alert } from "../src/index.ts"

@@ -2,7 +2,7 @@
  * How to test a plugin: build events as the service sends them (`webhook`), run the plugin with
  * in-memory capabilities (`runPlugin`), and assert on what it did. Nothing leaves the process:
  * HTTP requests, API calls and KV writes are captured. For an end-to-end test over a real
- * SQLite event log, read models and the runtime, see `harness` (plugins/low-stock-alert/test).
+ * SQLite event log, read models and the runtime, see `harness` from `@ocs/plugin-runtime/testing` (plugins/low-stock-alert/test).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "@ocs/plugin-sdk"

@@ -13,7 +13,7 @@ import { Effect, Schema } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Yaml from "yaml"
-import { PluginLoader } from "@ocs/plugin-sdk"
+import { PluginLoader } from "@ocs/plugin-runtime"
 import { Ids, Operation } from "@ocs/protocol"
 import * as StrictKeys from "./StrictKeys.ts"
 

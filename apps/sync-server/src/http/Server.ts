@@ -21,7 +21,7 @@ import type * as Net from "node:net"
 import * as Path from "node:path"
 import { EventLog, KafkaEventLog, SqliteEventLog } from "@ocs/event-log"
 import { Ingestion, WebhookApps } from "@ocs/ingestion"
-import { PluginRuntime } from "@ocs/plugin-sdk"
+import { PluginRuntime } from "@ocs/plugin-runtime"
 import { Ids } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
@@ -223,7 +223,6 @@ export const layer = (config: Config) => {
         // The plugins this server ships resolve from its own dependencies.
         searchDirs: [Path.resolve(import.meta.dirname, "../..")],
         plugins: config.plugins ?? [],
-        eventLogFilename: config.eventLog.mode === "kafka" ? f.outbox : f.events,
         supervise: health.supervise,
         // The read models compare webhooks and pulls with the copy and relay what changed:
         // plugins see one event per change, whichever came first (docs/architecture.md §4.14).

@@ -3,19 +3,16 @@
  * projection's checkpoint) and in seconds (the age of the oldest record not projected yet).
  * `/metrics` shows both; `/readyz` turns 503 past the configured bounds.
  *
- * The log file is read on a read-only connection of its own: WAL readers never wait on the
- * writer, so a stalled append cannot stall this. Over Kafka the projection's checkpoint is a
- * topic position, not a file offset: the lag is then unknown (absent from /metrics).
+ * The log file is read through `LogFile`, on a read-only connection of its own: WAL readers
+ * never wait on the writer, so a stalled append cannot stall this. Over Kafka the projection's
+ * checkpoint is a topic position, not a file offset: the lag is then unknown (absent from
+ * /metrics).
  */
-import { Clock, Effect, Option } from "effect"
-import { Checkpoints } from "@ocs/event-log"
+import { Effect, Option } from "effect"
+import { Checkpoints, LogFile, type LogRecord } from "@ocs/event-log"
 import type { ReadModels } from "@ocs/read-models"
-import { SqliteDatabase } from "@ocs/sqlite"
 
-export interface Lag {
-  readonly records: number
-  readonly seconds: number
-}
+export type Lag = LogRecord.Lag
 
 export interface ProjectionLagService {
   /** None when it cannot be known (Kafka checkpoints, a file that cannot be read). */
@@ -40,23 +37,11 @@ export const make = Effect.fnUntraced(function*(options: {
   /** Kafka mode: the topic whose relay cursor the outbox keeps. */
   readonly relayTopic?: string | undefined
 }) {
-  const file = yield* SqliteDatabase.make({ filename: options.logFilename, readonly: true, busyTimeoutMillis: 0 }).pipe(Effect.option)
+  const file = yield* LogFile.open(options.logFilename, { busyTimeoutMillis: 0 }).pipe(Effect.option)
   const lagAfter = (projected: number): Effect.Effect<Option.Option<Lag>> =>
-    Effect.gen(function*() {
-      if (Option.isNone(file)) return Option.none()
-      const row = yield* file.value.use("lag", (_, db) => {
-        const head = (db.prepare(`SELECT coalesce(max("offset"), 0) AS head FROM records`).get() as { head: number }).head
-        const oldest = db.prepare(`SELECT received_at AS at FROM records WHERE "offset" > ? ORDER BY "offset" LIMIT 1`).get(projected) as
-          | { at: number }
-          | undefined
-        return { head, oldest: oldest?.at }
-      })
-      const now = yield* Clock.currentTimeMillis
-      return Option.some({
-        records: Math.max(0, row.head - projected),
-        seconds: row.oldest === undefined ? 0 : Math.max(0, (now - row.oldest) / 1000)
-      })
-    }).pipe(Effect.orElseSucceed(() => Option.none()))
+    Option.isNone(file)
+      ? Effect.succeed(Option.none())
+      : file.value.lagAfter(projected).pipe(Effect.map(Option.some), Effect.orElseSucceed(() => Option.none<Lag>()))
   const lag: Effect.Effect<Option.Option<Lag>> = Effect.gen(function*() {
     if (Option.isNone(file) || options.readModels === undefined) return Option.none()
     const stored = yield* options.readModels.checkpoint(options.consumer)
@@ -66,17 +51,10 @@ export const make = Effect.fnUntraced(function*(options: {
   }).pipe(Effect.orElseSucceed(() => Option.none()))
   const head: Effect.Effect<Option.Option<number>> = Option.isNone(file)
     ? Effect.succeed(Option.none())
-    : file.value.use("head", (_, db) => Option.some((db.prepare(`SELECT coalesce(max("offset"), 0) AS head FROM records`).get() as { head: number }).head)).pipe(
-      Effect.orElseSucceed(() => Option.none<number>())
-    )
+    : file.value.head().pipe(Effect.map(Option.some), Effect.orElseSucceed(() => Option.none<number>()))
   const relayTopic = options.relayTopic
   const relayBacklog: Effect.Effect<Option.Option<Lag>> = Option.isNone(file) || relayTopic === undefined
     ? Effect.succeed(Option.none())
-    : file.value.use("relay cursor", (_, db) =>
-      (db.prepare(`SELECT relayed_offset AS at FROM relay_state WHERE name = ?`).get(relayTopic) as { at: number } | undefined)?.at ?? 0
-    ).pipe(
-      Effect.flatMap(lagAfter),
-      Effect.orElseSucceed(() => Option.none<Lag>())
-    )
+    : file.value.relayBacklog(relayTopic).pipe(Effect.map(Option.some), Effect.orElseSucceed(() => Option.none<Lag>()))
   return { lag, lagAfter, head, relayBacklog } satisfies ProjectionLagService
 })

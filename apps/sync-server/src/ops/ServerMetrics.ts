@@ -13,7 +13,7 @@
  */
 import { Clock, Context, Effect, Layer, Metric, Option } from "effect"
 import { PrometheusMetrics } from "effect/observability"
-import type { PluginRuntime } from "@ocs/plugin-sdk"
+import type { PluginRuntime } from "@ocs/plugin-runtime"
 import type { RateLimiter } from "@ocs/transport"
 import type { KafkaEventLog } from "@ocs/event-log"
 import type { LoopStatus } from "./LoopHealth.ts"

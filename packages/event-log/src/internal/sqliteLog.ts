@@ -3,17 +3,17 @@
  * together as the `EventLog` service. Public surface: ../SqliteEventLog.ts. The Kafka log
  * reuses it as its outbox (the outbox is an event-log file plus a relay cursor).
  */
-import { max } from "drizzle-orm"
 import { Clock, Deferred, Effect, Option, Schedule, type Scope, Stream } from "effect"
 import * as NodeUrl from "node:url"
 import * as Checkpoints from "../Checkpoints.ts"
 import type { DirectAppendService } from "../DirectAppend.ts"
 import type { EventLogService } from "../EventLog.ts"
 import { type EventLogError, InvalidCheckpoint, type SqliteError } from "../EventLogError.ts"
-import type { AppendResult, Checkpoint, Delivery, LogRecord, NewRecord, Offset, ReadOptions, SubscribeOptions } from "../LogRecord.ts"
+import type { AppendResult, Checkpoint, Delivery, LogRecord, NewRecord, Offset, ReadOptions, SubscribeOptions, TenantFilter } from "../LogRecord.ts"
+import type { Lag } from "../LogRecord.ts"
 import { SqliteDatabase } from "@ocs/sqlite"
-import { records } from "../Tables.ts"
 import * as GroupCommit from "./groupCommit.ts"
+import * as Queries from "./logQueries.ts"
 import * as Pages from "./pages.ts"
 import { startWriter } from "./writerThread.ts"
 
@@ -57,6 +57,8 @@ export interface Core {
   readonly pollIntervalMillis: number
   /** One page of records with offset >= from, in order, all tenants. */
   readonly page: (from: Offset, limit: number) => Effect.Effect<ReadonlyArray<LogRecord>, EventLogError>
+  /** How far a reader that handled everything up to `after` is behind (the Kafka relay's backlog). */
+  readonly lagAfter: (after: Offset, tenant?: TenantFilter) => Effect.Effect<Lag, SqliteError>
   /** Kills the writer thread as a crash would (tests only). */
   readonly killWriter: () => Promise<void>
 }
@@ -110,7 +112,7 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
     const pageSize = options.pageSize ?? 500
     return Stream.unwrap(Effect.gen(function*() {
       // A snapshot: records appended after the stream starts are not part of it.
-      const head = yield* db.use("read", (orm) => orm.select({ head: max(records.offset) }).from(records).get()?.head ?? 0)
+      const head = yield* db.use("read", (_, client) => Queries.head(client))
       const filter: Pages.PageFilter = {
         tenant: options.tenant,
         types: options.types,
@@ -166,8 +168,19 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
 
   const page = (from: Offset, limit: number) => pageOf(from, { tenant: "all" }, limit)
 
-  const service: EventLogService = { append, read, subscribe, commit, checkpoint }
-  return { service, direct, db, nextCommit, pollIntervalMillis, page, killWriter: writer.kill }
+  const head = (tenant?: TenantFilter) => db.use("head", (_, client) => Queries.head(client, tenant))
+  const lagAfter = (after: Offset, tenant?: TenantFilter) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => db.use("lag", (_, client) => Queries.lagAfter(client, after, now, tenant)))
+  const lag = Effect.fn("EventLog.lag")(function*(from: Checkpoint, tenant?: TenantFilter) {
+    const after = Checkpoints.parseSqlite(from)
+    if (after === undefined) {
+      return yield* new InvalidCheckpoint({ checkpoint: from, message: `not a checkpoint of an SQLite event log: ${from}` })
+    }
+    return Option.some(yield* lagAfter(after, tenant))
+  })
+
+  const service: EventLogService = { append, read, subscribe, commit, checkpoint, head, lag, relayBacklog: Effect.succeed(Option.none()) }
+  return { service, direct, db, nextCommit, pollIntervalMillis, page, lagAfter, killWriter: writer.kill }
 })
 
 const isBusy = (e: SqliteError) => {

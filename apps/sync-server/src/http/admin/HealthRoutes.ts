@@ -1,7 +1,7 @@
 /** `/healthz` (the process answers), `/readyz` (it takes traffic) and `/metrics` (Prometheus). */
 import { Effect, Option } from "effect"
 import { type HttpRouter, HttpServerResponse } from "effect/http"
-import { PluginRuntime } from "@ocs/plugin-sdk"
+import { PluginRuntime } from "@ocs/plugin-runtime"
 import { RateLimiter } from "@ocs/transport"
 import { ReadModels } from "@ocs/read-models"
 import { KafkaEventLog } from "@ocs/event-log"

@@ -1,7 +1,7 @@
 /** What the engine is doing: rate-limit keys and locks, recent errors, sync state, ownership, plugins. */
 import { Effect } from "effect"
 import type { HttpRouter } from "effect/http"
-import { PluginRuntime } from "@ocs/plugin-sdk"
+import { PluginRuntime } from "@ocs/plugin-runtime"
 import { RateLimiter } from "@ocs/transport"
 import { Ownership } from "../../cluster/Ownership.ts"
 import { TenantStore } from "../../tenants/TenantStore.ts"

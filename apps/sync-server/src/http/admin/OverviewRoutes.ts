@@ -11,7 +11,7 @@
 import { Clock, Effect, Stream } from "effect"
 import { type HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Ingestion } from "@ocs/ingestion"
-import { PluginRuntime } from "@ocs/plugin-sdk"
+import { PluginRuntime } from "@ocs/plugin-runtime"
 import { Json } from "@ocs/protocol"
 import { RateLimiter } from "@ocs/transport"
 import { LoopHealth } from "../../ops/LoopHealth.ts"

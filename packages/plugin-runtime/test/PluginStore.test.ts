@@ -3,7 +3,7 @@
  * and its timestamps come from the fiber's Clock.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { PluginStore } from "@ocs/plugin-sdk"
+import { PluginStore } from "@ocs/plugin-runtime"
 import Database from "better-sqlite3"
 import { Effect, Option } from "effect"
 import { TestClock } from "effect/testing"

@@ -10,7 +10,7 @@ import { definePlugin, type DomainEvent } from "@ocs/plugin-sdk"
 import { Operation } from "@ocs/protocol"
 import { type RunningSimulator, SimulatorControl, startSimulator } from "@ocs/simulator"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
-import { PluginRuntime } from "@ocs/plugin-sdk"
+import { PluginRuntime } from "@ocs/plugin-runtime"
 import { append, files, runtimeLayer, webhookRecord } from "./helpers.ts"
 
 let sim: RunningSimulator

@@ -4,7 +4,8 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import * as NodeUrl from "node:url"
-import { definePlugin, Plugin, PluginLoader, PluginRuntime, SDK_VERSION, Version } from "@ocs/plugin-sdk"
+import { definePlugin, Plugin, SDK_VERSION, Version } from "@ocs/plugin-sdk"
+import { PluginLoader, PluginRuntime } from "@ocs/plugin-runtime"
 import { files, runtimeLayer } from "./helpers.ts"
 
 const here = NodePath.dirname(NodeUrl.fileURLToPath(import.meta.url))

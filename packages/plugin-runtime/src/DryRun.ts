@@ -13,13 +13,19 @@ import { Effect, Option, Stream } from "effect"
 import { EventLog, type EventLogError, type LogRecord } from "@ocs/event-log"
 import { DomainEvent, type Operation } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
-import { emptyQuery, type HttpRequest, type HttpResponse, readModelsQuery } from "./Capabilities.ts"
-import { type EventReport, makeCaptureRunner } from "./internal/captured.ts"
-import { policyOf } from "./internal/execute.ts"
-import { type AnyPlugin, checkSdkVersion, decodeConfig } from "./Plugin.ts"
-import type { InvalidPluginConfig, SdkVersionMismatch } from "./PluginError.ts"
+import { Capabilities, Execution, Plugin, type PluginError } from "@ocs/plugin-sdk"
+import { readModelsQuery } from "./internal/query.ts"
 
-export type { EventReport }
+type AnyPlugin = Plugin.AnyPlugin
+type HttpRequest = Capabilities.HttpRequest
+type HttpResponse = Capabilities.HttpResponse
+type InvalidPluginConfig = PluginError.InvalidPluginConfig
+type SdkVersionMismatch = PluginError.SdkVersionMismatch
+const { checkSdkVersion, decodeConfig } = Plugin
+const { makeCaptureRunner, policyOf } = Execution
+const { emptyQuery } = Capabilities
+
+export type EventReport = Execution.EventReport
 
 export interface Options {
   /** Raw configuration, decoded with the plugin's schema. */
@@ -36,9 +42,10 @@ export interface Options {
   /** Per-event time limit (default: the plugin's, else 30 s). One attempt per event. */
   readonly timeoutMillis?: number | undefined
   /**
-   * Replay what the sync server's plugins see: `DomainEvent.decodeChangeStream` (one event per
-   * change; docs/architecture.md §4.14). Set it for a server's log, whose read models relay the
-   * changes webhooks revealed; default false: every event decoded from every record.
+   * Default true: replay what the sync server's plugins see, `DomainEvent.decodeChangeStream`
+   * (one event per change whether a webhook or a pull came first; docs/architecture.md §4.14).
+   * False: every event decoded from every record (a log whose read models did not relay the
+   * changes webhooks revealed).
    */
   readonly changeStream?: boolean | undefined
 }
@@ -80,7 +87,7 @@ export const dryRun = Effect.fn("DryRun.dryRun")(function*(
     Stream.runForEach((record) =>
       Effect.gen(function*() {
         records++
-        for (const event of (options.changeStream === true ? DomainEvent.decodeChangeStream : DomainEvent.decode)(record)) {
+        for (const event of (options.changeStream === false ? DomainEvent.decode : DomainEvent.decodeChangeStream)(record)) {
           if (tags.has(event._tag)) events.push(yield* runner.run(event, record.offset))
         }
       })

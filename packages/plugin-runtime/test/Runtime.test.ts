@@ -1,7 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { ReadModels } from "@ocs/read-models"
-import { DomainEvent, definePlugin, PluginRuntime } from "@ocs/plugin-sdk"
+import { DomainEvent, definePlugin } from "@ocs/plugin-sdk"
+import { PluginRuntime } from "@ocs/plugin-runtime"
 import { append, files, runtimeLayer, webhookRecord } from "./helpers.ts"
 
 const order = (id: number) => webhookRecord("orderAdd", { info: { id, status: 54 }, channel: { appOrderId: `A-${id}` } })

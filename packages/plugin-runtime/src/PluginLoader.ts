@@ -15,8 +15,14 @@ import { Effect, Schema } from "effect"
 import { createRequire } from "node:module"
 import * as NodePath from "node:path"
 import * as NodeUrl from "node:url"
-import { type AnyPlugin, checkSdkVersion, type Installed, isPlugin } from "./Plugin.ts"
-import { PluginLoadError, type SdkVersionMismatch } from "./PluginError.ts"
+import { Plugin, PluginError } from "@ocs/plugin-sdk"
+
+type AnyPlugin = Plugin.AnyPlugin
+type Installed = Plugin.Installed
+type SdkVersionMismatch = PluginError.SdkVersionMismatch
+type PluginLoadError = PluginError.PluginLoadError
+const { checkSdkVersion, isPlugin } = Plugin
+const { PluginLoadError } = PluginError
 
 /** One entry of the server config's `plugins` list. */
 export const PluginEntry = Schema.Struct({

@@ -6,7 +6,7 @@ import * as NodeHttp from "node:http"
 import type * as NodeNet from "node:net"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { PluginRuntime } from "@ocs/plugin-sdk"
+import { PluginRuntime } from "@ocs/plugin-runtime"
 
 export { webhookRecord } from "@ocs/plugin-sdk/testing"
 
@@ -30,7 +30,7 @@ export const baseLayer = (f: Files) =>
 
 /** The runtime over the files, with the log and read models it reads. */
 export const runtimeLayer = (f: Files, options: Omit<PluginRuntime.Options, "filename">) =>
-  Layer.provideMerge(PluginRuntime.PluginRuntime.layer({ filename: f.plugins, eventLogFilename: f.log, ...options }), baseLayer(f))
+  Layer.provideMerge(PluginRuntime.PluginRuntime.layer({ filename: f.plugins, ...options }), baseLayer(f))
 
 export const append = (records: ReadonlyArray<LogRecord.NewRecord>) =>
   Effect.gen(function*() {

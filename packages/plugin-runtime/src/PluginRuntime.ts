@@ -13,30 +13,23 @@
  * and dedupe key, the position it was delivered at; docs/architecture.md §4.19).
  */
 import { Context, Effect, Layer, Option, Schedule, Scope, Stream } from "effect"
-import { EventLog, type LogRecord, TraceContext } from "@ocs/event-log"
-import { SqliteDatabase } from "@ocs/sqlite"
+import { Checkpoints, EventLog, type LogRecord, TraceContext } from "@ocs/event-log"
 import { DomainEvent } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { CommerceClient } from "@ocs/transport"
-import {
-  type Api,
-  effectLogger,
-  fetchHttp,
-  type HttpOptions,
-  type KeyValue,
-  type PluginContext,
-  readModelsQuery,
-  type Tenant,
-  tenantOf
-} from "./Capabilities.ts"
-import { execute, policyOf, type Policy } from "./internal/execute.ts"
-import { type AnyPlugin, checkSdkVersion, decodeConfig, type Installed, type RetryPolicy } from "./Plugin.ts"
-import { ApiUnavailable, DuplicatePlugin, type InvalidPluginConfig, type PluginStoreError, type SdkVersionMismatch, UnknownPlugin } from "./PluginError.ts"
+import { Capabilities, Execution, Plugin, PluginError } from "@ocs/plugin-sdk"
+import { readModelsQuery } from "./internal/query.ts"
 import * as PluginLoader from "./PluginLoader.ts"
 import * as PluginStore from "./PluginStore.ts"
 
-// Defined beside the plugin so that the loader, which produces it, need not import the runtime.
-export type { Installed } from "./Plugin.ts"
+type Installed = Plugin.Installed
+type Tenant = Capabilities.Tenant
+type PluginStoreError = PluginError.PluginStoreError
+const { effectLogger, fetchHttp, tenantOf } = Capabilities
+const { execute, policyOf } = Execution
+const { ApiUnavailable, DuplicatePlugin, UnknownPlugin } = PluginError
+
+export type { Installed }
 
 export interface Options {
   /** The plugins' SQLite file: checkpoints, key-value stores, dead letters. */
@@ -45,17 +38,15 @@ export interface Options {
   /** Which records plugins see (default "all" tenants). */
   readonly tenant?: LogRecord.TenantFilter | undefined
   /** Defaults for plugins that do not set their own (5 attempts, 200 ms base, 30 s cap). */
-  readonly retry?: RetryPolicy | undefined
+  readonly retry?: Plugin.RetryPolicy | undefined
   /** Per-attempt time limit for plugins that do not set their own (default 30 s). */
   readonly timeoutMillis?: number | undefined
-  readonly http?: HttpOptions | undefined
+  readonly http?: Capabilities.HttpOptions | undefined
   /**
    * The access of a tenant, for `ctx.api` (the server reads it from its tenant store). Without
    * it, or without a `CommerceClient` in the context, API calls fail with `ApiUnavailable`.
    */
   readonly tenantAccess?: ((tenant: { readonly appId: string; readonly businessId: string }) => Effect.Effect<Option.Option<CommerceClient.TenantAccess>, unknown>) | undefined
-  /** The SQLite event log file (or Kafka outbox): the head offset for lag is read from it. */
-  readonly eventLogFilename?: string | undefined
   /**
    * Pause before a plugin's subscription is opened again after the log failed (default 1 s,
    * jittered by up to 20% either way so that plugins stopped together reopen apart).
@@ -92,7 +83,7 @@ export interface PluginMetrics {
   /** Offset of the last record checkpointed; null before the first. */
   readonly lastOffset: number | null
   readonly headOffset: number | null
-  /** headOffset - lastOffset (records not yet handled); null when unknown. */
+  /** Records of the plugin's tenants after lastOffset (not yet handled); null when unknown. */
   readonly lag: number | null
   readonly lastError: string | null
 }
@@ -107,16 +98,16 @@ export interface PluginRuntimeService {
   readonly metrics: Effect.Effect<ReadonlyArray<PluginMetrics>, PluginStoreError>
   readonly deadLetters: (plugin?: string) => Effect.Effect<ReadonlyArray<PluginStore.DeadLetter>, PluginStoreError>
   /** Runs dead letters again (one by id, all of a plugin, or all); those that succeed are removed. */
-  readonly redrive: (target: { readonly id: number } | { readonly plugin?: string | undefined }) => Effect.Effect<RedriveResult, UnknownPlugin | PluginStoreError>
+  readonly redrive: (target: { readonly id: number } | { readonly plugin?: string | undefined }) => Effect.Effect<RedriveResult, PluginError.UnknownPlugin | PluginStoreError>
   /** The key-value store of a plugin and tenant (admin, inspection). */
-  readonly kv: (plugin: string, tenant: Tenant) => KeyValue
+  readonly kv: (plugin: string, tenant: Tenant) => Capabilities.KeyValue
   /** Waits until the plugin (default: every plugin) has checkpointed `offset` or later. */
   readonly awaitOffset: (offset: number, plugin?: string) => Effect.Effect<void>
 }
 
-export type StartError = PluginStoreError | InvalidPluginConfig | SdkVersionMismatch | DuplicatePlugin
+export type StartError = PluginStoreError | PluginError.InvalidPluginConfig | PluginError.SdkVersionMismatch | PluginError.DuplicatePlugin
 
-export class PluginRuntime extends Context.Service<PluginRuntime, PluginRuntimeService>()("@ocs/plugin-sdk/PluginRuntime") {
+export class PluginRuntime extends Context.Service<PluginRuntime, PluginRuntimeService>()("@ocs/plugin-runtime/PluginRuntime") {
   /** Runs the given plugins while the layer is alive. */
   static readonly layer = (options: Options): Layer.Layer<PluginRuntime, StartError, EventLog.EventLog | ReadModels.ReadModels> =>
     Layer.effect(PluginRuntime, make(options))
@@ -137,9 +128,9 @@ export class PluginRuntime extends Context.Service<PluginRuntime, PluginRuntimeS
 }
 
 interface State {
-  readonly plugin: AnyPlugin
+  readonly plugin: Plugin.AnyPlugin
   readonly config: unknown
-  readonly policy: Policy
+  readonly policy: Execution.Policy
   status: "running" | "restarting"
   handled: number
   failures: number
@@ -174,8 +165,8 @@ export const make = Effect.fnUntraced(function*(
     if (states.has(plugin.name)) {
       return yield* new DuplicatePlugin({ plugin: plugin.name, message: `two plugins are named ${plugin.name}; names must be unique` })
     }
-    yield* checkSdkVersion(plugin)
-    const config = yield* decodeConfig(plugin, installed.config)
+    yield* Plugin.checkSdkVersion(plugin)
+    const config = yield* Plugin.decodeConfig(plugin, installed.config)
     const stored = yield* store.checkpoint(plugin.name)
     states.set(plugin.name, {
       plugin,
@@ -191,7 +182,7 @@ export const make = Effect.fnUntraced(function*(
     })
   }
 
-  const apiFor = (tenant: Tenant): Api => ({
+  const apiFor = (tenant: Tenant): Capabilities.Api => ({
     call: (operation, body) =>
       Effect.gen(function*() {
         const unavailable = (message: string) => new ApiUnavailable({ appId: tenant.appId, businessId: tenant.businessId, message })
@@ -206,7 +197,7 @@ export const make = Effect.fnUntraced(function*(
       })
   })
 
-  const contextFor = (state: State, event: DomainEvent.DomainEvent) => (attempt: number): PluginContext<unknown> => {
+  const contextFor = (state: State, event: DomainEvent.DomainEvent) => (attempt: number): Capabilities.PluginContext<unknown> => {
     const tenant = tenantOf(event)
     return {
       plugin: { name: state.plugin.name, version: state.plugin.version },
@@ -314,27 +305,17 @@ export const make = Effect.fnUntraced(function*(
 
   for (const state of states.values()) yield* Effect.forkIn(follow(state), scope)
 
-  // Head offset for lag: from the log file when we know it, else by reading the log's tail.
-  const headFile = options.eventLogFilename === undefined
-    ? undefined
-    : yield* SqliteDatabase.make({ filename: options.eventLogFilename, readonly: true }).pipe(Effect.option)
-  const headOffset = (after: number | null): Effect.Effect<number | null> => {
-    if (headFile !== undefined && Option.isSome(headFile)) {
-      return headFile.value.use("head", (_, db) => (db.prepare("SELECT max(\"offset\") AS head FROM records").get() as { head: number | null }).head).pipe(
-        Effect.orElseSucceed(() => null)
-      )
-    }
-    return log.read({ tenant: tenantFilter, from: (after ?? 0) + 1, pageSize: 1000 }).pipe(
-      Stream.take(100_000),
-      Stream.runFold(() => after, (_, r) => r.offset),
-      Effect.orElseSucceed(() => null)
-    )
-  }
-
   const metrics = Effect.gen(function*() {
     const out: Array<PluginMetrics> = []
     for (const s of states.values()) {
-      const head = s.topicPositions ? null : yield* headOffset(s.lastOffset)
+      // Over Kafka a checkpoint holds topic positions, which the outbox's head cannot measure.
+      const head = s.topicPositions ? null : yield* log.head(tenantFilter).pipe(Effect.orElseSucceed(() => null))
+      const lag = head === null
+        ? null
+        : yield* log.lag(Checkpoints.sqlite(s.lastOffset ?? 0), tenantFilter).pipe(
+          Effect.map((l) => Option.match(l, { onNone: () => null, onSome: (l) => l.records })),
+          Effect.orElseSucceed(() => null)
+        )
       out.push({
         name: s.plugin.name,
         version: s.plugin.version,
@@ -345,7 +326,7 @@ export const make = Effect.fnUntraced(function*(
         deadLetters: yield* store.countDeadLetters(s.plugin.name),
         lastOffset: s.lastOffset,
         headOffset: head,
-        lag: head === null ? null : Math.max(0, head - (s.lastOffset ?? 0)),
+        lag,
         lastError: s.lastError
       })
     }

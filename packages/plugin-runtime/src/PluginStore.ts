@@ -7,8 +7,12 @@ import { Clock, Effect, Option, Result, type Scope } from "effect"
 import { Json } from "@ocs/protocol"
 import { SqliteDatabase } from "@ocs/sqlite"
 import * as NodeUrl from "node:url"
-import type { KeyValue, Tenant } from "./Capabilities.ts"
-import { PluginStoreError } from "./PluginError.ts"
+import { type Capabilities, PluginError } from "@ocs/plugin-sdk"
+
+type KeyValue = Capabilities.KeyValue
+type Tenant = Capabilities.Tenant
+type PluginStoreError = PluginError.PluginStoreError
+const { PluginStoreError } = PluginError
 
 export interface DeadLetter {
   readonly id: number
