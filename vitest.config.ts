@@ -25,6 +25,7 @@ export default defineConfig({
       pkg("event-log", "packages/event-log"),
       pkg("read-models", "packages/read-models"),
       pkg("ingestion", "packages/ingestion"),
+      pkg("sync", "packages/sync"),
       // The console's browser suite runs in its own project ("console", below).
       pkg("sync-server", "apps/sync-server", ["test/console/**"]),
       pkg("replay", "apps/replay"),

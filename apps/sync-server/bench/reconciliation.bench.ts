@@ -21,8 +21,9 @@ import { ReadModels } from "@ocs/read-models"
 import { SimulatorControl } from "@ocs/simulator"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
 import { makeSealer } from "../src/tenants/Secrets.ts"
-import { Ownership } from "../src/cluster/Ownership.ts"
-import { SyncEngine } from "../src/SyncEngine.ts"
+import { Ownership } from "@ocs/sync/Ownership"
+import { SyncEngine } from "@ocs/sync/SyncEngine"
+import * as SyncPorts from "../src/tenants/SyncPorts.ts"
 import { TenantStore } from "../src/tenants/TenantStore.ts"
 import { startSimulatorProcess, tempDir } from "../test/processes.ts"
 
@@ -81,6 +82,7 @@ export const runReconciliationBench = async (options: { readonly quick?: boolean
     const layer = SyncEngine.layer({ operations: [Operation.productList], intervalMs: 3_600_000, reconcileMs: 3_600_000, overlapMs: 0, horizonMs: 365 * 24 * 3600 * 1000, pageSize: PAGE }).pipe(
       Layer.provide(client),
       Layer.provide(Ownership.layerAll),
+    Layer.provide(SyncPorts.layer),
       Layer.provideMerge(base)
     )
     const program = Effect.gen(function*() {

@@ -7,8 +7,9 @@ import { Operation } from "@ocs/protocol"
 import { type RunningSimulator, startSimulator } from "@ocs/simulator"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
 import { makeSealer } from "../src/tenants/Secrets.ts"
-import { Ownership } from "../src/cluster/Ownership.ts"
-import { SyncEngine } from "../src/SyncEngine.ts"
+import { Ownership } from "@ocs/sync/Ownership"
+import { SyncEngine } from "@ocs/sync/SyncEngine"
+import * as SyncPorts from "../src/tenants/SyncPorts.ts"
 import { TenantStore } from "../src/tenants/TenantStore.ts"
 import { tempDir } from "./processes.ts"
 
@@ -39,6 +40,7 @@ const testLayer = (dir: string, gapFillSilenceMs: number) => {
   return SyncEngine.layer({ operations: [Operation.productList], intervalMs: HOUR, reconcileMs: HOUR, overlapMs: 0, horizonMs: HOUR, gapFillSilenceMs, superviseEveryMs: 50 }).pipe(
     Layer.provide(client),
     Layer.provide(Ownership.layerAll),
+    Layer.provide(SyncPorts.layer),
     Layer.provideMerge(base)
   )
 }

@@ -8,8 +8,9 @@ import { type RunningSimulator, startSimulator } from "@ocs/simulator"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
 import { makeSealer } from "../src/tenants/Secrets.ts"
 import { watchTenants } from "../src/http/Server.ts"
-import { Ownership } from "../src/cluster/Ownership.ts"
-import { SyncEngine } from "../src/SyncEngine.ts"
+import { Ownership } from "@ocs/sync/Ownership"
+import { SyncEngine } from "@ocs/sync/SyncEngine"
+import * as SyncPorts from "../src/tenants/SyncPorts.ts"
 import { TenantStore } from "../src/tenants/TenantStore.ts"
 import { tempDir } from "./processes.ts"
 
@@ -37,6 +38,7 @@ const testLayer = () => {
   return SyncEngine.layer({ operations, intervalMs: 60_000, reconcileMs: 3_600_000, overlapMs: 0, horizonMs: 62 * 24 * 3600 * 1000 }).pipe(
     Layer.provide(client),
     Layer.provide(Ownership.layerAll),
+    Layer.provide(SyncPorts.layer),
     Layer.provideMerge(base)
   )
 }

@@ -20,7 +20,7 @@
 import { RateLimitStore } from "@ocs/transport"
 import { Clock, Effect, Layer, Queue, Schedule, Schema, Stream } from "effect"
 import * as Crypto from "node:crypto"
-import * as CompactedTopic from "./CompactedTopic.ts"
+import { CompactedTopic } from "@ocs/event-log"
 
 export interface Options {
   readonly brokers: ReadonlyArray<string>

@@ -26,7 +26,7 @@
 import { Clock, Deferred, Effect, Layer, Schema } from "effect"
 import { KafkaEventLog } from "@ocs/event-log"
 import * as Crypto from "node:crypto"
-import * as CompactedTopic from "./CompactedTopic.ts"
+import { CompactedTopic } from "@ocs/event-log"
 import { TenantStore } from "../tenants/TenantStore.ts"
 import type { ResourceState } from "../tenants/TenantRows.ts"
 

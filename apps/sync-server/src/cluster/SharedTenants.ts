@@ -18,9 +18,9 @@
  */
 import { Clock, Effect, Layer, Redacted, Result, Schema } from "effect"
 import * as Crypto from "node:crypto"
-import * as CompactedTopic from "./CompactedTopic.ts"
+import { CompactedTopic } from "@ocs/event-log"
 import type { Sealer } from "../tenants/Secrets.ts"
-import { TenantSettings } from "../tenants/TenantSettings.ts"
+import { TenantSettings } from "@ocs/sync"
 import { type BusinessInput, type BusinessStatus, TenantStore } from "../tenants/TenantStore.ts"
 
 export interface Options {
@@ -58,8 +58,8 @@ const Change = Schema.Union([
     status: Schema.Literals(["active", "paused", "attention"]),
     attention: Nullable(Schema.Struct({ code: Schema.String, message: Schema.String }))
   }),
-  // The tenant's own sync settings (./TenantSettings.ts), checked again on arrival.
-  Schema.Struct({ ...Stamp, kind: Schema.Literal("settings"), appId: Schema.String, businessId: Schema.String, settings: TenantSettings })
+  // The tenant's own sync settings (@ocs/sync TenantSettings), checked again on arrival.
+  Schema.Struct({ ...Stamp, kind: Schema.Literal("settings"), appId: Schema.String, businessId: Schema.String, settings: TenantSettings.TenantSettings })
 ])
 type Change = typeof Change.Type
 const decodeChange = Schema.decodeUnknownResult(Schema.fromJsonString(Change))
@@ -180,7 +180,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     setStatus: (appId: string, businessId: string, status: BusinessStatus, attention?: { readonly code: string; readonly message: string }) =>
       Effect.tap(local.setStatus(appId, businessId, status, attention), () =>
         publish({ kind: "status", appId, businessId, status, attention: attention ?? null })),
-    setSettings: (appId: string, businessId: string, settings: TenantSettings) =>
+    setSettings: (appId: string, businessId: string, settings: TenantSettings.TenantSettings) =>
       Effect.tap(local.setSettings(appId, businessId, settings), (found) =>
         found ? publish({ kind: "settings", appId, businessId, settings }) : Effect.void)
   })

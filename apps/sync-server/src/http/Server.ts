@@ -37,8 +37,10 @@ import * as Sessions from "./console/Sessions.ts"
 import * as ServerTls from "./ServerTls.ts"
 import { makeSealer, resolveKey } from "../tenants/Secrets.ts"
 import { Metrics } from "../ops/ServerMetrics.ts"
-import { resolveOperations, type RunReport, SyncEngine } from "../SyncEngine.ts"
-import { Ownership } from "../cluster/Ownership.ts"
+import { Operations, SyncOptions } from "@ocs/sync"
+import { type RunReport, SyncEngine } from "@ocs/sync/SyncEngine"
+import * as SyncPorts from "../tenants/SyncPorts.ts"
+import { Ownership } from "@ocs/sync/Ownership"
 import * as Telemetry from "../ops/Telemetry.ts"
 import * as SharedRateLimits from "../cluster/SharedRateLimits.ts"
 import * as SharedSyncState from "../cluster/SharedSyncState.ts"
@@ -191,23 +193,17 @@ export const layer = (config: Config) => {
   }).pipe(Layer.provide(webhookAppsFromStore))
   const sync = Layer.unwrap(
     Effect.gen(function*() {
-      const operations = yield* resolveOperations(config.sync.resources, config.operations ?? [])
+      const operations = yield* Operations.resolve(config.sync.resources, config.operations ?? [])
       const metrics = yield* Metrics
       const health = yield* LoopHealth
-      return SyncEngine.layer({
+      return SyncEngine.layer(SyncOptions.fromSection(config.sync, {
         runLoop: health.supervise,
         operations,
-        intervalMs: config.sync.intervalSeconds * 1000,
-        reconcileMs: config.sync.reconcileSeconds * 1000,
-        overlapMs: config.sync.overlapSeconds * 1000,
-        horizonMs: (config.sync.horizonDays ?? 365) * 24 * 3600 * 1000,
-        gapFillSilenceMs: config.sync.gapFillSilenceSeconds === undefined ? undefined : config.sync.gapFillSilenceSeconds * 1000,
         declared: config.operations ?? [],
-        pageSize: config.sync.pageSize,
         onRun: (report: RunReport, operation: string, errorTag: string | undefined) => metrics.countRun(report, operation, errorTag)
-      })
+      }))
     })
-  )
+  ).pipe(Layer.provide(SyncPorts.layer))
   // Plugins read the log on their own (own checkpoints), so they never hold up ingestion or
   // projection; their API calls go through the same client and budgets.
   const plugins = Layer.unwrap(

@@ -15,7 +15,7 @@ import { Effect, Fiber, Schedule, Scope, Stream } from "effect"
 import { EventLog, type LogRecord } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
 import { LoopHealth } from "./LoopHealth.ts"
-import { Ownership } from "../cluster/Ownership.ts"
+import { Ownership } from "@ocs/sync/Ownership"
 import * as Quarantine from "../tenants/Quarantine.ts"
 import { TenantStore } from "../tenants/TenantStore.ts"
 

@@ -5,7 +5,7 @@
  */
 import { Redacted, Result } from "effect"
 import type { Sealer } from "./Secrets.ts"
-import type { TenantSettings } from "./TenantSettings.ts"
+import type { TenantSettings } from "@ocs/sync"
 
 export type BusinessStatus = "active" | "paused" | "attention"
 
@@ -28,8 +28,8 @@ export interface Business {
   /** Why a person is needed (errorCode and message), when status is "attention". */
   readonly attention: { readonly code: string; readonly message: string; readonly at: number } | null
   readonly lastWebhookAt: number | null
-  /** Per-tenant sync settings (./TenantSettings.ts), validated when they were stored. */
-  readonly settings: TenantSettings
+  /** Per-tenant sync settings (@ocs/sync TenantSettings), validated when they were stored. */
+  readonly settings: TenantSettings.TenantSettings
 }
 
 export interface ResourceState {
@@ -152,7 +152,7 @@ export const rowReader = (sealer: Sealer) => {
     status: r.status,
     attention: r.attention_code === null ? null : { code: r.attention_code, message: r.attention_message ?? "", at: r.attention_at ?? 0 },
     lastWebhookAt: r.last_webhook_at,
-    settings: JSON.parse(r.settings) as TenantSettings
+    settings: JSON.parse(r.settings) as TenantSettings.TenantSettings
   })
 
   return { app, business }

@@ -17,7 +17,7 @@ import type Database from "better-sqlite3"
 import { Clock, Context, Effect, Layer, Option, Result, Schema, type Scope } from "effect"
 import * as NodeUrl from "node:url"
 import type { Sealer } from "./Secrets.ts"
-import type { TenantSettings } from "./TenantSettings.ts"
+import type { TenantSettings } from "@ocs/sync"
 import {
   type App,
   type AppRow,
@@ -245,8 +245,8 @@ const makeApi = (handle: SqliteDatabase.Handle, sealer: Sealer) => {
       }),
     touchWebhook: (appId: string, businessId: string, at: number) =>
       tryDb("touch webhook", () => void s.touchWebhook.run(at, appId, businessId)),
-    /** Replaces a tenant's sync settings (validated by the caller, ./TenantSettings.ts); false if no such tenant. */
-    setSettings: (appId: string, businessId: string, settings: TenantSettings) =>
+    /** Replaces a tenant's sync settings (validated by the caller, @ocs/sync TenantSettings); false if no such tenant. */
+    setSettings: (appId: string, businessId: string, settings: TenantSettings.TenantSettings) =>
       tryDb("set settings", () => s.setSettings.run(JSON.stringify(settings), appId, businessId).changes > 0),
 
     state: (appId: string, businessId: string, resource: string) =>

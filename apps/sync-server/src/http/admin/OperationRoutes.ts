@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import type { HttpRouter } from "effect/http"
 import { PluginRuntime } from "@ocs/plugin-sdk"
 import { RateLimiter } from "@ocs/transport"
-import { Ownership } from "../../cluster/Ownership.ts"
+import { Ownership } from "@ocs/sync/Ownership"
 import { TenantStore } from "../../tenants/TenantStore.ts"
 import { type AdminOptions, canonical, guard, json, queryInt, queryText, searchParams } from "./AdminHttp.ts"
 

@@ -2,8 +2,9 @@
 import { Effect, Option, Schema } from "effect"
 import type { HttpRouter } from "effect/http"
 import * as Config from "../../boot/Config.ts"
-import { resolveOperations, SyncEngine } from "../../SyncEngine.ts"
-import * as TenantSettings from "../../tenants/TenantSettings.ts"
+import { Operations } from "@ocs/sync"
+import { SyncEngine } from "@ocs/sync/SyncEngine"
+import { TenantSettings } from "@ocs/sync"
 import { Operation } from "@ocs/protocol"
 import { TenantStore } from "../../tenants/TenantStore.ts"
 import { EventLog } from "@ocs/event-log"
@@ -39,7 +40,7 @@ const TenantInput = Schema.Struct({ appId: Config.AppConfig.fields.appId, ...Con
 const checkResources = (settings: TenantSettings.TenantSettings, prefix: string) =>
   Effect.gen(function*() {
     for (const [i, name] of (settings.resources ?? []).entries()) {
-      const failed = yield* Effect.flip(resolveOperations([name], [])).pipe(Effect.option)
+      const failed = yield* Effect.flip(Operations.resolve([name], [])).pipe(Effect.option)
       if (Option.isSome(failed)) return problem(400, `invalid body: ${prefix}resources[${i}]: ${failed.value.message}`)
     }
     return undefined

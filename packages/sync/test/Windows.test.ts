@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Operation } from "@ocs/protocol"
-import * as SyncWindows from "../src/SyncWindows.ts"
+import { Windows as SyncWindows } from "@ocs/sync"
 
 const DAY = 24 * 3600 * 1000
 

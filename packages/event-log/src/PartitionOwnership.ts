@@ -1,42 +1,23 @@
 /**
- * Which tenants this server pulls. On one machine: all of them. With the Kafka log, several
- * servers share ingestion (any of them takes any webhook: they all append to the same topic)
- * while each tenant's pulls are owned by one server at a time, so that one tenant's budget
- * is never spent by two processes.
+ * Work shared out between processes by a Kafka consumer group (docs/architecture.md §4.19):
+ * every process joins group `<topic>` on a small topic of P partitions (created when absent),
+ * and owns the partitions the group assigns to it; when a process joins or dies, the group
+ * rebalances and the partitions move. A partition gained waits `handoverMs` before `owns`
+ * says yes: the previous owner may still be finishing what it started. Whatever is shared
+ * (the sync server's tenants) maps to a partition with `partitionOf`.
  *
- * Ownership rides on a Kafka consumer group: the servers join group `<topic>-owners` on a
- * small topic of P partitions; a tenant belongs to partition hash(appId:businessId) mod P,
- * and a server owns the tenants of the partitions the group assigns to it. When a server
- * joins or dies, the group rebalances and the partitions move.
- *
- * A server that gains a tenant waits `handoverMs` (at least the longest rate window) before
- * pulling it: the previous owner may have spent that window's budget, and the new owner's
- * scheduler cannot know it.
+ * kafkajs is loaded only when one is made.
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Effect, Schema, type Scope } from "effect"
 import * as Crypto from "node:crypto"
-
-export interface OwnershipService {
-  /** True when this server may pull the tenant now. */
-  readonly owns: (appId: string, businessId: string) => boolean
-  /** Partitions owned, for the admin API and tests. */
-  readonly describe: () => { readonly mode: "all" | "kafka"; readonly member?: string | undefined; readonly partitions?: ReadonlyArray<number> | undefined }
-}
-
-export class Ownership extends Context.Service<Ownership, OwnershipService>()("@ocs/sync-server/Ownership") {
-  /** A single server owns every tenant. */
-  static readonly layerAll: Layer.Layer<Ownership> = Layer.succeed(Ownership, Ownership.of({ owns: () => true, describe: () => ({ mode: "all" }) }))
-
-  static readonly layerKafka = (options: KafkaOwnershipOptions): Layer.Layer<Ownership, OwnershipUnavailable> => Layer.effect(Ownership, makeKafka(options))
-}
 
 export class OwnershipUnavailable extends Schema.TaggedError<OwnershipUnavailable>()("OwnershipUnavailable", {
   message: Schema.String
 }) {}
 
-export interface KafkaOwnershipOptions {
+export interface Options {
   readonly brokers: ReadonlyArray<string>
-  /** Name of the ownership topic and group (default derived from the event topic). */
+  /** Name of the ownership topic and group. */
   readonly topic: string
   readonly partitions?: number | undefined
   readonly handoverMs: number
@@ -44,14 +25,21 @@ export interface KafkaOwnershipOptions {
   readonly sessionTimeoutMs?: number | undefined
 }
 
-/** The partition of a tenant: stable across servers and restarts. */
-export const partitionOf = (appId: string, businessId: string, partitions: number): number =>
-  Crypto.createHash("sha256").update(`${appId}:${businessId}`).digest().readUInt32BE(0) % partitions
+export interface PartitionOwnership {
+  readonly partitions: number
+  /** True when this process may work on the partition now. */
+  readonly owns: (partition: number) => boolean
+  readonly describe: () => { readonly member: string | undefined; readonly partitions: ReadonlyArray<number> }
+}
 
-const makeKafka = (options: KafkaOwnershipOptions) =>
+/** The partition of a key: stable across processes and restarts. */
+export const partitionOf = (key: string, partitions: number): number =>
+  Crypto.createHash("sha256").update(key).digest().readUInt32BE(0) % partitions
+
+/** Joins the group; leaves it when the scope closes. */
+export const make = (options: Options): Effect.Effect<PartitionOwnership, OwnershipUnavailable, Scope.Scope> =>
   Effect.gen(function*() {
     const partitions = options.partitions ?? 32
-    // kafkajs is loaded by the Kafka mode only: a server on the SQLite log never holds it.
     const { Kafka, logLevel } = yield* Effect.promise(() => import("kafkajs"))
     const kafka = new Kafka({ brokers: [...options.brokers], clientId: options.clientId ?? "ocs-sync-owner", logLevel: logLevel.NOTHING })
     const admin = kafka.admin()
@@ -66,7 +54,7 @@ const makeKafka = (options: KafkaOwnershipOptions) =>
       },
       catch: (e) => new OwnershipUnavailable({ message: `cannot prepare the ownership topic ${options.topic}: ${String(e)}` })
     })
-    // partition -> the time from which this server may pull its tenants
+    // partition -> the time from which this process may work on it
     const owned = new Map<number, number>()
     let member: string | undefined
     const consumer = kafka.consumer({ groupId: options.topic, sessionTimeout: options.sessionTimeoutMs ?? 10_000, heartbeatInterval: 1_000 })
@@ -96,11 +84,12 @@ const makeKafka = (options: KafkaOwnershipOptions) =>
       }),
       () => Effect.promise(() => consumer.disconnect().catch(() => undefined))
     )
-    return Ownership.of({
-      owns: (appId, businessId) => {
-        const since = owned.get(partitionOf(appId, businessId, partitions))
+    return {
+      partitions,
+      owns: (partition) => {
+        const since = owned.get(partition)
         return since !== undefined && Date.now() >= since
       },
-      describe: () => ({ mode: "kafka", member, partitions: [...owned.keys()].sort((a, b) => a - b) })
-    })
+      describe: () => ({ member, partitions: [...owned.keys()].sort((a, b) => a - b) })
+    }
   })
