@@ -23,8 +23,8 @@ import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@o
 import { makeSealer } from "../src/tenants/Secrets.ts"
 import { Ownership } from "@ocs/sync/Ownership"
 import { SyncEngine } from "@ocs/sync/SyncEngine"
-import * as SyncPorts from "../src/tenants/SyncPorts.ts"
-import { TenantStore } from "../src/tenants/TenantStore.ts"
+import * as TenantState from "../src/tenants/TenantState.ts"
+import { TenantRegistry } from "../src/tenants/TenantRegistry.ts"
 import { startSimulatorProcess, tempDir } from "../test/processes.ts"
 
 export interface ReconciliationBench {
@@ -67,7 +67,7 @@ export const runReconciliationBench = async (options: { readonly quick?: boolean
     const t = await control.createTenant({ products, orders: 0, bills: 0, customers: 0 })
     const dir = tempDir("ocs-reconciliation-bench-")
     const base = Layer.mergeAll(
-      TenantStore.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 9)) }),
+      TenantState.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 9)) }),
       SqliteEventLog.layer({ filename: Path.join(dir, "events.sqlite") }),
       ReadModels.ReadModels.layer({ filename: Path.join(dir, "read-models.sqlite") })
     )
@@ -82,11 +82,10 @@ export const runReconciliationBench = async (options: { readonly quick?: boolean
     const layer = SyncEngine.layer({ operations: [Operation.productList], intervalMs: 3_600_000, reconcileMs: 3_600_000, overlapMs: 0, horizonMs: 365 * 24 * 3600 * 1000, pageSize: PAGE }).pipe(
       Layer.provide(client),
       Layer.provide(Ownership.layerAll),
-    Layer.provide(SyncPorts.layer),
       Layer.provideMerge(base)
     )
     const program = Effect.gen(function*() {
-      const store = yield* TenantStore
+      const store = yield* TenantRegistry
       const sync = yield* SyncEngine
       const rm = yield* ReadModels.ReadModels
       const log = yield* EventLog.EventLog

@@ -2,8 +2,9 @@
  * The per-tenant loops: one per active tenant this server owns, started and stopped as the
  * registry changes. A loop syncs what is due, then pauses until the next period or until a gap
  * fill wakes it. The first pass after a start is a gap fill (what changed while the server was
- * down), and so is a pass after the tenant's webhooks were silent for its silence period. At
- * most `concurrency` tenants run their passes at once; the others wait for a slot.
+ * down), and so is a pass after the tenant's webhooks were silent for its silence period. With
+ * `concurrency`, at most that many tenants run their passes at once; the others wait for a slot
+ * (a slot is held for the tenant's whole round of passes, its waits for budget included).
  */
 import { Clock, Deferred, Duration, Effect, FiberMap, Option, Random, Schedule, type Scope, Semaphore } from "effect"
 import { Ownership } from "./Ownership.ts"
@@ -15,7 +16,8 @@ export interface SupervisorOptions {
   readonly intervalMs: number
   readonly reconcileMs: number
   readonly gapFillSilenceMs: number
-  readonly concurrency: number
+  /** Tenants whose passes run at once; undefined: no bound. */
+  readonly concurrency: number | undefined
   readonly superviseEveryMs: number
   readonly runLoop?: ((name: string, loop: Effect.Effect<never>) => Effect.Effect<never>) | undefined
 }
@@ -36,7 +38,8 @@ export const make = Effect.fnUntraced(function*(
 ) {
   const tenants = yield* SyncTenants
   const ownership = yield* Ownership
-  const slots = yield* Semaphore.make(options.concurrency)
+  const slots = options.concurrency === undefined ? undefined : yield* Semaphore.make(options.concurrency)
+  const bounded = <A, E, R>(effect: Effect.Effect<A, E, R>) => slots === undefined ? effect : Semaphore.withPermit(slots)(effect)
 
   /** Tenants that owe an incremental pull (gap fill), and how to wake each tenant's loop. */
   const owed = new Set<string>()
@@ -71,7 +74,7 @@ export const make = Effect.fnUntraced(function*(
           quietSince = now
         }
         const gap = owed.delete(k)
-        yield* Semaphore.withPermit(slots)(syncTenant(appId, businessId, { gapFill: gap }))
+        yield* bounded(syncTenant(appId, businessId, { gapFill: gap }))
         if (owed.has(k)) continue
         const wake = yield* Deferred.make<void>()
         wakers.set(k, wake)

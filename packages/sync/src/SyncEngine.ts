@@ -155,7 +155,7 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions.SyncOptions
     intervalMs: options.intervalMs,
     reconcileMs: options.reconcileMs,
     gapFillSilenceMs: options.gapFillSilenceMs ?? SyncOptions.DEFAULT_GAP_FILL_SILENCE_SECONDS * 1000,
-    concurrency: options.concurrency ?? SyncOptions.DEFAULT_CONCURRENCY,
+    concurrency: options.concurrency,
     superviseEveryMs: options.superviseEveryMs ?? SyncOptions.DEFAULT_SUPERVISE_EVERY_MS,
     runLoop: options.runLoop
   }, syncTenant)

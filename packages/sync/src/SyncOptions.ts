@@ -35,7 +35,7 @@ export const Section = Schema.Struct({
   gapFillSilenceSeconds: Schema.optional(PositiveNumber),
   /**
    * Tenants whose passes run at once (each still inside its own budget); the others wait for a
-   * free slot. Default 16.
+   * free slot. Default: no bound (every tenant's loop runs its passes when they are due).
    */
   concurrency: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0)))
 })
@@ -51,7 +51,6 @@ export const sectionDefaults = {
 
 export const DEFAULT_HORIZON_DAYS = 365
 export const DEFAULT_GAP_FILL_SILENCE_SECONDS = 600
-export const DEFAULT_CONCURRENCY = 16
 export const DEFAULT_SUPERVISE_EVERY_MS = 2000
 
 export interface SyncOptions {
@@ -67,7 +66,7 @@ export interface SyncOptions {
   readonly pageSize?: number | undefined
   /** A tenant whose webhooks were silent this long gets an incremental pull of every resource. */
   readonly gapFillSilenceMs?: number | undefined
-  /** Tenants whose passes run at once. */
+  /** Tenants whose passes run at once; undefined: no bound. */
   readonly concurrency?: number | undefined
   /** Operations declared in the config, for tenants whose settings name their own resources. */
   readonly declared?: ReadonlyArray<Operation.OperationSpec> | undefined
@@ -90,6 +89,6 @@ export const fromSection = (
   overlapMs: section.overlapSeconds * 1000,
   horizonMs: (section.horizonDays ?? DEFAULT_HORIZON_DAYS) * 24 * 3600 * 1000,
   gapFillSilenceMs: (section.gapFillSilenceSeconds ?? DEFAULT_GAP_FILL_SILENCE_SECONDS) * 1000,
-  concurrency: section.concurrency ?? DEFAULT_CONCURRENCY,
+  concurrency: section.concurrency,
   pageSize: section.pageSize
 })

@@ -39,13 +39,15 @@ import { makeSealer, resolveKey } from "../tenants/Secrets.ts"
 import { Metrics } from "../ops/ServerMetrics.ts"
 import { Operations, SyncOptions } from "@ocs/sync"
 import { type RunReport, SyncEngine } from "@ocs/sync/SyncEngine"
-import * as SyncPorts from "../tenants/SyncPorts.ts"
 import { Ownership } from "@ocs/sync/Ownership"
 import * as Telemetry from "../ops/Telemetry.ts"
 import * as SharedRateLimits from "../cluster/SharedRateLimits.ts"
 import * as SharedSyncState from "../cluster/SharedSyncState.ts"
 import * as SharedTenants from "../cluster/SharedTenants.ts"
-import { type App as TenantStoreApp, TenantStore } from "../tenants/TenantStore.ts"
+import * as SqliteNotices from "../tenants/SqliteNotices.ts"
+import * as SqliteSyncState from "../tenants/SqliteSyncState.ts"
+import { TenantDatabase } from "../tenants/TenantDatabase.ts"
+import { type App as RegisteredApp, TenantRegistry } from "../tenants/TenantRegistry.ts"
 
 export { watchTenants } from "../ops/BackgroundLoops.ts"
 
@@ -92,9 +94,9 @@ const transportEventsToLog = Layer.effect(
  */
 const webhookAppsFromStore = Layer.effect(
   WebhookApps.WebhookApps,
-  Effect.map(TenantStore, (store) => {
-    const converted = new WeakMap<TenantStoreApp, WebhookApps.WebhookApp>()
-    const toWebhookApp = (app: TenantStoreApp) => {
+  Effect.map(TenantRegistry, (store) => {
+    const converted = new WeakMap<RegisteredApp, WebhookApps.WebhookApp>()
+    const toWebhookApp = (app: RegisteredApp) => {
       let w = converted.get(app)
       if (w === undefined) {
         w = { appId: app.appId, enabled: app.enabled, verifyTokens: app.verifyTokens.map(Redacted.value) }
@@ -136,22 +138,25 @@ export const layer = (config: Config) => {
     })
     : undefined
   const eventLog = kafkaLog ?? SqliteEventLog.layer({ filename: f.events, dedupeWindowMillis: (config.webhooks.dedupeWindowSeconds ?? 24 * 3600) * 1000 })
-  const localTenantStore = TenantStore.layer({ filename: f.tenants, sealer })
   const sharing = config.eventLog.mode === "kafka" ? config.eventLog.kafka?.sharedPulls : undefined
   // Servers that share pulls share the tenant registry (tokens sealed) and the sync state, so
   // the admin API of any server changes all and a takeover resumes the cursor.
-  const tenantStore = sharing === undefined || kafkaLog === undefined ? localTenantStore : SharedSyncState.layer({
+  const localRegistry = TenantRegistry.layer({ sealer })
+  const registry = sharing === undefined || kafkaLog === undefined ? localRegistry : SharedTenants.layer({
+    brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
+    topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-tenants`,
+    sealer
+  }).pipe(Layer.provide(localRegistry))
+  const syncState = sharing === undefined || kafkaLog === undefined ? SqliteSyncState.layer : SharedSyncState.layer({
     brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
     topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-sync-state`
   }).pipe(
-    Layer.provide(SharedTenants.layer({
-      brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
-      topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-tenants`,
-      sealer
-    })),
-    Layer.provide(localTenantStore),
+    Layer.provide(SqliteSyncState.layer),
     // The relay's progress: a shared cursor waits for the pages before it (SharedSyncState.ts).
     Layer.provide(kafkaLog)
+  )
+  const tenantState = Layer.mergeAll(TenantRegistry.layerSyncTenants.pipe(Layer.provideMerge(registry)), syncState, SqliteNotices.layer).pipe(
+    Layer.provide(TenantDatabase.layer({ filename: f.tenants }))
   )
   // A 16 MiB page cache: reads are per tenant and small; the file is the source of the rest.
   // Only this process writes the file: a short busy timeout, so that a lock someone else takes
@@ -164,7 +169,7 @@ export const layer = (config: Config) => {
     busyTimeoutMillis: 100,
     maxBatchWaitMillis: config.eventLog.mode === "kafka" ? 50 : undefined
   })
-  const base = Layer.mergeAll(tenantStore, eventLog, readModels)
+  const base = Layer.mergeAll(tenantState, eventLog, readModels)
 
   const events = transportEventsToLog
   // Servers that share pulls share their rate-limit locks too (a lock one receives holds all).
@@ -203,11 +208,11 @@ export const layer = (config: Config) => {
         onRun: (report: RunReport, operation: string, errorTag: string | undefined) => metrics.countRun(report, operation, errorTag)
       }))
     })
-  ).pipe(Layer.provide(SyncPorts.layer))
+  )
   // Plugins read the log on their own (own checkpoints), so they never hold up ingestion or
   // projection; their API calls go through the same client and budgets.
   const plugins = Layer.unwrap(
-    Effect.map(TenantStore, (store) =>
+    Effect.map(TenantRegistry, (store) =>
       PluginRuntime.PluginRuntime.layerFromConfig({
         filename: f.plugins,
         baseDir: config.baseDir ?? process.cwd(),
@@ -247,7 +252,7 @@ export const layer = (config: Config) => {
 /** Creates the configured tenants that do not exist yet (the demo uses this). */
 const seedTenants = (config: Config) =>
   Effect.gen(function*() {
-    const store = yield* TenantStore
+    const store = yield* TenantRegistry
     for (const app of config.tenants ?? []) {
       const appId = String(app.appId)
       if (Option.isNone(yield* store.app(appId))) yield* store.upsertApp(appId, app.verifyTokens)

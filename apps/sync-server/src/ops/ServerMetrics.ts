@@ -18,7 +18,7 @@ import type { RateLimiter } from "@ocs/transport"
 import type { LoopStatus } from "./LoopHealth.ts"
 import type { Lag } from "./ProjectionLag.ts"
 import type { ResourceState } from "../tenants/TenantRows.ts"
-import type { Business } from "../tenants/TenantStore.ts"
+import type { Business } from "../tenants/TenantRegistry.ts"
 
 const counter = (name: string, description: string, attributes?: Metric.Metric.Attributes) =>
   Metric.counter(name, { description, incremental: true, ...(attributes === undefined ? {} : { attributes }) })

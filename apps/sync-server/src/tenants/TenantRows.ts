@@ -5,7 +5,7 @@
  */
 import { Redacted, Result } from "effect"
 import type { Sealer } from "./Secrets.ts"
-import type { TenantSettings } from "@ocs/sync"
+import type { Notices, SyncState, TenantSettings } from "@ocs/sync"
 
 export type BusinessStatus = "active" | "paused" | "attention"
 
@@ -32,36 +32,9 @@ export interface Business {
   readonly settings: TenantSettings.TenantSettings
 }
 
-export interface ResourceState {
-  readonly appId: string
-  readonly businessId: string
-  readonly resource: string
-  readonly paused: { readonly code: string; readonly message: string; readonly at: number } | null
-  /** Cursor text of a running full sync; null when none is running. */
-  readonly cursor: string | null
-  readonly fullStartedAt: number | null
-  readonly fullCompletedAt: number | null
-  /**
-   * For operations confined to windows (order/list, bill/list): the end (ms) of the window the
-   * running full read is in; `cursor` is a cursor within that window. Null otherwise.
-   */
-  readonly windowEnd: number | null
-  /** Upper bound (ms) of the last incremental window that completed. */
-  readonly incrementalBound: number | null
-  readonly lastRunAt: number | null
-  readonly pages: number
-  readonly records: number
-  readonly lastError: string | null
-}
-
-export interface RecentError {
-  readonly at: number
-  readonly appId: string
-  readonly businessId: string | null
-  readonly resource: string | null
-  readonly tag: string
-  readonly message: string
-}
+/** A resource's sync state and a recent error: the shapes of the engine's ports (@ocs/sync). */
+export type ResourceState = SyncState.ResourceState
+export type RecentError = Notices.RecentError
 
 export interface BusinessInput {
   readonly appId: string

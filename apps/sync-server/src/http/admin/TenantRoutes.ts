@@ -2,11 +2,11 @@
 import { Effect, Option, Schema } from "effect"
 import type { HttpRouter } from "effect/http"
 import * as Config from "../../boot/Config.ts"
-import { Operations } from "@ocs/sync"
+import { Notices, Operations, SyncState } from "@ocs/sync"
 import { SyncEngine } from "@ocs/sync/SyncEngine"
 import { TenantSettings } from "@ocs/sync"
 import { Operation } from "@ocs/protocol"
-import { TenantStore } from "../../tenants/TenantStore.ts"
+import { TenantRegistry } from "../../tenants/TenantRegistry.ts"
 import { EventLog } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
 import * as Quarantine from "../../tenants/Quarantine.ts"
@@ -48,7 +48,9 @@ const checkResources = (settings: TenantSettings.TenantSettings, prefix: string)
 
 export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
   Effect.gen(function*() {
-    const store = yield* TenantStore
+    const store = yield* TenantRegistry
+    const syncState = yield* SyncState.SyncStateStore
+    const notices = yield* Notices.Notices
     const sync = yield* SyncEngine
     const readModels = yield* ReadModels.ReadModels
     const log = yield* EventLog.EventLog
@@ -110,7 +112,7 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
         }
         yield* store.upsertBusiness({ appId, businessId, accessToken: input.accessToken, version: input.version, permissions: input.permissions, depots: input.depots, ...dates })
         if (input.settings !== undefined) yield* store.setSettings(appId, businessId, input.settings)
-        yield* store.clearNotices(appId, businessId, "expiry-")
+        yield* notices.clearNotices(appId, businessId, "expiry-")
         // Registered now (the projection accepts its next records): what it sent before is
         // projected from the quarantine, in this request, so the answer already shows it.
         const released = yield* Quarantine.release({ appId, businessId }).pipe(
@@ -126,7 +128,7 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
       "/admin/tenants/:appId/:businessId",
       admin(Effect.gen(function*() {
         const b = yield* existing
-        const states = yield* store.states(b.appId, b.businessId)
+        const states = yield* syncState.states(b.appId, b.businessId)
         const counts = yield* readModels.counts(b)
         return json({ ...describeBusiness(b, yield* now, options.silenceAlertMs), sync: states, counts })
       }))
