@@ -19,9 +19,9 @@ import { SyncState } from "@ocs/sync"
 import { Ownership } from "@ocs/sync/Ownership"
 import { SyncEngine } from "@ocs/sync/SyncEngine"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
-import { makeSealer } from "../src/tenants/Secrets.ts"
-import { TenantRegistry } from "../src/tenants/TenantRegistry.ts"
-import * as TenantState from "../src/tenants/TenantState.ts"
+import { makeSealer } from "@ocs/tenant-store/Secrets"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
+import * as TenantState from "@ocs/tenant-store/TenantState"
 import { startSimulatorProcess, tempDir } from "../test/processes.ts"
 
 export interface ConcurrencyRun {

@@ -3,7 +3,4 @@
  */
 export * as Admin from "./http/Admin.ts"
 export * as Config from "./boot/Config.ts"
-export * as Secrets from "./tenants/Secrets.ts"
 export * as Server from "./http/Server.ts"
-export * as TenantRegistry from "./tenants/TenantRegistry.ts"
-export * as TenantState from "./tenants/TenantState.ts"

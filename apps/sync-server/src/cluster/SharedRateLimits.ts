@@ -20,7 +20,7 @@
 import { RateLimitStore } from "@ocs/transport"
 import { Clock, Effect, Layer, Queue, Schedule, Schema, Stream } from "effect"
 import type { CompactedTopic } from "@ocs/event-log"
-import * as SharedTable from "./SharedTable.ts"
+import * as SharedTable from "@ocs/tenant-store/SharedTable"
 
 export interface Options {
   readonly brokers: ReadonlyArray<string>

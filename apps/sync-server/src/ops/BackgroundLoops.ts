@@ -18,7 +18,7 @@ import { LoopHealth } from "./LoopHealth.ts"
 import { Ownership } from "@ocs/sync/Ownership"
 import * as Quarantine from "../tenants/Quarantine.ts"
 import { Notices } from "@ocs/sync"
-import { TenantRegistry } from "../tenants/TenantRegistry.ts"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 
 const DAY = 24 * 3600 * 1000
 

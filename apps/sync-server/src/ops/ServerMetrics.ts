@@ -17,8 +17,8 @@ import type { PluginRuntime } from "@ocs/plugin-sdk"
 import type { RateLimiter } from "@ocs/transport"
 import type { LoopStatus } from "./LoopHealth.ts"
 import type { Lag } from "./ProjectionLag.ts"
-import type { ResourceState } from "../tenants/TenantRows.ts"
-import type { Business } from "../tenants/TenantRegistry.ts"
+import type { ResourceState } from "@ocs/sync/SyncState"
+import type { Business } from "@ocs/tenant-store/TenantRegistry"
 
 const counter = (name: string, description: string, attributes?: Metric.Metric.Attributes) =>
   Metric.counter(name, { description, incremental: true, ...(attributes === undefined ? {} : { attributes }) })

@@ -9,10 +9,10 @@ import { Kafka, logLevel } from "kafkajs"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { makeSealer } from "../../src/tenants/Secrets.ts"
-import * as SharedTenants from "../../src/cluster/SharedTenants.ts"
-import { TenantDatabase } from "../../src/tenants/TenantDatabase.ts"
-import { TenantRegistry } from "../../src/tenants/TenantRegistry.ts"
+import { makeSealer } from "@ocs/tenant-store/Secrets"
+import * as SharedTenants from "@ocs/tenant-store/SharedTenants"
+import { TenantDatabase } from "@ocs/tenant-store/TenantDatabase"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 
 const topic = `ocs-tenants-test-${process.pid}-${Date.now()}`
 const sealer = makeSealer(Buffer.alloc(32, 7))

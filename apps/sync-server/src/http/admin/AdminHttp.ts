@@ -11,8 +11,8 @@ import { Ids, Json } from "@ocs/protocol"
 import type { Sessions } from "../console/Sessions.ts"
 import type { LoopHealthService } from "../../ops/LoopHealth.ts"
 import type { ProjectionLagService } from "../../ops/ProjectionLag.ts"
-import { safeEqual } from "../../tenants/Secrets.ts"
-import type { Business, TenantRegistry } from "../../tenants/TenantRegistry.ts"
+import { safeEqual } from "@ocs/tenant-store/Secrets"
+import type { Business, TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 
 export interface AdminOptions {
   /** Without a key every `/admin` route answers 401. */

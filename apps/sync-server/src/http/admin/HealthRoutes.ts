@@ -6,7 +6,7 @@ import { RateLimiter } from "@ocs/transport"
 import { ReadModels } from "@ocs/read-models"
 import { Metrics } from "../../ops/ServerMetrics.ts"
 import { SyncState } from "@ocs/sync"
-import { TenantRegistry } from "../../tenants/TenantRegistry.ts"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import { type AdminOptions, json, problem, type Readiness } from "./AdminHttp.ts"
 
 /**

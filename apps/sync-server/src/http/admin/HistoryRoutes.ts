@@ -13,7 +13,7 @@ import { Effect, Option, Stream } from "effect"
 import type { HttpRouter } from "effect/http"
 import { EventLog, type LogRecord } from "@ocs/event-log"
 import { DomainEvent, Ids } from "@ocs/protocol"
-import { TenantRegistry } from "../../tenants/TenantRegistry.ts"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import { type AdminOptions, existingTenant, guard, json, pathParam, problem, queryInt, searchParams } from "./AdminHttp.ts"
 
 /** The events of `record` about entity `id`, as `Tag` or `Tag@depot` for stock levels. */

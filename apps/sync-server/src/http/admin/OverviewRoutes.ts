@@ -17,7 +17,7 @@ import { RateLimiter } from "@ocs/transport"
 import { LoopHealth } from "../../ops/LoopHealth.ts"
 import { Metrics } from "../../ops/ServerMetrics.ts"
 import { Notices, SyncState } from "@ocs/sync"
-import { TenantRegistry } from "../../tenants/TenantRegistry.ts"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import { type AdminOptions, describeBusiness, guard, now } from "./AdminHttp.ts"
 
 export const MAX_TENANTS = 500

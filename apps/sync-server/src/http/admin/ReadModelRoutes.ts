@@ -5,7 +5,7 @@
 import { Effect, Option } from "effect"
 import type { HttpRouter } from "effect/http"
 import { ReadModels } from "@ocs/read-models"
-import { TenantRegistry } from "../../tenants/TenantRegistry.ts"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import {
   type AdminOptions,
   existingTenant,

@@ -4,7 +4,7 @@
  * into `Redacted` values, JSON lists parsed, nullable column groups folded into one field.
  */
 import { Redacted, Result } from "effect"
-import type { Sealer } from "./Secrets.ts"
+import type { Sealer } from "../Secrets.ts"
 import type { Notices, SyncState, TenantSettings } from "@ocs/sync"
 
 export type BusinessStatus = "active" | "paused" | "attention"
@@ -54,7 +54,7 @@ export interface AppRow {
   enabled: number
 }
 
-/** A row of `businesses` as `SELECT *` reads it (./TenantTables.ts). */
+/** A row of `businesses` as `SELECT *` reads it (./tenantTables.ts). */
 export interface BusinessRow {
   app_id: string
   business_id: string

@@ -2,7 +2,7 @@
  * The tenant store's file (`tenants.sqlite`), opened once and shared by the three stores over
  * it: the registry (./TenantRegistry.ts), the sync state (./SqliteSyncState.ts) and the notices
  * (./SqliteNotices.ts). Opened through `@ocs/sqlite` (owner-only, WAL, synchronous FULL) with
- * the migrations of `drizzle/` (schema: ./TenantTables.ts). Timestamps come from the fiber's
+ * the migrations of `drizzle/` (schema: ./internal/tenantTables.ts). Timestamps come from the fiber's
  * `Clock`, so `TestClock` drives them.
  */
 import { SqliteDatabase } from "@ocs/sqlite"
@@ -14,7 +14,7 @@ export class TenantStoreError extends Schema.TaggedError<TenantStoreError>()("Te
 }) {}
 
 /** The drizzle-kit migrations folder of tenant store files (run at open). */
-export const migrationsFolder = NodeUrl.fileURLToPath(new URL("../../drizzle", import.meta.url))
+export const migrationsFolder = NodeUrl.fileURLToPath(new URL("../drizzle", import.meta.url))
 
 const messageOf = (e: unknown) => e instanceof Error ? e.message : String(e)
 

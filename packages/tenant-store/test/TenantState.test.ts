@@ -10,11 +10,11 @@ import { Context, Effect, Layer, Option, Redacted, Result } from "effect"
 import { TestClock } from "effect/testing"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { makeSealer } from "../src/tenants/Secrets.ts"
+import { makeSealer } from "@ocs/tenant-store/Secrets"
 import { Notices, SyncState } from "@ocs/sync"
-import * as TenantState from "../src/tenants/TenantState.ts"
-import { TenantRegistry } from "../src/tenants/TenantRegistry.ts"
-import { tempDir } from "./processes.ts"
+import * as TenantState from "@ocs/tenant-store/TenantState"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
+import * as Os from "node:os"
 
 const sealer = makeSealer(Buffer.alloc(32, 9))
 
@@ -171,3 +171,7 @@ describe("the tenant store's timestamps", () => {
       assert.strictEqual((Fs.statSync(filename).mode & 0o777).toString(8), "600")
     })))
 })
+
+function tempDir(prefix: string): string {
+  return Fs.mkdtempSync(Path.join(Os.tmpdir(), prefix))
+}

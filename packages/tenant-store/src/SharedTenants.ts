@@ -19,8 +19,8 @@
 import { Effect, Layer, Redacted, Result, Schema } from "effect"
 import type { CompactedTopic } from "@ocs/event-log"
 import { TenantSettings } from "@ocs/sync"
-import type { Sealer } from "../tenants/Secrets.ts"
-import { type BusinessInput, type BusinessStatus, TenantRegistry } from "../tenants/TenantRegistry.ts"
+import type { Sealer } from "./Secrets.ts"
+import { type BusinessInput, type BusinessStatus, TenantRegistry } from "./TenantRegistry.ts"
 import * as SharedTable from "./SharedTable.ts"
 
 export interface Options {

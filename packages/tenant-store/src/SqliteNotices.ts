@@ -5,7 +5,7 @@
 import { Effect, Layer } from "effect"
 import { Notices } from "@ocs/sync"
 import { TenantDatabase, type TenantStoreError } from "./TenantDatabase.ts"
-import { type RecentErrorRow, toRecentError } from "./TenantRows.ts"
+import { type RecentErrorRow, toRecentError } from "./internal/tenantRows.ts"
 
 const RECENT_ERRORS_KEPT = 1000
 

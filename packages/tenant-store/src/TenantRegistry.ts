@@ -12,9 +12,9 @@ import { Context } from "effect"
 import { SyncTenants, type TenantSettings } from "@ocs/sync"
 import type { Sealer } from "./Secrets.ts"
 import { TenantDatabase, TenantStoreError } from "./TenantDatabase.ts"
-import { type App, type AppRow, type BusinessInput, type BusinessRow, type BusinessStatus, rowReader } from "./TenantRows.ts"
+import { type App, type AppRow, type BusinessInput, type BusinessRow, type BusinessStatus, rowReader } from "./internal/tenantRows.ts"
 
-export type { App, Business, BusinessInput, BusinessStatus } from "./TenantRows.ts"
+export type { App, Business, BusinessInput, BusinessStatus } from "./internal/tenantRows.ts"
 
 export class TenantRegistry extends Context.Service<TenantRegistry, Effect.Success<ReturnType<typeof make>>>()("@ocs/sync-server/TenantRegistry") {
   static readonly layer = (options: { readonly sealer: Sealer }): Layer.Layer<TenantRegistry, TenantStoreError, TenantDatabase> =>

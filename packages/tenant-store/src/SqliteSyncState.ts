@@ -6,7 +6,7 @@ import type Database from "better-sqlite3"
 import { Effect, Layer } from "effect"
 import { SyncState } from "@ocs/sync"
 import { TenantDatabase, type TenantStoreError } from "./TenantDatabase.ts"
-import { type StateRow, toState } from "./TenantRows.ts"
+import { type StateRow, toState } from "./internal/tenantRows.ts"
 
 // A patch sets a few of these columns: one statement per set of columns, prepared the first
 // time that set is used (a handful exist: what the sync engine writes together).
