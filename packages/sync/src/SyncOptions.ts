@@ -3,7 +3,7 @@
  * as an operator writes them) with its defaults in one place, and the options the engine
  * runs with (milliseconds, plus the server's hooks), built from it by `fromSection`.
  */
-import { Schema } from "effect"
+import { type Effect, Schema } from "effect"
 import type { Operation } from "@ocs/protocol"
 import type { RunReport } from "./PassRunner.ts"
 
@@ -73,7 +73,7 @@ export interface SyncOptions {
   /** How often the supervisor looks for added, removed or re-granted tenants. */
   readonly superviseEveryMs?: number | undefined
   /** Runs the supervisor loop (the server restarts it after a failure and shows its health). */
-  readonly runLoop?: ((name: string, loop: import("effect").Effect.Effect<never>) => import("effect").Effect.Effect<never>) | undefined
+  readonly runLoop?: ((name: string, loop: Effect.Effect<never>) => Effect.Effect<never>) | undefined
   /** Told of every pass that ran (for metrics). */
   readonly onRun?: ((report: RunReport, operation: string, errorTag: string | undefined) => void) | undefined
 }

@@ -11,7 +11,7 @@
 import { Effect } from "effect"
 import type { EventLog } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
-import { TenantRegistry } from "./TenantRegistry.ts"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 
 export interface Tenant {
   readonly appId: string
