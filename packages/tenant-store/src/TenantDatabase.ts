@@ -24,7 +24,7 @@ export class TenantDatabase extends Context.Service<TenantDatabase, {
   readonly run: <A>(what: string, f: () => A) => Effect.Effect<A, TenantStoreError>
   /** `run` with the current time (ms) of the fiber's clock. */
   readonly runAt: <A>(what: string, f: (now: number) => A) => Effect.Effect<A, TenantStoreError>
-}>()("@ocs/sync-server/TenantDatabase") {
+}>()("@ocs/tenant-store/TenantDatabase") {
   /** Opens (creating and migrating) the file; closed with the layer's scope. */
   static readonly layer = (options: { readonly filename: string }): Layer.Layer<TenantDatabase, TenantStoreError> =>
     Layer.effect(

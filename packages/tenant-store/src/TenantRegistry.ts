@@ -16,7 +16,7 @@ import { type App, type AppRow, type BusinessInput, type BusinessRow, type Busin
 
 export type { App, Business, BusinessInput, BusinessStatus } from "./internal/tenantRows.ts"
 
-export class TenantRegistry extends Context.Service<TenantRegistry, Effect.Success<ReturnType<typeof make>>>()("@ocs/sync-server/TenantRegistry") {
+export class TenantRegistry extends Context.Service<TenantRegistry, Effect.Success<ReturnType<typeof make>>>()("@ocs/tenant-store/TenantRegistry") {
   static readonly layer = (options: { readonly sealer: Sealer }): Layer.Layer<TenantRegistry, TenantStoreError, TenantDatabase> =>
     Layer.effect(TenantRegistry, make(options.sealer))
 
