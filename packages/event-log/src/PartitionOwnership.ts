@@ -8,7 +8,7 @@
  *
  * kafkajs is loaded only when one is made.
  */
-import { Effect, Schema, type Scope } from "effect"
+import { Effect, Schedule, Schema, type Scope } from "effect"
 import * as Crypto from "node:crypto"
 
 export class OwnershipUnavailable extends Schema.TaggedError<OwnershipUnavailable>()("OwnershipUnavailable", {
@@ -43,17 +43,24 @@ export const make = (options: Options): Effect.Effect<PartitionOwnership, Owners
     const { Kafka, logLevel } = yield* Effect.promise(() => import("kafkajs"))
     const kafka = new Kafka({ brokers: [...options.brokers], clientId: options.clientId ?? "ocs-sync-owner", logLevel: logLevel.NOTHING })
     const admin = kafka.admin()
+    // A busy broker, or servers starting together, can answer that it does not host the new
+    // topic's partitions yet; that settles in moments, so the step is retried for about 11 s
+    // (as CompactedTopic does) before the start fails.
     yield* Effect.tryPromise({
       try: async () => {
         await admin.connect()
-        const existing = await admin.listTopics()
-        if (!existing.includes(options.topic)) {
-          await admin.createTopics({ topics: [{ topic: options.topic, numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: true })
+        try {
+          const existing = await admin.listTopics()
+          if (!existing.includes(options.topic)) {
+            await admin.createTopics({ topics: [{ topic: options.topic, numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: true })
+          }
+          await admin.fetchTopicOffsets(options.topic)
+        } finally {
+          await admin.disconnect()
         }
-        await admin.disconnect()
       },
       catch: (e) => new OwnershipUnavailable({ message: `cannot prepare the ownership topic ${options.topic}: ${String(e)}` })
-    })
+    }).pipe(Effect.retry({ schedule: Schedule.exponential("100 millis", 1.5), times: 10 }))
     // partition -> the time from which this process may work on it
     const owned = new Map<number, number>()
     let member: string | undefined

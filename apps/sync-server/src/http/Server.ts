@@ -142,20 +142,24 @@ export const layer = (config: Config) => {
   // Servers that share pulls share the tenant registry (tokens sealed) and the sync state, so
   // the admin API of any server changes all and a takeover resumes the cursor.
   const localRegistry = TenantRegistry.layer({ sealer })
-  const registry = sharing === undefined || kafkaLog === undefined ? localRegistry : SharedTenants.layer({
-    brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
-    topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-tenants`,
-    sealer
-  }).pipe(Layer.provide(localRegistry))
-  const syncState = sharing === undefined || kafkaLog === undefined ? SqliteSyncState.layer : SharedSyncState.layer({
-    brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
-    topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-sync-state`
-  }).pipe(
-    Layer.provide(SqliteSyncState.layer),
-    // The relay's progress: a shared cursor waits for the pages before it (SharedSyncState.ts).
-    Layer.provide(kafkaLog)
-  )
-  const tenantState = Layer.mergeAll(TenantRegistry.layerSyncTenants.pipe(Layer.provideMerge(registry)), syncState, SqliteNotices.layer).pipe(
+  // Built one after the other, the event log first (as the topics were always created): a
+  // broker that creates several topics at once can answer that it does not host them yet.
+  const stores = sharing === undefined || kafkaLog === undefined
+    ? Layer.merge(localRegistry, SqliteSyncState.layer)
+    : SharedSyncState.layer({
+      brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
+      topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-sync-state`
+    }).pipe(
+      Layer.provideMerge(SharedTenants.layer({
+        brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
+        topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-tenants`,
+        sealer
+      }).pipe(Layer.provide(localRegistry))),
+      Layer.provide(SqliteSyncState.layer),
+      // The relay's progress: a shared cursor waits for the pages before it (SharedSyncState.ts).
+      Layer.provide(kafkaLog)
+    )
+  const tenantState = Layer.mergeAll(TenantRegistry.layerSyncTenants.pipe(Layer.provideMerge(stores)), SqliteNotices.layer).pipe(
     Layer.provide(TenantDatabase.layer({ filename: f.tenants }))
   )
   // A 16 MiB page cache: reads are per tenant and small; the file is the source of the rest.
