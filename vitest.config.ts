@@ -25,6 +25,8 @@ export default defineConfig({
       pkg("event-log", "packages/event-log"),
       pkg("read-models", "packages/read-models"),
       pkg("ingestion", "packages/ingestion"),
+      pkg("sync", "packages/sync"),
+      pkg("tenant-store", "packages/tenant-store"),
       // The console's browser suite runs in its own project ("console", below).
       pkg("sync-server", "apps/sync-server", ["test/console/**"]),
       pkg("replay", "apps/replay"),

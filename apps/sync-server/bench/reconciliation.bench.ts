@@ -20,10 +20,11 @@ import { DomainEvent, Operation } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { SimulatorControl } from "@ocs/simulator"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
-import { makeSealer } from "../src/tenants/Secrets.ts"
-import { Ownership } from "../src/cluster/Ownership.ts"
-import { SyncEngine } from "../src/SyncEngine.ts"
-import { TenantStore } from "../src/tenants/TenantStore.ts"
+import { makeSealer } from "@ocs/tenant-store/Secrets"
+import { Ownership } from "@ocs/sync/Ownership"
+import { SyncEngine } from "@ocs/sync/SyncEngine"
+import * as TenantState from "@ocs/tenant-store/TenantState"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import { startSimulatorProcess, tempDir } from "../test/processes.ts"
 
 export interface ReconciliationBench {
@@ -66,7 +67,7 @@ export const runReconciliationBench = async (options: { readonly quick?: boolean
     const t = await control.createTenant({ products, orders: 0, bills: 0, customers: 0 })
     const dir = tempDir("ocs-reconciliation-bench-")
     const base = Layer.mergeAll(
-      TenantStore.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 9)) }),
+      TenantState.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 9)) }),
       SqliteEventLog.layer({ filename: Path.join(dir, "events.sqlite") }),
       ReadModels.ReadModels.layer({ filename: Path.join(dir, "read-models.sqlite") })
     )
@@ -84,7 +85,7 @@ export const runReconciliationBench = async (options: { readonly quick?: boolean
       Layer.provideMerge(base)
     )
     const program = Effect.gen(function*() {
-      const store = yield* TenantStore
+      const store = yield* TenantRegistry
       const sync = yield* SyncEngine
       const rm = yield* ReadModels.ReadModels
       const log = yield* EventLog.EventLog

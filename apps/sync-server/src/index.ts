@@ -3,8 +3,4 @@
  */
 export * as Admin from "./http/Admin.ts"
 export * as Config from "./boot/Config.ts"
-export * as Ownership from "./cluster/Ownership.ts"
-export * as Secrets from "./tenants/Secrets.ts"
 export * as Server from "./http/Server.ts"
-export * as SyncEngine from "./SyncEngine.ts"
-export * as TenantStore from "./tenants/TenantStore.ts"

@@ -6,10 +6,12 @@ import { SqliteEventLog } from "@ocs/event-log"
 import { Operation } from "@ocs/protocol"
 import { type RunningSimulator, startSimulator } from "@ocs/simulator"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
-import { makeSealer } from "../src/tenants/Secrets.ts"
-import { Ownership } from "../src/cluster/Ownership.ts"
-import { SyncEngine } from "../src/SyncEngine.ts"
-import { TenantStore } from "../src/tenants/TenantStore.ts"
+import { makeSealer } from "@ocs/tenant-store/Secrets"
+import { Ownership } from "@ocs/sync/Ownership"
+import { SyncEngine } from "@ocs/sync/SyncEngine"
+import { SyncState } from "@ocs/sync"
+import * as TenantState from "@ocs/tenant-store/TenantState"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import { tempDir } from "./processes.ts"
 
 // Gap fill (docs/architecture.md §4.14): with an hour between incremental passes, a tenant still
@@ -28,7 +30,7 @@ const HOUR = 3_600_000
 
 const testLayer = (dir: string, gapFillSilenceMs: number) => {
   const base = Layer.mergeAll(
-    TenantStore.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 7)) }),
+    TenantState.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 7)) }),
     SqliteEventLog.layer({ filename: Path.join(dir, "events.sqlite") })
   )
   const client = CommerceClient.CommerceClient.layer({ posBaseUrl: sim.posBaseUrl, vpageBaseUrl: sim.vpageBaseUrl, maxAttempts: 2, backoffBaseMs: 10 }).pipe(
@@ -45,14 +47,14 @@ const testLayer = (dir: string, gapFillSilenceMs: number) => {
 
 /** Waits until the tenant's product/list state satisfies `until` (polling the store). */
 const stateUntil = (tenant: { appId: string; businessId: string }, until: (s: { fullCompletedAt: number | null; lastRunAt: number | null }) => boolean) =>
-  Effect.flatMap(TenantStore, (store) =>
+  Effect.flatMap(SyncState.SyncStateStore, (store) =>
     store.state(tenant.appId, tenant.businessId, Operation.resourceKey(Operation.productList)).pipe(
       Effect.repeat({ until, schedule: Schedule.spaced("50 millis") }),
       Effect.timeout("20 seconds")
     ))
 
 const register = Effect.gen(function*() {
-  const store = yield* TenantStore
+  const store = yield* TenantRegistry
   const t = yield* Effect.promise(() => sim.control.createTenant({ products: 5 }))
   yield* store.upsertApp(t.app.appId, ["vt"])
   yield* store.upsertBusiness({ appId: t.app.appId, businessId: t.business.businessId, accessToken: t.token.accessToken })
@@ -74,7 +76,7 @@ describe("gap fill", () => {
         return t
       }).pipe(Effect.provide(testLayer(dir, HOUR))))
       // A restart (same files): the first pass of the tenant is incremental, at once.
-      const before = yield* Effect.scoped(Effect.flatMap(TenantStore, (s) => s.state(tenant.appId, tenant.businessId, Operation.resourceKey(Operation.productList)))).pipe(Effect.provide(testLayer(dir, HOUR)))
+      const before = yield* Effect.scoped(Effect.flatMap(SyncState.SyncStateStore, (s) => s.state(tenant.appId, tenant.businessId, Operation.resourceKey(Operation.productList)))).pipe(Effect.provide(testLayer(dir, HOUR)))
       yield* Effect.scoped(Effect.gen(function*() {
         const sync = yield* SyncEngine
         yield* sync.start
@@ -94,7 +96,7 @@ describe("gap fill", () => {
       const second = yield* stateUntil(t, (s) => s.lastRunAt! > first.lastRunAt!)
       const third = yield* stateUntil(t, (s) => s.lastRunAt! > second.lastRunAt!)
       assert.strictEqual(third.fullCompletedAt, first.fullCompletedAt, "incremental passes, not full ones")
-      const store = yield* TenantStore
+      const store = yield* TenantRegistry
       assert.isTrue(Option.isSome(yield* store.business(t.appId, t.businessId)))
     }).pipe(Effect.provide(testLayer(dir, 300))))
   }, 60_000)

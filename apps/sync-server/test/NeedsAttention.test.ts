@@ -6,11 +6,13 @@ import { SqliteEventLog } from "@ocs/event-log"
 import { Operation } from "@ocs/protocol"
 import { type RunningSimulator, startSimulator } from "@ocs/simulator"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
-import { makeSealer } from "../src/tenants/Secrets.ts"
+import { makeSealer } from "@ocs/tenant-store/Secrets"
 import { watchTenants } from "../src/http/Server.ts"
-import { Ownership } from "../src/cluster/Ownership.ts"
-import { SyncEngine } from "../src/SyncEngine.ts"
-import { TenantStore } from "../src/tenants/TenantStore.ts"
+import { Ownership } from "@ocs/sync/Ownership"
+import { SyncEngine } from "@ocs/sync/SyncEngine"
+import { Notices, SyncState } from "@ocs/sync"
+import * as TenantState from "@ocs/tenant-store/TenantState"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import { tempDir } from "./processes.ts"
 
 let sim: RunningSimulator
@@ -26,7 +28,7 @@ const operations = [Operation.productList, Operation.orderList, Operation.custom
 const testLayer = () => {
   const dir = tempDir("ocs-attention-")
   const base = Layer.mergeAll(
-    TenantStore.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 7)) }),
+    TenantState.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 7)) }),
     SqliteEventLog.layer({ filename: Path.join(dir, "events.sqlite") })
   )
   const client = CommerceClient.CommerceClient.layer({ posBaseUrl: sim.posBaseUrl, vpageBaseUrl: sim.vpageBaseUrl, maxAttempts: 2, backoffBaseMs: 10 }).pipe(
@@ -43,7 +45,7 @@ const testLayer = () => {
 
 const register = (t: { app: { appId: string }; business: { businessId: string }; token: { accessToken: string } }, extra: { expiresAt?: number } = {}) =>
   Effect.gen(function*() {
-    const store = yield* TenantStore
+    const store = yield* TenantRegistry
     yield* store.upsertApp(t.app.appId, ["vt"])
     yield* store.upsertBusiness({ appId: t.app.appId, businessId: t.business.businessId, accessToken: t.token.accessToken, expiresAt: extra.expiresAt ?? null })
     return { appId: t.app.appId, businessId: t.business.businessId }
@@ -54,7 +56,7 @@ const callsFor = (appId: string, since: number) => Effect.promise(() => sim.cont
 describe("needs-attention states, from the simulator's error modes", () => {
   it.live("tenant-level errors put the tenant on hold with the reason, and no call follows", () =>
     Effect.gen(function*() {
-      const store = yield* TenantStore
+      const store = yield* TenantRegistry
       const sync = yield* SyncEngine
       const cases: Array<[string, () => Promise<{ app: { appId: string }; business: { businessId: string }; token: { accessToken: string } }>]> = [
         ["ERR_BUSINESS_NOT_ENABLE_API", async () => {
@@ -86,14 +88,14 @@ describe("needs-attention states, from the simulator's error modes", () => {
         const since = (yield* Effect.promise(() => sim.control.calls({ limit: 1 }))).lastSeq
         yield* sync.syncTenant(t.appId, t.businessId)
         assert.strictEqual((yield* callsFor(t.appId, since)).length, 0, `${code}: no retry storm`)
-        const errors = yield* store.recentErrors(10, t.appId)
+        const errors = yield* (yield* Notices.Notices).recentErrors(10, t.appId)
         assert.isTrue(errors.some((e) => e.message.includes(code)), `${code} recorded`)
       }
     }).pipe(Effect.provide(testLayer())), 60_000)
 
   it.live("a new grant lifts the hold", () =>
     Effect.gen(function*() {
-      const store = yield* TenantStore
+      const store = yield* TenantRegistry
       const sync = yield* SyncEngine
       const created = yield* Effect.promise(() => sim.control.createTenant({ products: 5 }))
       yield* Effect.promise(() => sim.control.expireToken(created.token.accessToken))
@@ -109,12 +111,12 @@ describe("needs-attention states, from the simulator's error modes", () => {
 
   it.live("ERR_403 and ERR_INVALID_DEPOT_ID pause only that resource; the rest syncs", () =>
     Effect.gen(function*() {
-      const store = yield* TenantStore
+      const store = yield* TenantRegistry
       const sync = yield* SyncEngine
       const t = yield* register(yield* Effect.promise(() => sim.control.createTenant({ products: 30, orders: 5, permissions: ["product", "inventory"], depots: [1] })))
       const inventory = (depot: number) => Operation.resourceKey(Operation.productInventory([depot]))
       const reports = yield* sync.syncTenant(t.appId, t.businessId)
-      const states = new Map((yield* store.states(t.appId, t.businessId)).map((s) => [s.resource, s]))
+      const states = new Map((yield* (yield* SyncState.SyncStateStore).states(t.appId, t.businessId)).map((s) => [s.resource, s]))
       assert.strictEqual(states.get("pos:/v3.0/order/list")?.paused?.code, "ERR_403")
       assert.strictEqual(states.get("pos:/v3.0/customer/list")?.paused?.code, "ERR_403")
       assert.strictEqual(states.get(inventory(3))?.paused?.code, "ERR_INVALID_DEPOT_ID")
@@ -132,16 +134,16 @@ describe("needs-attention states, from the simulator's error modes", () => {
 
   it.live("token expiry is warned at 30, 7 and 1 days, once each; webhook silence is flagged", () =>
     Effect.gen(function*() {
-      const store = yield* TenantStore
+      const store = yield* TenantRegistry
       const day = 24 * 3600 * 1000
       const soon = yield* register(yield* Effect.promise(() => sim.control.createTenant({ products: 1 })), { expiresAt: Date.now() + 5 * day })
       const later = yield* register(yield* Effect.promise(() => sim.control.createTenant({ products: 1 })), { expiresAt: Date.now() + 100 * day })
       yield* store.touchWebhook(later.appId, later.businessId, Date.now() - 2 * 3600 * 1000)
       yield* watchTenants(3600 * 1000)
       yield* watchTenants(3600 * 1000)
-      const soonTags = (yield* store.recentErrors(50, soon.appId)).map((e) => e.tag).sort()
+      const soonTags = (yield* (yield* Notices.Notices).recentErrors(50, soon.appId)).map((e) => e.tag).sort()
       assert.deepStrictEqual(soonTags, ["TokenExpiry30d", "TokenExpiry7d"])
-      const laterTags = (yield* store.recentErrors(50, later.appId)).map((e) => e.tag)
+      const laterTags = (yield* (yield* Notices.Notices).recentErrors(50, later.appId)).map((e) => e.tag)
       assert.deepStrictEqual(laterTags, ["WebhookSilence"])
     }).pipe(Effect.provide(testLayer())), 30_000)
 })

@@ -7,10 +7,11 @@ import { DomainEvent, Operation } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { type RunningSimulator, startSimulator } from "@ocs/simulator"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
-import { makeSealer } from "../src/tenants/Secrets.ts"
-import { Ownership } from "../src/cluster/Ownership.ts"
-import { SyncEngine } from "../src/SyncEngine.ts"
-import { TenantStore } from "../src/tenants/TenantStore.ts"
+import { makeSealer } from "@ocs/tenant-store/Secrets"
+import { Ownership } from "@ocs/sync/Ownership"
+import { SyncEngine } from "@ocs/sync/SyncEngine"
+import * as TenantState from "@ocs/tenant-store/TenantState"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import { tempDir } from "./processes.ts"
 
 // Tombstones come only from a full pass that completed, without error and without filters
@@ -27,7 +28,7 @@ afterAll(async () => {
 const testLayer = (operations: ReadonlyArray<Operation.Operation<any>> = [Operation.productList]) => {
   const dir = tempDir("ocs-tombstones-")
   const base = Layer.mergeAll(
-    TenantStore.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 7)) }),
+    TenantState.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 7)) }),
     SqliteEventLog.layer({ filename: Path.join(dir, "events.sqlite") }),
     ReadModels.ReadModels.layer({ filename: Path.join(dir, "read-models.sqlite") })
   )
@@ -62,7 +63,7 @@ const deletions = Effect.map(found, (all) => all.filter((e) => e.startsWith("Pro
 describe("tombstones from full passes", () => {
   it.live("a failed pass and a partial pass delete nothing; a completed full pass deletes what the service no longer serves", () =>
     Effect.gen(function*() {
-      const store = yield* TenantStore
+      const store = yield* TenantRegistry
       const sync = yield* SyncEngine
       const rm = yield* ReadModels.ReadModels
       const t = yield* Effect.promise(() => sim.control.createTenant({ products: 35 }))
@@ -114,7 +115,7 @@ describe("tombstones from full passes", () => {
 
   it.live("customers, bills and a product's stock rows: a failed or depot-narrowed pass deletes nothing, a complete one deletes each once", () =>
     Effect.gen(function*() {
-      const store = yield* TenantStore
+      const store = yield* TenantRegistry
       const sync = yield* SyncEngine
       const rm = yield* ReadModels.ReadModels
       // Orders and bills of the last 40 days: a 62-day horizon reads them all.

@@ -8,7 +8,7 @@
  * `OCS_EVENT_LOG__MODE=kafka`, `OCS_EVENT_LOG__KAFKA__BROKERS=127.0.0.1:9092,127.0.0.1:9093`.
  * Keys are matched case-insensitively with underscores removed (`EVENT_LOG` -> `eventLog`).
  */
-import { TenantSettings } from "../tenants/TenantSettings.ts"
+import { SyncOptions, TenantSettings } from "@ocs/sync"
 import { Effect, Schema } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -33,8 +33,8 @@ export const BusinessConfig = Schema.Struct({
   depots: Schema.optional(Schema.Array(Schema.String)),
   grantedAt: Schema.optional(Schema.String),
   expiresAt: Schema.optional(Schema.String),
-  /** This tenant's own sync settings (./TenantSettings.ts); absent fields keep `sync`'s. */
-  settings: Schema.optional(TenantSettings)
+  /** This tenant's own sync settings (@ocs/sync TenantSettings); absent fields keep `sync`'s. */
+  settings: Schema.optional(TenantSettings.TenantSettings)
 })
 
 export const AppConfig = Schema.Struct({
@@ -123,33 +123,8 @@ export const Config = Schema.Struct({
       overrides: Schema.optional(Schema.Record(Schema.String, Operation.RateLimit))
     })
   ),
-  sync: Schema.Struct({
-    /**
-     * Operations to sync: by key ("pos:/v3.0/bill/list"), by path ("bill/list"), or by the kind
-     * of record they fill ("bill"). Any read of the catalogue (docs/api-catalogue.md) that needs
-     * no filter can be named; those without a typed read model land in the documents table.
-     */
-    resources: Schema.Array(Schema.String),
-    /** Incremental sync period (operations with updatedAt filters). */
-    intervalSeconds: PositiveNumber,
-    /** Full reconciliation period (webhooks can be lost or switched off). */
-    reconcileSeconds: PositiveNumber,
-    /** Incremental windows start this long before the last bound, to cover clock skew. */
-    overlapSeconds: Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0)),
-    /**
-     * How far back a full read of an operation confined to 31-day windows (orders, bills)
-     * goes. Default 365.
-     */
-    horizonDays: Schema.optional(PositiveNumber),
-    pageSize: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 }))),
-    /**
-     * A tenant whose webhooks were silent this long gets an incremental pull (gap fill,
-     * docs/architecture.md §4.14). Default 600.
-     */
-    gapFillSilenceSeconds: Schema.optional(PositiveNumber),
-    /** Tenants syncing at once (each still inside its own budget). */
-    concurrency: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0)))
-  }),
+  /** The sync engine's section: its schema and defaults belong to @ocs/sync (SyncOptions). */
+  sync: SyncOptions.Section,
   /** operations the catalogue does not list, declared as data. */
   operations: Schema.optional(Schema.Array(Operation.OperationSpec)),
   webhooks: Schema.Struct({
@@ -207,12 +182,7 @@ export const defaults = {
   dataDir: ".ocs-data",
   eventLog: { mode: "sqlite" },
   api: { posBaseUrl: "http://127.0.0.1:8788/pos", vpageBaseUrl: "http://127.0.0.1:8788/vpage" },
-  sync: {
-    resources: ["product/list", "order/list", "bill/list", "customer/list", "business/depot", "product/inventory", "product/category", "product/brand"],
-    intervalSeconds: 60,
-    reconcileSeconds: 6 * 3600,
-    overlapSeconds: 300
-  },
+  sync: SyncOptions.sectionDefaults,
   webhooks: { silenceAlertSeconds: 24 * 3600 }
 } as const
 

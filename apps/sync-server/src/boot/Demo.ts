@@ -13,7 +13,7 @@ import { Ingestion } from "@ocs/ingestion"
 import { RateLimiter } from "@ocs/transport"
 import type { Config } from "./Config.ts"
 import type { RunningServer } from "../http/Server.ts"
-import { TenantStore } from "../tenants/TenantStore.ts"
+import { SyncState } from "@ocs/sync"
 
 export type DemoInfo = SimulatorControlTypes.Demo
 
@@ -93,7 +93,7 @@ demo tenant       appId ${demo.appId}, businessId ${demo.businessId}
     const readModels = yield* ReadModels.ReadModels
     const ingestion = yield* Ingestion.Ingestion
     const limiter = yield* RateLimiter.RateLimiter
-    const store = yield* TenantStore
+    const store = yield* SyncState.SyncStateStore
     const tenant = { appId: demo.appId, businessId: demo.businessId }
     const progress = Effect.gen(function*() {
       const counts = yield* readModels.counts(tenant)

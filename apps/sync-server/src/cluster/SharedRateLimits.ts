@@ -19,8 +19,8 @@
  */
 import { RateLimitStore } from "@ocs/transport"
 import { Clock, Effect, Layer, Queue, Schedule, Schema, Stream } from "effect"
-import * as Crypto from "node:crypto"
-import * as CompactedTopic from "./CompactedTopic.ts"
+import type { CompactedTopic } from "@ocs/event-log"
+import * as SharedTable from "@ocs/tenant-store/SharedTable"
 
 export interface Options {
   readonly brokers: ReadonlyArray<string>
@@ -50,18 +50,13 @@ export const layer = (options: Options): Layer.Layer<RateLimitStore.RateLimitSto
 
 export const make = Effect.fnUntraced(function*(options: Options) {
   const local = yield* RateLimitStore.RateLimitStore
-  const origin = Crypto.randomUUID()
   const remote = yield* Queue.unbounded<RateLimitStore.RemoteLock>()
   const remoteCalls = yield* Queue.unbounded<RateLimitStore.RemoteCall>()
   /** Per other server and key, the newest call time already counted. */
   const counted = new Map<string, number>()
 
-  const apply = (text: string) =>
+  const apply = (value: typeof Lock.Type | typeof Calls.Type) =>
     Effect.gen(function*() {
-      const decoded = decodeValue(text)
-      if (decoded._tag === "Failure") return yield* Effect.logWarning(`shared rate limits: a value that does not decode was skipped: ${decoded.failure.message}`)
-      const value = decoded.success
-      if (value.origin === origin) return
       if (value.v === 2) {
         // Each message repeats the calls still in the window: count only the new ones.
         const id = `${value.origin}:${value.key}`
@@ -78,21 +73,21 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       yield* Queue.offer(remote, { key: lock.key, until: lock.until })
     })
 
-  const topic = yield* CompactedTopic.make({
+  const table = yield* SharedTable.make({
     brokers: options.brokers,
     topic: options.topic,
     partitions: options.partitions,
     clientId: options.clientId ?? "ocs-rate-limits",
-    origin,
-    onValue: apply
+    label: "shared rate limits",
+    decode: decodeValue,
+    onRemote: apply
   })
+  const origin = table.origin
 
   const lock = (key: string, until: number) =>
     Effect.andThen(
       local.lock(key, until),
-      topic.publish(key, JSON.stringify({ v: 1, origin, key, until })).pipe(
-        Effect.catchTag("SharedStateUnavailable", (e) => Effect.logWarning(`${e.message}; the lock stays local`))
-      )
+      table.publish(key, { v: 1, origin, key, until }, "the lock stays local")
     )
 
   // This server's calls: grants remembered by id until their completion is written.
@@ -125,10 +120,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         continue
       }
       calls.changed = false
-      const value = JSON.stringify({ v: 2, origin, key, limit: calls.limit, windowMs: calls.windowMs, at: calls.at })
-      yield* topic.publish(`calls:${origin}:${key}`, value).pipe(
-        Effect.catchTag("SharedStateUnavailable", (e) => Effect.logWarning(`${e.message}; these calls count here only`))
-      )
+      yield* table.publish(`calls:${origin}:${key}`, { v: 2, origin, key, limit: calls.limit, windowMs: calls.windowMs, at: calls.at }, "these calls count here only")
     }
   })
   yield* Effect.forkScoped(Effect.schedule(publishCalls, Schedule.spaced(options.callsPublishMillis ?? 200)))

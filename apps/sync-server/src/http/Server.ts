@@ -36,15 +36,19 @@ import * as DataDir from "../boot/DataDir.ts"
 import * as ServerLimits from "./ServerLimits.ts"
 import * as Sessions from "./console/Sessions.ts"
 import * as ServerTls from "./ServerTls.ts"
-import { makeSealer, resolveKey } from "../tenants/Secrets.ts"
+import { makeSealer, resolveKey } from "@ocs/tenant-store/Secrets"
 import { Metrics } from "../ops/ServerMetrics.ts"
-import { resolveOperations, type RunReport, SyncEngine } from "../SyncEngine.ts"
-import { Ownership } from "../cluster/Ownership.ts"
+import { Operations, SyncOptions } from "@ocs/sync"
+import { type RunReport, SyncEngine } from "@ocs/sync/SyncEngine"
+import { Ownership } from "@ocs/sync/Ownership"
 import * as Telemetry from "../ops/Telemetry.ts"
 import * as SharedRateLimits from "../cluster/SharedRateLimits.ts"
-import * as SharedSyncState from "../cluster/SharedSyncState.ts"
-import * as SharedTenants from "../cluster/SharedTenants.ts"
-import { type App as TenantStoreApp, TenantStore } from "../tenants/TenantStore.ts"
+import * as SharedSyncState from "@ocs/tenant-store/SharedSyncState"
+import * as SharedTenants from "@ocs/tenant-store/SharedTenants"
+import * as SqliteNotices from "@ocs/tenant-store/SqliteNotices"
+import * as SqliteSyncState from "@ocs/tenant-store/SqliteSyncState"
+import { TenantDatabase } from "@ocs/tenant-store/TenantDatabase"
+import { type App as RegisteredApp, TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 
 export { watchTenants } from "../ops/BackgroundLoops.ts"
 
@@ -91,9 +95,9 @@ const transportEventsToLog = Layer.effect(
  */
 const webhookAppsFromStore = Layer.effect(
   WebhookApps.WebhookApps,
-  Effect.map(TenantStore, (store) => {
-    const converted = new WeakMap<TenantStoreApp, WebhookApps.WebhookApp>()
-    const toWebhookApp = (app: TenantStoreApp) => {
+  Effect.map(TenantRegistry, (store) => {
+    const converted = new WeakMap<RegisteredApp, WebhookApps.WebhookApp>()
+    const toWebhookApp = (app: RegisteredApp) => {
       let w = converted.get(app)
       if (w === undefined) {
         w = { appId: app.appId, enabled: app.enabled, verifyTokens: app.verifyTokens.map(Redacted.value) }
@@ -138,22 +142,29 @@ export const layer = (config: Config) => {
     })
     : undefined
   const eventLog = kafkaLog ?? SqliteEventLog.layer({ filename: f.events, dedupeWindowMillis: (config.webhooks.dedupeWindowSeconds ?? 24 * 3600) * 1000 })
-  const localTenantStore = TenantStore.layer({ filename: f.tenants, sealer })
   const sharing = config.eventLog.mode === "kafka" ? config.eventLog.kafka?.sharedPulls : undefined
   // Servers that share pulls share the tenant registry (tokens sealed) and the sync state, so
   // the admin API of any server changes all and a takeover resumes the cursor.
-  const tenantStore = sharing === undefined || kafkaLog === undefined ? localTenantStore : SharedSyncState.layer({
-    brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
-    topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-sync-state`
-  }).pipe(
-    Layer.provide(SharedTenants.layer({
+  const localRegistry = TenantRegistry.layer({ sealer })
+  // Built one after the other, the event log first (as the topics were always created): a
+  // broker that creates several topics at once can answer that it does not host them yet.
+  const stores = sharing === undefined || kafkaLog === undefined
+    ? Layer.merge(localRegistry, SqliteSyncState.layer)
+    : SharedSyncState.layer({
       brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
-      topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-tenants`,
-      sealer
-    })),
-    Layer.provide(localTenantStore),
-    // The relay's progress: a shared cursor waits for the pages before it (SharedSyncState.ts).
-    Layer.provide(kafkaLog)
+      topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-sync-state`
+    }).pipe(
+      Layer.provideMerge(SharedTenants.layer({
+        brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
+        topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-tenants`,
+        sealer
+      }).pipe(Layer.provide(localRegistry))),
+      Layer.provide(SqliteSyncState.layer),
+      // The relay's progress: a shared cursor waits for the pages before it (SharedSyncState.ts).
+      Layer.provide(kafkaLog)
+    )
+  const tenantState = Layer.mergeAll(TenantRegistry.layerSyncTenants.pipe(Layer.provideMerge(stores)), SqliteNotices.layer).pipe(
+    Layer.provide(TenantDatabase.layer({ filename: f.tenants }))
   )
   // A 16 MiB page cache: reads are per tenant and small; the file is the source of the rest.
   // Only this process writes the file: a short busy timeout, so that a lock someone else takes
@@ -166,7 +177,7 @@ export const layer = (config: Config) => {
     busyTimeoutMillis: 100,
     maxBatchWaitMillis: config.eventLog.mode === "kafka" ? 50 : undefined
   })
-  const base = Layer.mergeAll(tenantStore, eventLog, readModels)
+  const base = Layer.mergeAll(tenantState, eventLog, readModels)
 
   const events = transportEventsToLog
   // Servers that share pulls share their rate-limit locks too (a lock one receives holds all).
@@ -196,27 +207,21 @@ export const layer = (config: Config) => {
   }).pipe(Layer.provide(webhookAppsFromStore))
   const sync = Layer.unwrap(
     Effect.gen(function*() {
-      const operations = yield* resolveOperations(config.sync.resources, config.operations ?? [])
+      const operations = yield* Operations.resolve(config.sync.resources, config.operations ?? [])
       const metrics = yield* Metrics
       const health = yield* LoopHealth
-      return SyncEngine.layer({
+      return SyncEngine.layer(SyncOptions.fromSection(config.sync, {
         runLoop: health.supervise,
         operations,
-        intervalMs: config.sync.intervalSeconds * 1000,
-        reconcileMs: config.sync.reconcileSeconds * 1000,
-        overlapMs: config.sync.overlapSeconds * 1000,
-        horizonMs: (config.sync.horizonDays ?? 365) * 24 * 3600 * 1000,
-        gapFillSilenceMs: config.sync.gapFillSilenceSeconds === undefined ? undefined : config.sync.gapFillSilenceSeconds * 1000,
         declared: config.operations ?? [],
-        pageSize: config.sync.pageSize,
         onRun: (report: RunReport, operation: string, errorTag: string | undefined) => metrics.countRun(report, operation, errorTag)
-      })
+      }))
     })
   )
   // Plugins read the log on their own (own checkpoints), so they never hold up ingestion or
   // projection; their API calls go through the same client and budgets.
   const plugins = Layer.unwrap(
-    Effect.map(TenantStore, (store) =>
+    Effect.map(TenantRegistry, (store) =>
       PluginRuntime.PluginRuntime.layerFromConfig({
         filename: f.plugins,
         baseDir: config.baseDir ?? process.cwd(),
@@ -255,7 +260,7 @@ export const layer = (config: Config) => {
 /** Creates the configured tenants that do not exist yet (the demo uses this). */
 const seedTenants = (config: Config) =>
   Effect.gen(function*() {
-    const store = yield* TenantStore
+    const store = yield* TenantRegistry
     for (const app of config.tenants ?? []) {
       const appId = String(app.appId)
       if (Option.isNone(yield* store.app(appId))) yield* store.upsertApp(appId, app.verifyTokens)

@@ -15,9 +15,10 @@ import { Effect, Fiber, Schedule, Scope, Stream } from "effect"
 import { EventLog, type LogRecord } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
 import { LoopHealth } from "./LoopHealth.ts"
-import { Ownership } from "../cluster/Ownership.ts"
+import { Ownership } from "@ocs/sync/Ownership"
 import * as Quarantine from "../tenants/Quarantine.ts"
-import { TenantStore } from "../tenants/TenantStore.ts"
+import { Notices } from "@ocs/sync"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 
 const DAY = 24 * 3600 * 1000
 
@@ -26,11 +27,11 @@ const DAY = 24 * 3600 * 1000
  * deliveries stop and its token no longer works, so the tenant goes on hold with the reason
  * instead of failing every pull. Granting access again (a new token) makes it active.
  */
-const uninstalled = (store: TenantStore["Service"], appId: string, businessId: string) =>
+const uninstalled = (store: TenantRegistry["Service"], notices: Notices.Notices["Service"], appId: string, businessId: string) =>
   Effect.gen(function*() {
     const message = `business ${businessId} removed application ${appId}: it must install the application and grant access again`
     if (!(yield* store.setStatus(appId, businessId, "attention", { code: "APP_UNINSTALLED", message }))) return
-    yield* store.recordError({ appId, businessId, resource: null, tag: "AppUninstalled", message })
+    yield* notices.recordError({ appId, businessId, resource: null, tag: "AppUninstalled", message })
     yield* Effect.logWarning(message)
   })
 
@@ -45,7 +46,8 @@ const isActivity = (record: LogRecord.LogRecord) =>
  */
 const noteActivity = (records: ReadonlyArray<LogRecord.LogRecord>, onWebhooksEnabled: ((appId: string) => Effect.Effect<void>) | undefined) =>
   Effect.gen(function*() {
-    const store = yield* TenantStore
+    const store = yield* TenantRegistry
+    const notices = yield* Notices.Notices
     // The latest webhook of each tenant in the batch, one store write per tenant.
     const latest = new Map<string, { readonly appId: string; readonly businessId: string; at: number }>()
     for (const record of records) {
@@ -58,7 +60,7 @@ const noteActivity = (records: ReadonlyArray<LogRecord.LogRecord>, onWebhooksEna
     for (const t of latest.values()) yield* store.touchWebhook(t.appId, t.businessId, t.at)
     for (const record of records) {
       if (!isActivity(record)) continue
-      if (record.type === "appUninstalled") yield* uninstalled(store, record.appId, record.businessId!)
+      if (record.type === "appUninstalled") yield* uninstalled(store, notices, record.appId, record.businessId!)
       // The service re-sends webhooksEnabled when deliveries fail (docs/api-catalogue.md
       // §10): what it failed to deliver is pulled (gap fill, docs/architecture.md §4.14).
       if (record.type === "webhooksEnabled" && onWebhooksEnabled !== undefined) yield* onWebhooksEnabled(record.appId)
@@ -86,28 +88,29 @@ const tenantActivity = (onWebhooksEnabled: ((appId: string) => Effect.Effect<voi
 /** Token expiry warnings (30, 7 and 1 days before; docs/api-catalogue.md, Authentication 6) and webhook silence. */
 export const watchTenants = (silenceAlertMs: number) =>
   Effect.gen(function*() {
-    const store = yield* TenantStore
+    const store = yield* TenantRegistry
+    const notices = yield* Notices.Notices
     const now = Date.now()
     for (const b of yield* store.businesses()) {
       if (b.expiresAt !== null) {
         const days = (b.expiresAt - now) / DAY
         for (const threshold of [30, 7, 1]) {
-          if (days <= threshold && (yield* store.noticeOnce(b.appId, b.businessId, `expiry-${threshold}`))) {
+          if (days <= threshold && (yield* notices.noticeOnce(b.appId, b.businessId, `expiry-${threshold}`))) {
             const message = days <= 0
               ? `access token of ${b.appId}:${b.businessId} has expired: the business must grant access again`
               : `access token of ${b.appId}:${b.businessId} expires in ${Math.ceil(days)} day(s): ask the business to grant access again`
             yield* Effect.logWarning(message)
-            yield* store.recordError({ appId: b.appId, businessId: b.businessId, resource: null, tag: `TokenExpiry${threshold}d`, message })
+            yield* notices.recordError({ appId: b.appId, businessId: b.businessId, resource: null, tag: `TokenExpiry${threshold}d`, message })
           }
         }
       }
       const silentSince = b.lastWebhookAt
       if (silentSince !== null && now - silentSince > silenceAlertMs) {
         const day = Math.floor(now / DAY)
-        if (yield* store.noticeOnce(b.appId, b.businessId, `silence-${day}`)) {
+        if (yield* notices.noticeOnce(b.appId, b.businessId, `silence-${day}`)) {
           const message = `no webhook from ${b.appId}:${b.businessId} for ${Math.round((now - silentSince) / 60000)} minutes: webhooks may be off or failing`
           yield* Effect.logWarning(message)
-          yield* store.recordError({ appId: b.appId, businessId: b.businessId, resource: null, tag: "WebhookSilence", message })
+          yield* notices.recordError({ appId: b.appId, businessId: b.businessId, resource: null, tag: "WebhookSilence", message })
         }
       }
     }
@@ -139,7 +142,8 @@ export const start = (options: {
     const scope = yield* Scope.Scope
     const health = yield* LoopHealth
     const readModels = yield* ReadModels.ReadModels
-    const store = yield* TenantStore
+    const store = yield* TenantRegistry
+    const notices = yield* Notices.Notices
     const ownership = yield* Ownership
     // Changes found by the projection are relayed by the tenant's owner only (with several
     // servers, each projection finds the same ones; docs/architecture.md §4.14).
@@ -147,7 +151,7 @@ export const start = (options: {
     // A store failure stops the projection's subscription like its own failures do (restarted
     // by the supervisor, the batch delivered again), so no activity is skipped.
     const onBatch = options.activityOnProjection === true
-      ? (records: ReadonlyArray<LogRecord.LogRecord>) => Effect.orDie(Effect.provideService(noteActivity(records, options.onWebhooksEnabled), TenantStore, store))
+      ? (records: ReadonlyArray<LogRecord.LogRecord>) => Effect.orDie(noteActivity(records, options.onWebhooksEnabled).pipe(Effect.provideService(TenantRegistry, store), Effect.provideService(Notices.Notices, notices)))
       : undefined
     // Businesses registered while the server was down (or seeded from the configuration).
     yield* Quarantine.releaseRegistered

@@ -18,8 +18,8 @@ import type { RateLimiter } from "@ocs/transport"
 import type { KafkaEventLog } from "@ocs/event-log"
 import type { LoopStatus } from "./LoopHealth.ts"
 import type { Lag } from "./ProjectionLag.ts"
-import type { ResourceState } from "../tenants/TenantRows.ts"
-import type { Business } from "../tenants/TenantStore.ts"
+import type { ResourceState } from "@ocs/sync/SyncState"
+import type { Business } from "@ocs/tenant-store/TenantRegistry"
 
 const counter = (name: string, description: string, attributes?: Metric.Metric.Attributes) =>
   Metric.counter(name, { description, incremental: true, ...(attributes === undefined ? {} : { attributes }) })

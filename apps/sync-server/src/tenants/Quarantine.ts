@@ -3,7 +3,7 @@
  *
  * Ingestion stores every webhook of a registered application, whatever business it names, so
  * nothing is lost; but the projection applies a record only when its business is registered
- * (`TenantStore.isRegistered`, asked per record). Records of other businesses are quarantined
+ * (`TenantRegistry.isRegistered`, asked per record). Records of other businesses are quarantined
  * in the read-models file, listed by `GET /admin/quarantine`, and projected from the log when
  * the business registers: at once through `POST /admin/tenants`, and at start for businesses
  * registered while the server was down (configuration seeding included).
@@ -11,7 +11,7 @@
 import { Effect } from "effect"
 import type { EventLog } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
-import { TenantStore } from "./TenantStore.ts"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 
 export interface Tenant {
   readonly appId: string
@@ -42,7 +42,7 @@ export const release = (tenant: Tenant): Effect.Effect<number, never, ReadModels
 /** Releases every quarantined business that is registered now. */
 export const releaseRegistered = Effect.gen(function*() {
   const readModels = yield* ReadModels.ReadModels
-  const store = yield* TenantStore
+  const store = yield* TenantRegistry
   const { tenants } = yield* readModels.quarantine({ limit: 1 })
   for (const t of tenants) {
     if (store.isRegistered(t.appId, t.businessId)) yield* release(t)

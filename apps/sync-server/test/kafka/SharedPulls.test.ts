@@ -5,7 +5,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { kafkaBrokers, kafkaUnavailable } from "@ocs/kafka-broker/testing"
 import { SimulatorControl } from "@ocs/simulator"
-import { partitionOf } from "../../src/cluster/Ownership.ts"
+import { tenantPartition as partitionOf } from "@ocs/sync/Ownership"
 import { eventually, type Proc, startServerProcess, startSimulatorProcess } from "../processes.ts"
 
 const ADMIN_KEY = "shared-pulls-admin-key-01"

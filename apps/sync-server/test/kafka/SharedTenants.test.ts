@@ -9,9 +9,10 @@ import { Kafka, logLevel } from "kafkajs"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { makeSealer } from "../../src/tenants/Secrets.ts"
-import * as SharedTenants from "../../src/cluster/SharedTenants.ts"
-import { TenantStore } from "../../src/tenants/TenantStore.ts"
+import { makeSealer } from "@ocs/tenant-store/Secrets"
+import * as SharedTenants from "@ocs/tenant-store/SharedTenants"
+import { TenantDatabase } from "@ocs/tenant-store/TenantDatabase"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 
 const topic = `ocs-tenants-test-${process.pid}-${Date.now()}`
 const sealer = makeSealer(Buffer.alloc(32, 7))
@@ -20,9 +21,10 @@ const ACCESS_TOKEN = "access-token-that-must-stay-sealed-0001"
 /** One server's store: its own file, shared through the topic. */
 const start = Effect.map(
   Layer.build(SharedTenants.layer({ brokers: kafkaBrokers(), topic, sealer }).pipe(
-    Layer.provide(TenantStore.layer({ filename: Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "shared-tenants-")), "tenants.sqlite"), sealer }))
+    Layer.provide(TenantRegistry.layer({ sealer })),
+    Layer.provide(TenantDatabase.layer({ filename: Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "shared-tenants-")), "tenants.sqlite") }))
   )),
-  (context) => Context.get(context, TenantStore)
+  (context) => Context.get(context, TenantRegistry)
 )
 
 const eventually = <A>(check: Effect.Effect<A | undefined, unknown>): Effect.Effect<A, unknown> =>

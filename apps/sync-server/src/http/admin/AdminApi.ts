@@ -7,7 +7,7 @@
  */
 import { Schema } from "effect"
 import type { HttpRouter } from "effect/http"
-import * as TenantSettings from "../../tenants/TenantSettings.ts"
+import { TenantSettings } from "@ocs/sync"
 import { SignIn } from "../console/ConsoleRoutes.ts"
 import { AppInput, TenantInput } from "./TenantRoutes.ts"
 

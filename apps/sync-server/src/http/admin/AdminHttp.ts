@@ -13,8 +13,8 @@ import type { Sessions } from "../console/Sessions.ts"
 import * as SourceThrottle from "../SourceThrottle.ts"
 import type { LoopHealthService } from "../../ops/LoopHealth.ts"
 import type { ProjectionLagService } from "../../ops/ProjectionLag.ts"
-import { safeEqual } from "../../tenants/Secrets.ts"
-import type { Business, TenantStore } from "../../tenants/TenantStore.ts"
+import { safeEqual } from "@ocs/tenant-store/Secrets"
+import type { Business, TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 
 export interface AdminOptions {
   /** Without a key every `/admin` route answers 401. */
@@ -233,7 +233,7 @@ export const tenantParam = Effect.gen(function*() {
 })
 
 /** The registered business named by the path, or 404. */
-export const existingTenant = (store: TenantStore["Service"]) => Effect.gen(function*() {
+export const existingTenant = (store: TenantRegistry["Service"]) => Effect.gen(function*() {
   const t = yield* tenantParam
   const b = yield* store.business(t.appId, t.businessId)
   if (Option.isNone(b)) return yield* Effect.fail(problem(404, `no tenant ${t.appId}:${t.businessId}`))

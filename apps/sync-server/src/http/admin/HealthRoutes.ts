@@ -7,7 +7,8 @@ import { ReadModels } from "@ocs/read-models"
 import { KafkaEventLog } from "@ocs/event-log"
 import type { LoopStatus } from "../../ops/LoopHealth.ts"
 import { Metrics } from "../../ops/ServerMetrics.ts"
-import { TenantStore } from "../../tenants/TenantStore.ts"
+import { SyncState } from "@ocs/sync"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import { type AdminOptions, json, problem, type Readiness } from "./AdminHttp.ts"
 
 /**
@@ -59,7 +60,8 @@ const readiness = (r: Readiness) =>
 export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
   Effect.gen(function*() {
     const limiter = yield* RateLimiter.RateLimiter
-    const store = yield* TenantStore
+    const store = yield* TenantRegistry
+    const syncState = yield* SyncState.SyncStateStore
     const plugins = yield* PluginRuntime.PluginRuntime
     const metrics = yield* Metrics
     const readModels = yield* ReadModels.ReadModels
@@ -95,7 +97,7 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
           plugins: r === undefined ? pluginMetrics : yield* Effect.forEach(pluginMetrics, (p) =>
             Effect.map(r.lag.lagAfter(p.lastOffset ?? 0), (lag) => ({ ...p, lagSeconds: Option.match(lag, { onNone: () => null, onSome: (l) => l.seconds }) }))),
           readModelRows: yield* readModels.rowCounts.pipe(Effect.orElseSucceed(() => ({}))),
-          syncStates: yield* store.states().pipe(Effect.orElseSucceed(() => []))
+          syncStates: yield* syncState.states().pipe(Effect.orElseSucceed(() => []))
         })
         return HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4" })
       })

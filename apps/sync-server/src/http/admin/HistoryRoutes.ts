@@ -13,7 +13,7 @@ import { Effect, Option, Stream } from "effect"
 import type { HttpRouter } from "effect/http"
 import { EventLog, type LogRecord } from "@ocs/event-log"
 import { DomainEvent, Ids } from "@ocs/protocol"
-import { TenantStore } from "../../tenants/TenantStore.ts"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import { type AdminOptions, existingTenant, guard, json, pathParam, problem, queryInt, searchParams } from "./AdminHttp.ts"
 
 /** The events of `record` about entity `id`, as `Tag` or `Tag@depot` for stock levels. */
@@ -36,7 +36,7 @@ export const eventsAbout = (record: LogRecord.LogRecord, id: string): ReadonlyAr
 
 export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
   Effect.gen(function*() {
-    const store = yield* TenantStore
+    const store = yield* TenantRegistry
     const log = yield* EventLog.EventLog
     const admin = guard(options)
     yield* router.add(

@@ -3,13 +3,14 @@ import { Effect } from "effect"
 import type { HttpRouter } from "effect/http"
 import { PluginRuntime } from "@ocs/plugin-runtime"
 import { RateLimiter } from "@ocs/transport"
-import { Ownership } from "../../cluster/Ownership.ts"
-import { TenantStore } from "../../tenants/TenantStore.ts"
+import { Ownership } from "@ocs/sync/Ownership"
+import { Notices, SyncState } from "@ocs/sync"
 import { type AdminOptions, canonical, guard, json, problem, queryInt, queryText, searchParams } from "./AdminHttp.ts"
 
 export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
   Effect.gen(function*() {
-    const store = yield* TenantStore
+    const syncState = yield* SyncState.SyncStateStore
+    const notices = yield* Notices.Notices
     const limiter = yield* RateLimiter.RateLimiter
     const ownership = yield* Ownership
     const plugins = yield* PluginRuntime.PluginRuntime
@@ -29,10 +30,10 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
         const limit = yield* queryInt(params, "limit", { min: 1, max: 1000 })
         const appIdText = yield* queryText(params, "appId", 40)
         const appId = appIdText === undefined ? undefined : yield* canonical(appIdText, "appId")
-        return json({ errors: yield* store.recentErrors(limit ?? 100, appId) })
+        return json({ errors: yield* notices.recentErrors(limit ?? 100, appId) })
       }))
     )
-    yield* router.add("GET", "/admin/sync", admin(Effect.map(store.states(), (states) => json({ sync: states }))))
+    yield* router.add("GET", "/admin/sync", admin(Effect.map(syncState.states(), (states) => json({ sync: states }))))
     yield* router.add("GET", "/admin/ownership", admin(Effect.sync(() => json(ownership.describe()))))
 
     yield* router.add("GET", "/admin/plugins", admin(Effect.map(plugins.metrics, (list) => json({ plugins: list }))))

@@ -16,7 +16,8 @@ import { Json } from "@ocs/protocol"
 import { RateLimiter } from "@ocs/transport"
 import { LoopHealth } from "../../ops/LoopHealth.ts"
 import { Metrics } from "../../ops/ServerMetrics.ts"
-import { TenantStore } from "../../tenants/TenantStore.ts"
+import { Notices, SyncState } from "@ocs/sync"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import { type AdminOptions, describeBusiness, guard, now } from "./AdminHttp.ts"
 
 export const MAX_TENANTS = 500
@@ -25,7 +26,9 @@ const RANK = { attention: 0, paused: 1, active: 2 } as const
 
 export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
   Effect.gen(function*() {
-    const store = yield* TenantStore
+    const store = yield* TenantRegistry
+    const syncState = yield* SyncState.SyncStateStore
+    const notices = yield* Notices.Notices
     const limiter = yield* RateLimiter.RateLimiter
     const ingestion = yield* Ingestion.Ingestion
     const plugins = yield* PluginRuntime.PluginRuntime
@@ -36,7 +39,7 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
     const overview = Effect.gen(function*() {
       const at = yield* now
       const businesses = yield* store.businesses()
-      const states = yield* store.states()
+      const states = yield* syncState.states()
       // Per tenant: how far its resources are (full reads completed) and its last run.
       const progress = new Map<string, { resources: number; complete: number; pages: number; records: number; lastRunAt: number | null; errors: number }>()
       for (const s of states) {
@@ -69,7 +72,7 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
         sync: yield* metrics.syncTotals,
         keys: { total: keys.length, locked: keys.filter((k) => k.lockedUntil !== undefined).length, list: keys.slice(0, MAX_KEYS) },
         loops: yield* loops.snapshot,
-        errors: yield* store.recentErrors(20),
+        errors: yield* notices.recentErrors(20),
         plugins: yield* plugins.metrics
       }
     })

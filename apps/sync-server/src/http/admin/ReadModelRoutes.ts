@@ -5,7 +5,7 @@
 import { Effect, Option } from "effect"
 import type { HttpRouter } from "effect/http"
 import { ReadModels } from "@ocs/read-models"
-import { TenantStore } from "../../tenants/TenantStore.ts"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import {
   type AdminOptions,
   existingTenant,
@@ -25,7 +25,7 @@ import {
 
 export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
   Effect.gen(function*() {
-    const store = yield* TenantStore
+    const store = yield* TenantRegistry
     const readModels = yield* ReadModels.ReadModels
     const admin = guard(options)
     const existing = existingTenant(store)

@@ -2,12 +2,13 @@
 import { Effect, Option, Schema } from "effect"
 import type { HttpRouter } from "effect/http"
 import * as Config from "../../boot/Config.ts"
-import { Ownership } from "../../cluster/Ownership.ts"
-import { resolveOperations, type RunReport, SyncEngine } from "../../SyncEngine.ts"
-import type { Business } from "../../tenants/TenantRows.ts"
-import * as TenantSettings from "../../tenants/TenantSettings.ts"
+import { Notices, Operations, SyncState } from "@ocs/sync"
+import { Ownership } from "@ocs/sync/Ownership"
+import { type RunReport, SyncEngine } from "@ocs/sync/SyncEngine"
+import { TenantSettings } from "@ocs/sync"
+import type { Business } from "@ocs/tenant-store/TenantRegistry"
 import { Operation } from "@ocs/protocol"
-import { TenantStore } from "../../tenants/TenantStore.ts"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import { EventLog } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
 import * as Quarantine from "../../tenants/Quarantine.ts"
@@ -41,7 +42,7 @@ export const TenantInput = Schema.Struct({ appId: Config.AppConfig.fields.appId,
 const checkResources = (settings: TenantSettings.TenantSettings, prefix: string) =>
   Effect.gen(function*() {
     for (const [i, name] of (settings.resources ?? []).entries()) {
-      const failed = yield* Effect.flip(resolveOperations([name], [])).pipe(Effect.option)
+      const failed = yield* Effect.flip(Operations.resolve([name], [])).pipe(Effect.option)
       if (Option.isSome(failed)) return problem(400, `invalid body: ${prefix}resources[${i}]: ${failed.value.message}`)
     }
     return undefined
@@ -83,7 +84,9 @@ export const reasonOf = (
 
 export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
   Effect.gen(function*() {
-    const store = yield* TenantStore
+    const store = yield* TenantRegistry
+    const syncState = yield* SyncState.SyncStateStore
+    const notices = yield* Notices.Notices
     const sync = yield* SyncEngine
     const readModels = yield* ReadModels.ReadModels
     const log = yield* EventLog.EventLog
@@ -146,7 +149,7 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
         }
         yield* store.upsertBusiness({ appId, businessId, accessToken: input.accessToken, version: input.version, permissions: input.permissions, depots: input.depots, ...dates })
         if (input.settings !== undefined) yield* store.setSettings(appId, businessId, input.settings)
-        yield* store.clearNotices(appId, businessId, "expiry-")
+        yield* notices.clearNotices(appId, businessId, "expiry-")
         // Registered now (the projection accepts its next records): what it sent before is
         // projected from the quarantine, in this request, so the answer already shows it.
         const released = yield* Quarantine.release({ appId, businessId }).pipe(
@@ -163,7 +166,7 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
       "/admin/tenants/:appId/:businessId",
       admin(Effect.gen(function*() {
         const b = yield* existing
-        const states = yield* store.states(b.appId, b.businessId)
+        const states = yield* syncState.states(b.appId, b.businessId)
         const counts = yield* readModels.counts(b)
         return json({ ...describeBusiness(b, yield* now, options.silenceAlertMs), sync: states, counts })
       }))
@@ -228,7 +231,7 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
         const described = yield* Effect.forEach(reports, (report, i) =>
           Effect.gen(function*() {
             const resource = operations[i] === undefined ? null : Operation.resourceKey(operations[i]!)
-            const state = resource === null ? undefined : yield* store.state(b.appId, b.businessId, resource)
+            const state = resource === null ? undefined : yield* syncState.state(b.appId, b.businessId, resource)
             return { resource, ...report, reason: reasonOf(report, after, state?.paused ?? null, ownership.owns(b.appId, b.businessId)) }
           }))
         return json({ appId: b.appId, businessId: b.businessId, reports: described })

@@ -18,7 +18,7 @@ import { type HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/h
 import * as Fs from "node:fs"
 import { fileURLToPath } from "node:url"
 import { type AdminOptions, body, clientAddress, json, problem, sameOrigin } from "../admin/AdminHttp.ts"
-import { safeEqual } from "../../tenants/Secrets.ts"
+import { safeEqual } from "@ocs/tenant-store/Secrets"
 import type { Sessions } from "./Sessions.ts"
 
 const assetsDir = fileURLToPath(new URL("../../../console/assets/", import.meta.url))

@@ -9,7 +9,7 @@
  * cannot grow memory.
  */
 import * as Crypto from "node:crypto"
-import { safeEqual } from "../../tenants/Secrets.ts"
+import { safeEqual } from "@ocs/tenant-store/Secrets"
 import * as SourceThrottle from "../SourceThrottle.ts"
 
 /** The cookie's name; under TLS the `__Host-` prefix makes browsers insist on Secure, Path=/ and no Domain. */

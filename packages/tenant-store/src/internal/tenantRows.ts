@@ -4,8 +4,8 @@
  * into `Redacted` values, JSON lists parsed, nullable column groups folded into one field.
  */
 import { Redacted, Result } from "effect"
-import type { Sealer } from "./Secrets.ts"
-import type { TenantSettings } from "./TenantSettings.ts"
+import type { Sealer } from "../Secrets.ts"
+import type { Notices, SyncState, TenantSettings } from "@ocs/sync"
 
 export type BusinessStatus = "active" | "paused" | "attention"
 
@@ -28,40 +28,13 @@ export interface Business {
   /** Why a person is needed (errorCode and message), when status is "attention". */
   readonly attention: { readonly code: string; readonly message: string; readonly at: number } | null
   readonly lastWebhookAt: number | null
-  /** Per-tenant sync settings (./TenantSettings.ts), validated when they were stored. */
-  readonly settings: TenantSettings
+  /** Per-tenant sync settings (@ocs/sync TenantSettings), validated when they were stored. */
+  readonly settings: TenantSettings.TenantSettings
 }
 
-export interface ResourceState {
-  readonly appId: string
-  readonly businessId: string
-  readonly resource: string
-  readonly paused: { readonly code: string; readonly message: string; readonly at: number } | null
-  /** Cursor text of a running full sync; null when none is running. */
-  readonly cursor: string | null
-  readonly fullStartedAt: number | null
-  readonly fullCompletedAt: number | null
-  /**
-   * For operations confined to windows (order/list, bill/list): the end (ms) of the window the
-   * running full read is in; `cursor` is a cursor within that window. Null otherwise.
-   */
-  readonly windowEnd: number | null
-  /** Upper bound (ms) of the last incremental window that completed. */
-  readonly incrementalBound: number | null
-  readonly lastRunAt: number | null
-  readonly pages: number
-  readonly records: number
-  readonly lastError: string | null
-}
-
-export interface RecentError {
-  readonly at: number
-  readonly appId: string
-  readonly businessId: string | null
-  readonly resource: string | null
-  readonly tag: string
-  readonly message: string
-}
+/** A resource's sync state and a recent error: the shapes of the engine's ports (@ocs/sync). */
+export type ResourceState = SyncState.ResourceState
+export type RecentError = Notices.RecentError
 
 export interface BusinessInput {
   readonly appId: string
@@ -81,7 +54,7 @@ export interface AppRow {
   enabled: number
 }
 
-/** A row of `businesses` as `SELECT *` reads it (./TenantTables.ts). */
+/** A row of `businesses` as `SELECT *` reads it (./tenantTables.ts). */
 export interface BusinessRow {
   app_id: string
   business_id: string
@@ -152,7 +125,7 @@ export const rowReader = (sealer: Sealer) => {
     status: r.status,
     attention: r.attention_code === null ? null : { code: r.attention_code, message: r.attention_message ?? "", at: r.attention_at ?? 0 },
     lastWebhookAt: r.last_webhook_at,
-    settings: JSON.parse(r.settings) as TenantSettings
+    settings: JSON.parse(r.settings) as TenantSettings.TenantSettings
   })
 
   return { app, business }

@@ -1,8 +1,8 @@
 /**
  * Sync state shared by several servers on one Kafka cluster (docs/architecture.md §4.19).
  *
- * A replicating adapter around the tenant store: it provides `TenantStore` over the local one,
- * and every change of a resource's sync state made here (cursor of a running full sync, its
+ * A replicating adapter of the sync state: it provides `SyncStateStore` (`@ocs/sync`) over the
+ * local one, and every change of a resource's sync state made here (cursor of a running full sync, its
  * window, the incremental bound, when it last ran, its last error) is also written to a
  * compacted topic, keyed `appId:businessId:resource`, holding the whole state. Every server
  * follows that topic from the beginning (read to its end before the server starts pulling)
@@ -23,12 +23,10 @@
  * - Page and record counters stay per server (they count what each server fetched).
  * - No secret goes to this topic: sync state holds no token.
  */
-import { Clock, Deferred, Effect, Layer, Schema } from "effect"
-import { KafkaEventLog } from "@ocs/event-log"
-import * as Crypto from "node:crypto"
-import * as CompactedTopic from "./CompactedTopic.ts"
-import { TenantStore } from "../tenants/TenantStore.ts"
-import type { ResourceState } from "../tenants/TenantRows.ts"
+import { Deferred, Effect, Layer, Schema } from "effect"
+import { type CompactedTopic, KafkaEventLog } from "@ocs/event-log"
+import { SyncState } from "@ocs/sync"
+import * as SharedTable from "./SharedTable.ts"
 
 export interface Options {
   readonly brokers: ReadonlyArray<string>
@@ -62,7 +60,7 @@ const Change = Schema.Struct({
 type Change = typeof Change.Type
 const decodeChange = Schema.decodeUnknownResult(Schema.fromJsonString(Change))
 
-const sharedOf = (s: ResourceState): typeof Shared.Type => ({
+const sharedOf = (s: SyncState.ResourceState): typeof Shared.Type => ({
   cursor: s.cursor,
   fullStartedAt: s.fullStartedAt,
   fullCompletedAt: s.fullCompletedAt,
@@ -74,51 +72,30 @@ const sharedOf = (s: ResourceState): typeof Shared.Type => ({
 
 const keyOf = (appId: string, businessId: string, resource: string) => `${appId}:${businessId}:${resource}`
 
-/** (at, origin, seq) order of changes to one key. */
-const newer = (a: { readonly at: number; readonly origin: string; readonly seq: number }, b: { readonly at: number; readonly origin: string; readonly seq: number }) =>
-  a.at !== b.at ? a.at > b.at : a.origin !== b.origin ? a.origin > b.origin : a.seq > b.seq
-
-/** `TenantStore` whose sync state is shared through `options.topic`; needs the local store. */
-export const layer = (options: Options): Layer.Layer<TenantStore, CompactedTopic.SharedStateUnavailable, TenantStore | KafkaEventLog.RelayProgress> =>
-  Layer.effect(TenantStore, make(options))
+/** `SyncStateStore` shared through `options.topic`; needs the local store. */
+export const layer = (
+  options: Options
+): Layer.Layer<SyncState.SyncStateStore, CompactedTopic.SharedStateUnavailable, SyncState.SyncStateStore | KafkaEventLog.RelayProgress> =>
+  Layer.effect(SyncState.SyncStateStore, make(options))
 
 export const make = Effect.fnUntraced(function*(options: Options) {
-  const local = yield* TenantStore
-  const origin = Crypto.randomUUID()
+  const local = yield* SyncState.SyncStateStore
 
-  /** Per key, the newest change held (written here or applied from another server). */
-  const held = new Map<string, { readonly at: number; readonly origin: string; readonly seq: number }>()
-  let seq = 0
-
-  const apply = (text: string) =>
-    Effect.gen(function*() {
-      const decoded = decodeChange(text)
-      if (decoded._tag === "Failure") return yield* Effect.logWarning(`shared sync state: a value that does not decode was skipped: ${decoded.failure.message}`)
-      const change = decoded.success
-      const key = keyOf(change.appId, change.businessId, change.resource)
-      const current = held.get(key)
-      if (current !== undefined && !newer(change, current)) return
-      held.set(key, change)
-      if (change.origin === origin) return
-      yield* local.updateState(change.appId, change.businessId, change.resource, change.state).pipe(
-        // A tenant this server does not know (not registered here yet): nothing to resume.
-        Effect.catchTag("TenantStoreError", (e) => Effect.logDebug(`shared sync state: ${key} not applied: ${e.message}`))
-      )
-    })
-
-  const topic = yield* CompactedTopic.make({
+  const table = yield* SharedTable.make<Change>({
     brokers: options.brokers,
     topic: options.topic,
     partitions: options.partitions,
     clientId: options.clientId ?? "ocs-sync-state",
-    origin,
-    onValue: apply
+    label: "shared sync state",
+    decode: decodeChange,
+    orderKey: (c) => keyOf(c.appId, c.businessId, c.resource),
+    onRemote: (c) =>
+      local.update(c.appId, c.businessId, c.resource, c.state).pipe(
+        // A tenant this server does not know (not registered here yet): nothing to resume.
+        Effect.catchTag("SyncStateUnavailable", (e) => Effect.logDebug(`shared sync state: ${keyOf(c.appId, c.businessId, c.resource)} not applied: ${e.message}`))
+      )
   })
-
-  const send = (change: Change) =>
-    topic.publish(keyOf(change.appId, change.businessId, change.resource), JSON.stringify(change)).pipe(
-      Effect.catchTag("SharedStateUnavailable", (e) => Effect.logWarning(`${e.message}; the change stays local`))
-    )
+  const send = (change: Change) => table.publish(keyOf(change.appId, change.businessId, change.resource), change, "the change stays local")
 
   // A state goes out only once the outbox records written before it are on the event topic:
   // a cursor past a page must not reach another server before the page does, or a takeover
@@ -147,9 +124,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const publish = (appId: string, businessId: string, resource: string) =>
     Effect.gen(function*() {
       const state = yield* local.state(appId, businessId, resource)
-      const change: Change = { v: 1, origin, seq: ++seq, at: yield* Clock.currentTimeMillis, appId, businessId, resource, state: sharedOf(state) }
       const key = keyOf(appId, businessId, resource)
-      held.set(key, change)
+      const change: Change = { ...(yield* table.stamp(key)), appId, businessId, resource, state: sharedOf(state) }
       const needs = yield* relay.head.pipe(Effect.catch((e) =>
         Effect.as(Effect.logWarning(`shared sync state: outbox head unknown (${e.message}); publishing at once`), 0)))
       if (needs <= (yield* relay.relayed) && !pending.has(key)) return yield* send(change)
@@ -158,8 +134,10 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       yield* Deferred.succeed(wake, undefined)
     })
 
-  const updateState: typeof local.updateState = (appId, businessId, resource, patch) =>
-    Effect.andThen(local.updateState(appId, businessId, resource, patch), publish(appId, businessId, resource))
-
-  return TenantStore.of({ ...local, updateState })
+  return SyncState.SyncStateStore.of({
+    state: local.state,
+    states: local.states,
+    pause: local.pause,
+    update: (appId, businessId, resource, patch) => Effect.andThen(local.update(appId, businessId, resource, patch), publish(appId, businessId, resource))
+  })
 })

@@ -10,27 +10,29 @@ import { Context, Effect, Layer, Option, Redacted, Result } from "effect"
 import { TestClock } from "effect/testing"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { makeSealer } from "../src/tenants/Secrets.ts"
-import { TenantStore } from "../src/tenants/TenantStore.ts"
-import { tempDir } from "./processes.ts"
+import { makeSealer } from "@ocs/tenant-store/Secrets"
+import { Notices, SyncState } from "@ocs/sync"
+import * as TenantState from "@ocs/tenant-store/TenantState"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
+import * as Os from "node:os"
 
 const sealer = makeSealer(Buffer.alloc(32, 9))
 
 /** Two stores (two connections) on one file, as two server processes would have. */
 const twoStores = Effect.gen(function*() {
   const filename = Path.join(tempDir("ocs-tenants-"), "tenants.sqlite")
-  const open = () => Layer.build(TenantStore.layer({ filename, sealer })).pipe(Effect.map((ctx) => Context.get(ctx, TenantStore)))
+  const open = () => Layer.build(TenantState.layer({ filename, sealer })).pipe(Effect.map((ctx) => Context.get(ctx, TenantRegistry)))
   return { a: yield* open(), b: yield* open() }
 })
 
-const tokensOf = (store: TenantStore["Service"], appId: string) => {
+const tokensOf = (store: TenantRegistry["Service"], appId: string) => {
   const found = store.appCached(appId)
   assert.isTrue(Result.isSuccess(found))
   const app = Option.getOrUndefined(Result.getOrThrow(found))
   return app === undefined ? undefined : { enabled: app.enabled, tokens: app.verifyTokens.map(Redacted.value) }
 }
 
-describe("TenantStore.appCached", () => {
+describe("TenantRegistry.appCached", () => {
   it.live("sees changes made through the same store, at once", () =>
     Effect.scoped(Effect.gen(function*() {
       const { a } = yield* twoStores
@@ -71,9 +73,15 @@ describe("TenantStore.appCached", () => {
     })))
 })
 
-const openStore = (filename: string) => Layer.build(TenantStore.layer({ filename, sealer })).pipe(Effect.map((ctx) => Context.get(ctx, TenantStore)))
+/** The three stores over one file: the registry, the sync state and the notices. */
+const openStore = (filename: string) =>
+  Layer.build(TenantState.layer({ filename, sealer })).pipe(Effect.map((ctx) => ({
+    registry: Context.get(ctx, TenantRegistry),
+    syncState: Context.get(ctx, SyncState.SyncStateStore),
+    notices: Context.get(ctx, Notices.Notices)
+  })))
 
-describe("TenantStore over a file from an earlier release", () => {
+describe("the tenant store over a file from an earlier release", () => {
   it.live("opens a file whose tables were created inline and reads its rows back", () =>
     Effect.scoped(Effect.gen(function*() {
       const filename = Path.join(tempDir("ocs-tenants-"), "tenants.sqlite")
@@ -110,42 +118,42 @@ describe("TenantStore over a file from an earlier release", () => {
       `)
       old.close()
 
-      const store = yield* openStore(filename)
+      const { registry: store, syncState, notices } = yield* openStore(filename)
       assert.deepStrictEqual(tokensOf(store, "1001"), { enabled: true, tokens: ["verify-1"] })
       const business = Option.getOrThrow(yield* store.business("1001", "42"))
       assert.deepStrictEqual(
         [Redacted.value(business.accessToken), business.permissions, business.depots, business.grantedAt, business.status],
         ["access-42", ["product"], ["7"], 50, "active"]
       )
-      const state = yield* store.state("1001", "42", "product")
+      const state = yield* syncState.state("1001", "42", "product")
       assert.deepStrictEqual([state.cursor, state.pages, state.records], ['{"page":3}', 3, 250])
-      yield* store.updateState("1001", "42", "product", { cursor: null, addPages: 1 })
-      assert.deepStrictEqual((yield* store.states("1001", "42")).map((s) => [s.resource, s.cursor, s.pages]), [["product", null, 4]])
-      assert.deepStrictEqual((yield* store.recentErrors()).map((e) => [e.at, e.tag, e.message]), [[120, "ApiError", "ERR_500"]])
-      assert.isFalse(yield* store.noticeOnce("1001", "42", "expiry-7"), "the notice recorded before is still there")
+      yield* syncState.update("1001", "42", "product", { cursor: null, addPages: 1 })
+      assert.deepStrictEqual((yield* syncState.states("1001", "42")).map((s) => [s.resource, s.cursor, s.pages]), [["product", null, 4]])
+      assert.deepStrictEqual((yield* notices.recentErrors()).map((e) => [e.at, e.tag, e.message]), [[120, "ApiError", "ERR_500"]])
+      assert.isFalse(yield* notices.noticeOnce("1001", "42", "expiry-7"), "the notice recorded before is still there")
       // The old table's foreign key still cascades, now that every connection turns foreign keys on.
       yield* store.removeApp("1001")
       assert.deepStrictEqual(yield* store.businesses(), [])
     })))
 })
 
-describe("TenantStore timestamps", () => {
+describe("the tenant store's timestamps", () => {
   it.effect("come from the fiber's Clock: TestClock drives them", () =>
     Effect.scoped(Effect.gen(function*() {
       const filename = Path.join(tempDir("ocs-tenants-"), "tenants.sqlite")
       yield* TestClock.setTime(2_000_000)
-      const store = yield* openStore(filename)
+      const { registry: store, syncState, notices } = yield* openStore(filename)
       yield* store.upsertApp("1001", ["t"])
       yield* store.upsertBusiness({ appId: "1001", businessId: "42", accessToken: "a" })
       yield* TestClock.adjust("1 minute")
       yield* store.setStatus("1001", "42", "attention", { code: "ERR_403", message: "regrant" })
-      yield* store.pauseResource("1001", "42", "order", { code: "ERR_INVALID_DEPOT_ID", message: "depot" })
-      yield* store.recordError({ appId: "1001", businessId: "42", resource: "order", tag: "ApiError", message: "ERR_403" })
-      yield* store.noticeOnce("1001", "42", "silence-1")
+      yield* syncState.pause("1001", "42", "order", { code: "ERR_INVALID_DEPOT_ID", message: "depot" })
+      yield* notices.recordError({ appId: "1001", businessId: "42", resource: "order", tag: "ApiError", message: "ERR_403" })
+      yield* notices.noticeOnce("1001", "42", "silence-1")
       const business = Option.getOrThrow(yield* store.business("1001", "42"))
       assert.strictEqual(business.attention?.at, 2_060_000)
-      assert.strictEqual((yield* store.state("1001", "42", "order")).paused?.at, 2_060_000)
-      assert.deepStrictEqual((yield* store.recentErrors()).map((e) => e.at), [2_060_000])
+      assert.strictEqual((yield* syncState.state("1001", "42", "order")).paused?.at, 2_060_000)
+      assert.deepStrictEqual((yield* notices.recentErrors()).map((e) => e.at), [2_060_000])
       const check = new Database(filename, { readonly: true })
       try {
         assert.deepStrictEqual(
@@ -163,3 +171,7 @@ describe("TenantStore timestamps", () => {
       assert.strictEqual((Fs.statSync(filename).mode & 0o777).toString(8), "600")
     })))
 })
+
+function tempDir(prefix: string): string {
+  return Fs.mkdtempSync(Path.join(Os.tmpdir(), prefix))
+}

@@ -1,6 +1,6 @@
 /**
  * The drizzle schema of the tenant store's file (`tenants.sqlite`). drizzle-kit reads this
- * module to generate `drizzle/`; the migrations run at open (./TenantStore.ts).
+ * module to generate `drizzle/`; the migrations run at open (./TenantDatabase.ts).
  *
  * The first migration creates these tables with IF NOT EXISTS, because files written before
  * the store had migrations already hold them (created by the same DDL, inline).

@@ -1,8 +1,8 @@
 /**
  * The tenant registry shared by several servers on one Kafka cluster (docs/architecture.md
  * §4.19): applications (verify tokens), businesses (access tokens, permissions, depots) and
- * their status and sync settings. A replicating adapter around the local tenant store, like
- * SharedSyncState:
+ * their status and sync settings. A replicating adapter of the registry (./TenantRegistry.ts),
+ * on the same shared table as SharedSyncState (./SharedTable.ts):
  * each change made here (admin API, configuration seed, the sync engine putting a tenant on
  * hold) is written locally, then to the compacted topic `<topic>-tenants`; every server follows
  * that topic into its own store, so the admin API of any server changes the registry of all.
@@ -16,12 +16,12 @@
  * removal is a value with `removed: true` (a later value for the key supersedes it). Changes
  * to one key are ordered by (time, origin, sequence).
  */
-import { Clock, Effect, Layer, Redacted, Result, Schema } from "effect"
-import * as Crypto from "node:crypto"
-import * as CompactedTopic from "./CompactedTopic.ts"
-import type { Sealer } from "../tenants/Secrets.ts"
-import { TenantSettings } from "../tenants/TenantSettings.ts"
-import { type BusinessInput, type BusinessStatus, TenantStore } from "../tenants/TenantStore.ts"
+import { Effect, Layer, Redacted, Result, Schema } from "effect"
+import type { CompactedTopic } from "@ocs/event-log"
+import { TenantSettings } from "@ocs/sync"
+import type { Sealer } from "./Secrets.ts"
+import { type BusinessInput, type BusinessStatus, TenantRegistry } from "./TenantRegistry.ts"
+import * as SharedTable from "./SharedTable.ts"
 
 export interface Options {
   readonly brokers: ReadonlyArray<string>
@@ -58,8 +58,8 @@ const Change = Schema.Union([
     status: Schema.Literals(["active", "paused", "attention"]),
     attention: Nullable(Schema.Struct({ code: Schema.String, message: Schema.String }))
   }),
-  // The tenant's own sync settings (./TenantSettings.ts), checked again on arrival.
-  Schema.Struct({ ...Stamp, kind: Schema.Literal("settings"), appId: Schema.String, businessId: Schema.String, settings: TenantSettings })
+  // The tenant's own sync settings (@ocs/sync TenantSettings), checked again on arrival.
+  Schema.Struct({ ...Stamp, kind: Schema.Literal("settings"), appId: Schema.String, businessId: Schema.String, settings: TenantSettings.TenantSettings })
 ])
 type Change = typeof Change.Type
 const decodeChange = Schema.decodeUnknownResult(Schema.fromJsonString(Change))
@@ -67,18 +67,12 @@ const decodeChange = Schema.decodeUnknownResult(Schema.fromJsonString(Change))
 const keyOf = (c: { readonly kind: string; readonly appId: string; readonly businessId?: string }) =>
   c.kind === "app" ? `app:${c.appId}` : `${c.kind}:${c.appId}:${c.businessId}`
 
-type Stamp = { readonly at: number; readonly origin: string; readonly seq: number }
-const newer = (a: Stamp, b: Stamp) => a.at !== b.at ? a.at > b.at : a.origin !== b.origin ? a.origin > b.origin : a.seq > b.seq
-
-/** `TenantStore` whose registry is shared through `options.topic`; needs the local store. */
-export const layer = (options: Options): Layer.Layer<TenantStore, CompactedTopic.SharedStateUnavailable, TenantStore> =>
-  Layer.effect(TenantStore, make(options))
+/** `TenantRegistry` shared through `options.topic`; needs the local registry. */
+export const layer = (options: Options): Layer.Layer<TenantRegistry, CompactedTopic.SharedStateUnavailable, TenantRegistry> =>
+  Layer.effect(TenantRegistry, make(options))
 
 export const make = Effect.fnUntraced(function*(options: Options) {
-  const local = yield* TenantStore
-  const origin = Crypto.randomUUID()
-  const held = new Map<string, Stamp>()
-  let seq = 0
+  const local = yield* TenantRegistry
 
   /** The plain text of a sealed value, or undefined when this server's key cannot open it. */
   const open = (sealed: string | null): string | undefined => {
@@ -118,39 +112,34 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       }
     }).pipe(Effect.catchTag("TenantStoreError", (e) => Effect.logWarning(`shared tenants: ${keyOf(c)} not applied: ${e.message}`)))
 
-  const apply = (text: string) =>
-    Effect.gen(function*() {
-      const decoded = decodeChange(text)
-      if (decoded._tag === "Failure") return yield* Effect.logWarning(`shared tenants: a value that does not decode was skipped: ${decoded.failure.message}`)
-      const change = decoded.success
-      const key = keyOf(change)
-      const current = held.get(key)
-      if (current !== undefined && !newer(change, current)) return
-      held.set(key, change)
-      if (change.origin !== origin) yield* applyRemote(change)
-    })
-
-  const topic = yield* CompactedTopic.make({
+  const table = yield* SharedTable.make<Change>({
     brokers: options.brokers,
     topic: options.topic,
     partitions: options.partitions,
     clientId: options.clientId ?? "ocs-tenants",
-    origin,
-    onValue: apply
+    label: "shared tenants",
+    decode: decodeChange,
+    orderKey: keyOf,
+    onRemote: applyRemote
   })
 
   type Body = Change extends infer C ? C extends Change ? Omit<C, "v" | "origin" | "seq" | "at"> : never : never
   const publish = (body: Body) =>
     Effect.gen(function*() {
-      const change = { v: 1, origin, seq: ++seq, at: yield* Clock.currentTimeMillis, ...body } as Change
-      held.set(keyOf(change), change)
-      yield* topic.publish(keyOf(change), JSON.stringify(change)).pipe(
-        Effect.catchTag("SharedStateUnavailable", (e) => Effect.logWarning(`${e.message}; the change stays on this server`))
-      )
+      const key = keyOf(body)
+      const change = { ...(yield* table.stamp(key)), ...body } as Change
+      yield* table.publish(key, change, "the change stays on this server")
     })
 
-  return TenantStore.of({
-    ...local,
+  return TenantRegistry.of({
+    // Reads, and what only this server records (its webhooks' times), stay local.
+    isRegistered: local.isRegistered,
+    app: local.app,
+    appCached: local.appCached,
+    apps: local.apps,
+    business: local.business,
+    businesses: local.businesses,
+    touchWebhook: local.touchWebhook,
     upsertApp: (appId: string, verifyTokens: ReadonlyArray<string>, enabled = true) =>
       Effect.andThen(
         local.upsertApp(appId, verifyTokens, enabled),
@@ -180,7 +169,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     setStatus: (appId: string, businessId: string, status: BusinessStatus, attention?: { readonly code: string; readonly message: string }) =>
       Effect.tap(local.setStatus(appId, businessId, status, attention), () =>
         publish({ kind: "status", appId, businessId, status, attention: attention ?? null })),
-    setSettings: (appId: string, businessId: string, settings: TenantSettings) =>
+    setSettings: (appId: string, businessId: string, settings: TenantSettings.TenantSettings) =>
       Effect.tap(local.setSettings(appId, businessId, settings), (found) =>
         found ? publish({ kind: "settings", appId, businessId, settings }) : Effect.void)
   })

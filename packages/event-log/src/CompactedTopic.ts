@@ -4,8 +4,8 @@
  * once what the topic held at start has been handed to `onValue`, so a server starts with the
  * state the others left. `publish` writes a value and waits for the broker's acks.
  *
- * Used by SharedSyncState (sync cursors and progress) and SharedRateLimits (locks). kafkajs is
- * loaded only when one of them is in use (Kafka mode with shared pulls).
+ * The sync server's shared tables (tenants, sync state, rate-limit locks) ride on it in Kafka
+ * mode with shared pulls. kafkajs is loaded only when one is made.
  */
 import type { Consumer, Producer } from "kafkajs"
 import { Deferred, Effect, Schedule, type Scope, Schema } from "effect"

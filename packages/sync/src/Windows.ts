@@ -5,12 +5,15 @@
  * range is sent (order/list by creation time, bill/list by date: 31 days; see
  * docs/api-catalogue.md). A full read therefore walks back window by window, newest first,
  * to a horizon; an incremental read covers `[last bound - overlap, now]` in pieces of at most
- * `maxDays`. Date windows are whole calendar days of the service's zone, so consecutive
- * windows neither overlap nor leave a gap.
+ * `maxDays`. Consecutive windows tile exactly: date windows are whole calendar days of the
+ * service's zone, unix windows whole seconds (both bounds of a query are inclusive,
+ * docs/api-catalogue.md: order/list `createdAtFrom`/`createdAtTo`), so no day or second is read
+ * by two windows and none is skipped.
  */
 import { Operation } from "@ocs/protocol"
 
 const DAY_MS = 24 * 3600 * 1000
+const SECOND_MS = 1000
 
 export interface Range {
   /** First instant covered (ms, inclusive). */
@@ -23,12 +26,19 @@ export interface Range {
 const dayStart = (ms: number): number =>
   Math.floor((ms + Operation.SERVICE_UTC_OFFSET_MS) / DAY_MS) * DAY_MS - Operation.SERVICE_UTC_OFFSET_MS
 
-/** The range of at most `maxDays` that ends at `to`, not reaching before `floor`. */
+/** The first millisecond of the second holding `ms`. */
+const secondStart = (ms: number): number => Math.floor(ms / SECOND_MS) * SECOND_MS
+
+/**
+ * The range of at most `maxDays` that ends at `to`, not reaching before `floor`, cut on the
+ * format's unit: a unix bound is a whole second, so a range ends at the last millisecond of
+ * `to`'s second and the next (older) one ends at the last millisecond of the second before.
+ */
 const rangeEndingAt = (to: number, maxDays: number, format: "unix" | "date" | "iso", floor: number): Range => {
-  const from = format === "date"
-    ? dayStart(to) - (maxDays - 1) * DAY_MS
-    : to - maxDays * DAY_MS + 1000
-  return { from: Math.max(from, format === "date" ? dayStart(floor) : floor), to }
+  if (format === "date") return { from: Math.max(dayStart(to) - (maxDays - 1) * DAY_MS, dayStart(floor)), to }
+  if (format === "iso") return { from: Math.max(to - maxDays * DAY_MS + SECOND_MS, floor), to }
+  const end = secondStart(to) + SECOND_MS - 1
+  return { from: Math.max(secondStart(to) - maxDays * DAY_MS + SECOND_MS, secondStart(floor)), to: end }
 }
 
 /**

@@ -1,0 +1,94 @@
+/**
+ * The records a pass writes to the log besides what the API answered: a page as received (its
+ * dedupe key and meta), the small record of a page the log already held, and the record that
+ * ends a full pass. Their types and JSON are read by the read models (docs/architecture.md
+ * §4.14, §4.17); keep them exactly as they are.
+ */
+import { Option, type Tracer } from "effect"
+import * as Crypto from "node:crypto"
+import { DomainEvent, Operation, Records } from "@ocs/protocol"
+import { type LogRecord, TraceContext } from "@ocs/event-log"
+import type { CommerceClient } from "@ocs/transport"
+import type { PassMeta } from "../Planner.ts"
+
+type NewRecord = LogRecord.NewRecord
+
+const sha = (text: string) => Crypto.createHash("sha256").update(text).digest("hex")
+const cursorText = (c: Option.Option<{ readonly text: string }>) => Option.match(c, { onNone: () => null, onSome: (v) => v.text })
+
+export interface Tenant {
+  readonly appId: string
+  readonly businessId: string
+}
+
+/**
+ * One page as received. `range`: the window filters of a windowed full read. Two windows'
+ * first pages share a cursor (none) and may share a text (an empty page), yet are different
+ * facts: the range is part of their dedupe key and kept in meta.
+ */
+export const page = (t: Tenant, op: Operation.Operation<unknown>, p: CommerceClient.RawPage, options: {
+  readonly mode: string
+  readonly range: Readonly<Record<string, unknown>> | undefined
+  readonly pass: PassMeta | undefined
+  readonly span: Tracer.Span
+}): NewRecord => ({
+  appId: t.appId,
+  businessId: t.businessId,
+  source: "sync",
+  type: Operation.key(op),
+  body: p.text,
+  // The same page (same cursor in, same content) is the same fact.
+  dedupeKey: `sync:${t.appId}:${t.businessId}:${Operation.resourceKey(op)}:${options.range === undefined ? "" : `${sha(JSON.stringify(options.range))}:`}${sha(cursorText(p.cursor) ?? "")}:${sha(p.text)}`,
+  meta: {
+    // The append's span is carried in the record (docs/architecture.md §4.17): the projection
+    // links to it.
+    ...(options.span.sampled ? { [TraceContext.metaKey]: TraceContext.traceparent(options.span) } : {}),
+    ...DomainEvent.syncMeta(op.entity ?? { kind: op.resource, idField: "id" }),
+    mode: options.mode,
+    ...(options.range === undefined ? {} : { range: options.range }),
+    // The full pass the page belongs to (its ids count towards tombstones) and whether it is
+    // the resource's first (it reveals no change): docs/architecture.md §4.14.
+    ...(options.pass?.id === undefined ? {} : { pass: options.pass.id }),
+    ...(options.pass?.baseline === true ? { baseline: true } : {}),
+    cursor: cursorText(p.cursor),
+    next: cursorText(p.next),
+    records: p.records.length,
+    warnings: p.warnings.map((w) => w.text)
+  }
+})
+
+/** The ids of a page's records (orders fall back to `id`). */
+const idsOf = (op: Operation.Operation<unknown>, p: CommerceClient.RawPage): Array<string> => {
+  const field = op.entity?.idField ?? "id"
+  const out: Array<string> = []
+  for (const r of p.records) {
+    const id = Records.recordId(r, field) ?? (op.entity?.kind === "order" ? Records.recordId(r, "id") : undefined)
+    if (id !== undefined) out.push(id)
+  }
+  return out
+}
+
+/** The log already held this page (same cursor, same content): the pass still saw its records. */
+export const passSeen = (t: Tenant, op: Operation.Operation<unknown>, p: CommerceClient.RawPage, passId: string, duplicateOf: string): NewRecord => ({
+  appId: t.appId,
+  businessId: t.businessId,
+  source: "sync",
+  type: DomainEvent.PASS_SEEN_TYPE,
+  body: JSON.stringify({ pass: passId, ids: idsOf(op, p) }),
+  dedupeKey: `pass-seen:${passId}:${duplicateOf}`
+})
+
+/** A full pass that read everything has ended (what it did not see is gone). */
+export const passDone = (t: Tenant, pass: { readonly id: string; readonly kind: string; readonly startedAt: number; readonly createdFrom: number | undefined }, meta: {
+  readonly resource: string
+  readonly pages: number
+  readonly records: number
+}): NewRecord => ({
+  appId: t.appId,
+  businessId: t.businessId,
+  source: "sync",
+  type: DomainEvent.PASS_TYPE,
+  body: JSON.stringify({ pass: { id: pass.id, kind: pass.kind, startedAt: pass.startedAt, ...(pass.createdFrom === undefined ? {} : { createdFrom: pass.createdFrom }) } } satisfies DomainEvent.PassBody),
+  dedupeKey: `pass:${t.appId}:${t.businessId}:${pass.id}`,
+  meta
+})

@@ -1,0 +1,187 @@
+/**
+ * Tenants and their grants, in the tenant store's file (./TenantDatabase.ts).
+ *
+ * An application (appId) has verify tokens for its webhooks; a business (businessId) granted
+ * it access with an access token, permissions, depots and an expiry, and has a status (active,
+ * paused, or on hold for a person: "attention") and its own sync settings. Tokens are sealed
+ * (AES-256-GCM) before they touch the file and are only opened into `Redacted` values.
+ * `layerSyncTenants` gives the sync engine its view (`@ocs/sync` SyncTenants).
+ */
+import { Effect, Layer, Option, Result } from "effect"
+import { Context } from "effect"
+import { SyncTenants, type TenantSettings } from "@ocs/sync"
+import type { Sealer } from "./Secrets.ts"
+import { TenantDatabase, TenantStoreError } from "./TenantDatabase.ts"
+import { type App, type AppRow, type BusinessInput, type BusinessRow, type BusinessStatus, rowReader } from "./internal/tenantRows.ts"
+
+export type { App, Business, BusinessInput, BusinessStatus } from "./internal/tenantRows.ts"
+
+export class TenantRegistry extends Context.Service<TenantRegistry, Effect.Success<ReturnType<typeof make>>>()("@ocs/tenant-store/TenantRegistry") {
+  static readonly layer = (options: { readonly sealer: Sealer }): Layer.Layer<TenantRegistry, TenantStoreError, TenantDatabase> =>
+    Layer.effect(TenantRegistry, make(options.sealer))
+
+  /** The sync engine's view of the registry (whichever registry layer is below it). */
+  static readonly layerSyncTenants: Layer.Layer<SyncTenants.SyncTenants, never, TenantRegistry> = Layer.effect(
+    SyncTenants.SyncTenants,
+    Effect.map(TenantRegistry, (registry) => {
+      const unavailable = (e: TenantStoreError) => new SyncTenants.TenantsUnavailable({ message: e.message })
+      return SyncTenants.SyncTenants.of({
+        tenant: (appId, businessId) => Effect.mapError(registry.business(appId, businessId), unavailable),
+        tenants: (filter) => Effect.mapError(registry.businesses(filter), unavailable),
+        hold: (appId, businessId, attention) => Effect.mapError(Effect.asVoid(registry.setStatus(appId, businessId, "attention", attention)), unavailable)
+      })
+    })
+  )
+}
+
+const messageOf = (e: unknown) => e instanceof Error ? e.message : String(e)
+
+/** Prepares every statement once (they run per call; webhooks look applications up per delivery). */
+const make = (sealer: Sealer) =>
+  Effect.flatMap(TenantDatabase, (file) =>
+    file.run("prepare", () => {
+      const db = file.client
+      const read = rowReader(sealer)
+      const s = {
+        selectApp: db.prepare<[string], AppRow>("SELECT app_id, verify_tokens, enabled FROM apps WHERE app_id = ?"),
+        upsertApp: db.prepare<[string, string, number, number]>(
+          "INSERT INTO apps (app_id, verify_tokens, enabled, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(app_id) DO UPDATE SET verify_tokens = excluded.verify_tokens, enabled = excluded.enabled"
+        ),
+        listApps: db.prepare<[], { app_id: string; enabled: number }>("SELECT app_id, enabled FROM apps ORDER BY app_id"),
+        removeApp: db.prepare<[string]>("DELETE FROM apps WHERE app_id = ?"),
+        upsertBusiness: db.prepare<[string, string, string, string, string, string, number | null, number | null, number]>(
+          `INSERT INTO businesses (app_id, business_id, access_token, version, permissions, depots, granted_at, expires_at, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT(app_id, business_id) DO UPDATE SET access_token = excluded.access_token, version = excluded.version,
+             permissions = excluded.permissions, depots = excluded.depots, granted_at = excluded.granted_at, expires_at = excluded.expires_at,
+             status = CASE WHEN businesses.status = 'paused' THEN 'paused' ELSE 'active' END,
+             attention_code = NULL, attention_message = NULL, attention_at = NULL`
+        ),
+        // A new grant (new token, permissions or depots) lifts the pauses of its resources.
+        liftPauses: db.prepare<[string, string]>(
+          "UPDATE resource_state SET paused_code = NULL, paused_message = NULL, paused_at = NULL WHERE app_id = ? AND business_id = ?"
+        ),
+        business: db.prepare<[string, string], BusinessRow>("SELECT * FROM businesses WHERE app_id = ? AND business_id = ?"),
+        businesses: db.prepare<[{ appId: string | null; status: string | null }], BusinessRow>(
+          "SELECT * FROM businesses WHERE (@appId IS NULL OR app_id = @appId) AND (@status IS NULL OR status = @status) ORDER BY app_id, business_id"
+        ),
+        setStatus: db.prepare<[string, string | null, string | null, number | null, string, string]>(
+          "UPDATE businesses SET status = ?, attention_code = ?, attention_message = ?, attention_at = ? WHERE app_id = ? AND business_id = ?"
+        ),
+        // A business removed takes its sync state with it.
+        removeStates: db.prepare<[string, string]>("DELETE FROM resource_state WHERE app_id = ? AND business_id = ?"),
+        removeBusiness: db.prepare<[string, string]>("DELETE FROM businesses WHERE app_id = ? AND business_id = ?"),
+        touchWebhook: db.prepare<[number, string, string]>(
+          "UPDATE businesses SET last_webhook_at = max(coalesce(last_webhook_at, 0), ?) WHERE app_id = ? AND business_id = ?"
+        ),
+        setSettings: db.prepare<[string, string, string]>("UPDATE businesses SET settings = ? WHERE app_id = ? AND business_id = ?"),
+        listKeys: db.prepare<[], { app_id: string; business_id: string }>("SELECT app_id, business_id FROM businesses"),
+        dataVersion: db.prepare<[], number>("PRAGMA data_version").pluck()
+      }
+
+      const readApp = (appId: string): Option.Option<App> => {
+        const r = s.selectApp.get(appId)
+        return r === undefined ? Option.none() : Option.some(read.app(r))
+      }
+
+      // Every webhook delivery looks its application up: reading the row and opening the sealed
+      // tokens each time cost about 28 µs. Applications found are kept, opened, until the file
+      // changes: `PRAGMA data_version` moves when another connection (another server process, an
+      // admin tool) commits, and this connection's own writes to `apps` drop their entry. Misses
+      // are not kept, so requests for made-up appIds cannot grow the cache. It answers without an
+      // effect: a webhook delivery costs no fiber for it.
+      const appCache = new Map<string, App>()
+      let cachedVersion = -1
+      const appCached = (appId: string): Result.Result<Option.Option<App>, TenantStoreError> => {
+        try {
+          const version = s.dataVersion.get()!
+          if (version !== cachedVersion) {
+            appCache.clear()
+            cachedVersion = version
+          }
+          const hit = appCache.get(appId)
+          if (hit !== undefined) return Result.succeed(Option.some(hit))
+          const found = readApp(appId)
+          if (Option.isSome(found)) appCache.set(appId, found.value)
+          return Result.succeed(found)
+        } catch (e) {
+          return Result.fail(new TenantStoreError({ message: `tenant store: read app: ${messageOf(e)}` }))
+        }
+      }
+
+      // The projection asks, per record, whether its business is registered (records of others
+      // are quarantined): an in-memory set, so the answer costs no query. It is kept in step with
+      // this connection's own writes, and reloaded when another connection commits to the file
+      // (the same `data_version` signal as the application cache).
+      const registered = new Set<string>()
+      let registeredVersion = -1
+      const keyOf = (appId: string, businessId: string) => `${appId}:${businessId}`
+      const isRegistered = (appId: string, businessId: string): boolean => {
+        const version = s.dataVersion.get()!
+        if (version !== registeredVersion) {
+          registered.clear()
+          for (const r of s.listKeys.all()) registered.add(keyOf(r.app_id, r.business_id))
+          registeredVersion = version
+        }
+        return registered.has(keyOf(appId, businessId))
+      }
+
+      return {
+        /**
+         * Whether the business is registered, from memory (synchronous: the projection asks it
+         * per record). Throws if the file cannot be read, which fails the projection's batch.
+         */
+        isRegistered,
+        upsertApp: (appId: string, verifyTokens: ReadonlyArray<string>, enabled = true) =>
+          file.runAt("upsert app", (now) => {
+            appCache.delete(appId)
+            s.upsertApp.run(appId, sealer.seal(JSON.stringify(verifyTokens)), enabled ? 1 : 0, now)
+          }),
+        /** Read from the file each time. */
+        app: (appId: string) => file.run("read app", () => readApp(appId)),
+        /** The same answer without an effect, from the cache of opened applications (webhook deliveries). */
+        appCached,
+        apps: () => file.run("list apps", () => s.listApps.all().map((r) => ({ appId: r.app_id, enabled: r.enabled === 1 }))),
+        removeApp: (appId: string) =>
+          file.run("remove app", () => {
+            appCache.delete(appId)
+            // Its businesses go with it (ON DELETE CASCADE): the set reloads at the next question.
+            registeredVersion = -1
+            return s.removeApp.run(appId).changes > 0
+          }),
+        upsertBusiness: (input: BusinessInput) =>
+          file.runAt("upsert business", (now) => {
+            s.upsertBusiness.run(
+              input.appId,
+              input.businessId,
+              sealer.seal(input.accessToken),
+              input.version ?? "3.0",
+              JSON.stringify(input.permissions ?? []),
+              JSON.stringify(input.depots ?? []),
+              input.grantedAt ?? null,
+              input.expiresAt ?? null,
+              now
+            )
+            s.liftPauses.run(input.appId, input.businessId)
+            registered.add(keyOf(input.appId, input.businessId))
+          }),
+        business: (appId: string, businessId: string) =>
+          file.run("read business", () => Option.map(Option.fromUndefinedOr(s.business.get(appId, businessId)), read.business)),
+        businesses: (filter?: { readonly appId?: string | undefined; readonly status?: BusinessStatus | undefined }) =>
+          file.run("list businesses", () => s.businesses.all({ appId: filter?.appId ?? null, status: filter?.status ?? null }).map(read.business)),
+        setStatus: (appId: string, businessId: string, status: BusinessStatus, attention?: { readonly code: string; readonly message: string }) =>
+          file.runAt("set status", (now) =>
+            s.setStatus.run(status, attention?.code ?? null, attention?.message ?? null, attention === undefined ? null : now, appId, businessId).changes > 0),
+        removeBusiness: (appId: string, businessId: string) =>
+          file.run("remove business", () => {
+            s.removeStates.run(appId, businessId)
+            registered.delete(keyOf(appId, businessId))
+            return s.removeBusiness.run(appId, businessId).changes > 0
+          }),
+        touchWebhook: (appId: string, businessId: string, at: number) =>
+          file.run("touch webhook", () => void s.touchWebhook.run(at, appId, businessId)),
+        /** Replaces a tenant's sync settings (validated by the caller, `TenantSettings.validate`); false if no such tenant. */
+        setSettings: (appId: string, businessId: string, settings: TenantSettings.TenantSettings) =>
+          file.run("set settings", () => s.setSettings.run(JSON.stringify(settings), appId, businessId).changes > 0)
+      }
+    }))
