@@ -74,6 +74,15 @@ export interface IngestionService {
   readonly setTrustedProxies: (list: ReadonlyArray<string>) => Effect.Effect<void, InvalidAddressList>
   /** Bytes of request bodies held now that have not proved a verify token (see `unverifiedBodyBudgetBytes`). */
   readonly unverifiedBytes: () => number
+  /**
+   * How the server should count a connection from `peer` against per-source caps: `"own"`,
+   * by the peer itself; `"forwarded"`, a trusted proxy, by the client its `X-Forwarded-For`
+   * names (`sourceOf`); `"exempt"`, an allowlisted delivery source. Follows the settings as
+   * they change at run time.
+   */
+  readonly peerKind: (peer: string) => "own" | "forwarded" | "exempt"
+  /** The source of a request as the receiver judges it (the trusted proxies' client). */
+  readonly sourceOf: (peer: string, forwardedFor: string | undefined) => SourceAddresses.Source
 }
 
 export class Ingestion extends Context.Service<Ingestion, IngestionService>()("@ocs/ingestion/Ingestion") {
@@ -127,7 +136,13 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     setSourceAllowlist: (value) => Effect.map(allowlist(value), (sourceAllowlist) => receiver.update({ sourceAllowlist })),
     setTrustedProxies: (entries) =>
       Effect.map(list(entries), (trustedProxies) => receiver.update({ trustedProxies })),
-    unverifiedBytes: receiver.unverifiedBytes
+    unverifiedBytes: receiver.unverifiedBytes,
+    peerKind: (peer) => {
+      const c = receiver.config()
+      if (c.sourceAllowlist?.has(peer) === true) return "exempt"
+      return c.trustedProxies?.has(peer) === true ? "forwarded" : "own"
+    },
+    sourceOf: (peer, forwardedFor) => SourceAddresses.resolve(peer, forwardedFor, receiver.config().trustedProxies)
   })
 })
 

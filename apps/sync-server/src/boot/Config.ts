@@ -57,6 +57,7 @@ export const Config = Schema.Struct({
       requestTimeoutSeconds: Schema.optional(PositiveNumber),
       keepAliveTimeoutSeconds: Schema.optional(PositiveNumber),
       maxConnections: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
+      maxConnectionsPerSource: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
       maxHeaderBytes: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1024))),
       /** 0 turns the body rate check off. */
       minBodyBytesPerSecond: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
@@ -158,6 +159,8 @@ export const Config = Schema.Struct({
     })),
     /** A delivery not stored within this is answered 503 (the sender delivers again). Default 10. */
     storeTimeoutSeconds: Schema.optional(PositiveNumber),
+    /** Bytes of webhook bodies not yet proved by a token, held at once (default 16 MiB; 0: no bound). */
+    unverifiedBodyBudgetBytes: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
     /** A tenant without a webhook for this long is flagged as silent. */
     silenceAlertSeconds: PositiveNumber
   }),

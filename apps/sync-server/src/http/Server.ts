@@ -187,7 +187,8 @@ export const layer = (config: Config) => {
     storeTimeoutMillis: config.webhooks.storeTimeoutSeconds === undefined ? undefined : config.webhooks.storeTimeoutSeconds * 1000,
     sourceAllowlist: config.webhooks.sourceAllowlist,
     trustedProxies: config.webhooks.trustedProxies,
-    authFailures: config.webhooks.authFailures
+    authFailures: config.webhooks.authFailures,
+    unverifiedBodyBudgetBytes: config.webhooks.unverifiedBodyBudgetBytes
   }).pipe(Layer.provide(webhookAppsFromStore))
   const sync = Layer.unwrap(
     Effect.gen(function*() {
@@ -344,10 +345,13 @@ export const start = (config: Config) =>
     const tls = config.server.tls
     const credentials = tls === undefined ? undefined : yield* ServerTls.read(tls)
     const server = credentials === undefined
-      ? Http.createServer(ServerLimits.serverOptions(config.server.limits), listener)
-      : Https.createServer({ ...ServerLimits.serverOptions(config.server.limits), ...credentials }, listener)
+      ? Http.createServer(ServerLimits.serverOptions(config.server.limits))
+      : Https.createServer({ ...ServerLimits.serverOptions(config.server.limits), ...credentials })
     if (tls !== undefined) yield* ServerTls.reloadOnHangup(server as Https.Server, tls)
-    ServerLimits.apply(server, config.server.limits)
+    ServerLimits.apply(server, config.server.limits, {
+      peerKind: ingestion.peerKind,
+      clientOf: (peer, forwardedFor) => ingestion.sourceOf(peer, forwardedFor).client
+    }, listener)
     const port = yield* Effect.acquireRelease(
       Effect.callback<number, Error>((resume) => {
         server.once("error", (e) => resume(Effect.fail(e)))
