@@ -59,14 +59,15 @@ describe("console sessions", () => {
     assert.strictEqual(tls.fromCookie(`ocs_session=${t.id}`, 1), undefined, "only the prefixed cookie counts under TLS")
   })
 
-  it("blocks sign-in for the rest of the minute after too many wrong keys", () => {
+  it("blocks sign-in from one address for the rest of the minute after too many wrong keys from it", () => {
     const sessions = Sessions.make({ secure: false, maxFailuresPerMinute: 3 })
     for (let i = 0; i < 3; i++) {
-      assert.notOk(sessions.signInBlocked(i * 1000))
-      sessions.failedSignIn(i * 1000)
+      assert.notOk(sessions.signInBlocked("10.0.0.1", i * 1000))
+      sessions.failedSignIn("10.0.0.1", i * 1000)
     }
-    assert.ok(sessions.signInBlocked(3000))
-    assert.ok(sessions.signInBlocked(59_999))
-    assert.notOk(sessions.signInBlocked(60_000), "the first failure is a minute old")
+    assert.ok(sessions.signInBlocked("10.0.0.1", 3000))
+    assert.ok(sessions.signInBlocked("10.0.0.1", 59_999))
+    assert.notOk(sessions.signInBlocked("10.0.0.2", 3000), "another address signs in")
+    assert.notOk(sessions.signInBlocked("10.0.0.1", 60_000), "the first failure is a minute old")
   })
 })

@@ -13,7 +13,7 @@
  */
 import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
-import type { AdminOptions } from "./admin/AdminHttp.ts"
+import { type AdminOptions, keyFailureDefaults } from "./admin/AdminHttp.ts"
 import * as HealthRoutes from "./admin/HealthRoutes.ts"
 import * as HistoryRoutes from "./admin/HistoryRoutes.ts"
 import * as OperationRoutes from "./admin/OperationRoutes.ts"
@@ -22,12 +22,14 @@ import * as QuarantineRoutes from "./admin/QuarantineRoutes.ts"
 import * as ReadModelRoutes from "./admin/ReadModelRoutes.ts"
 import * as TenantRoutes from "./admin/TenantRoutes.ts"
 import * as ConsoleRoutes from "./console/ConsoleRoutes.ts"
+import * as SourceThrottle from "./SourceThrottle.ts"
 
 export type { AdminOptions } from "./admin/AdminHttp.ts"
 export { describeBusiness, parseDate } from "./admin/AdminHttp.ts"
 
-export const routes = (options: AdminOptions) =>
+export const routes = (given: AdminOptions) =>
   Effect.gen(function*() {
+    const options: AdminOptions = { ...given, keyFailures: given.keyFailures ?? SourceThrottle.make(keyFailureDefaults) }
     const router = yield* HttpRouter.make
     yield* HealthRoutes.add(router, options)
     yield* TenantRoutes.add(router, options)

@@ -134,7 +134,15 @@ export interface Answer {
 /** One HTTP request; `status` 0 when the connection failed (refused, reset, killed server). */
 export const request = (
   url: string,
-  init: { readonly method?: string; readonly body?: string | Buffer; readonly headers?: Record<string, string>; readonly agent?: Http.Agent; readonly timeoutMs?: number } = {}
+  init: {
+    readonly method?: string
+    readonly body?: string | Buffer
+    readonly headers?: Record<string, string>
+    readonly agent?: Http.Agent
+    readonly timeoutMs?: number
+    /** Sends from this local address (any of 127.0.0.0/8 on loopback: "many sources"). */
+    readonly localAddress?: string
+  } = {}
 ): Promise<Answer> =>
   new Promise((resolve) => {
     let settled = false
@@ -148,6 +156,7 @@ export const request = (
     const req = Http.request(url, {
       method: init.method ?? (body === undefined ? "GET" : "POST"),
       agent: init.agent ?? false,
+      ...(init.localAddress === undefined ? {} : { localAddress: init.localAddress }),
       headers: {
         ...(body === undefined ? {} : { "content-type": "application/json", "content-length": String(body.length) }),
         ...init.headers

@@ -9,6 +9,7 @@ import { Clock, Effect, Option, Redacted, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Ids, Json } from "@ocs/protocol"
 import type { Sessions } from "../console/Sessions.ts"
+import * as SourceThrottle from "../SourceThrottle.ts"
 import type { LoopHealthService } from "../../ops/LoopHealth.ts"
 import type { ProjectionLagService } from "../../ops/ProjectionLag.ts"
 import { safeEqual } from "../../tenants/Secrets.ts"
@@ -26,7 +27,20 @@ export interface AdminOptions {
   readonly readiness?: Readiness | undefined
   /** The console's sessions: with them, a session cookie stands for the key (see `guard`). */
   readonly sessions?: Sessions | undefined
+  /**
+   * Wrong admin keys per client address: past the bound that address is answered 429 (even
+   * with the right key) until its window ends; other addresses are not affected. Default
+   * `keyFailureDefaults`, made by `Admin.routes`.
+   */
+  readonly keyFailures?: SourceThrottle.SourceThrottle | undefined
 }
+
+/** 20 wrong admin keys a minute per address, as for the console's sign-in. */
+export const keyFailureDefaults: SourceThrottle.Settings = { limit: 20, windowMs: 60_000 }
+
+/** The address of the TCP peer of a request (the admin API believes no forwarding header). */
+export const clientAddress = (request: HttpServerRequest.HttpServerRequest): string =>
+  Option.getOrElse(request.remoteAddress, () => "")
 
 export interface Readiness {
   readonly loops: LoopHealthService
@@ -68,7 +82,21 @@ export const sameOrigin = (request: HttpServerRequest.HttpServerRequest) => {
  */
 const authorize = (options: AdminOptions, request: HttpServerRequest.HttpServerRequest, at: number) => {
   const header = request.headers["x-admin-key"] ?? request.headers["authorization"]?.replace(/^Bearer\s+/i, "")
-  if (options.adminKey !== undefined && typeof header === "string" && safeEqual(header, Redacted.value(options.adminKey))) return undefined
+  if (typeof header === "string") {
+    // The comparison runs whether or not the source is blocked: the time of an answer says
+    // nothing about the key. A blocked source is refused even with the right key, so that a
+    // guess cannot be confirmed by the answer while it is blocked.
+    const right = options.adminKey !== undefined && safeEqual(header, Redacted.value(options.adminKey))
+    const source = clientAddress(request)
+    const wait = options.keyFailures?.blockedFor(source, at) ?? 0
+    if (wait > 0) return HttpServerResponse.setHeader(problem(429, "too many wrong admin keys from this address: wait"), "retry-after", String(wait))
+    if (right) return undefined
+    const session = options.adminKey === undefined ? undefined : options.sessions?.fromCookie(request.headers["cookie"], at)
+    if (session === undefined) {
+      options.keyFailures?.failed(source, at)
+      return problem(401, "wrong admin key")
+    }
+  }
   const session = options.adminKey === undefined ? undefined : options.sessions?.fromCookie(request.headers["cookie"], at)
   if (session === undefined) return problem(401, "admin key required (x-admin-key or Authorization: Bearer)")
   if (request.method === "GET" || request.method === "HEAD") return undefined

@@ -17,7 +17,7 @@ import { Clock, Effect, Redacted, Schema } from "effect"
 import { type HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import * as Fs from "node:fs"
 import { fileURLToPath } from "node:url"
-import { type AdminOptions, body, json, problem, sameOrigin } from "../admin/AdminHttp.ts"
+import { type AdminOptions, body, clientAddress, json, problem, sameOrigin } from "../admin/AdminHttp.ts"
 import { safeEqual } from "../../tenants/Secrets.ts"
 import type { Sessions } from "./Sessions.ts"
 
@@ -89,11 +89,12 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions & { rea
         // A page elsewhere must not sign a browser in with a key of its choosing.
         if (!sameOrigin(request)) return problem(403, "cross-origin request refused")
         const at = yield* Clock.currentTimeMillis
-        if (sessions.signInBlocked(at)) return problem(429, "too many wrong keys in the last minute: wait, then sign in again")
+        const source = clientAddress(request)
+        if (sessions.signInBlocked(source, at)) return problem(429, "too many wrong keys in the last minute: wait, then sign in again")
         const input = yield* body(SignIn, 4096)
         const ok = options.adminKey !== undefined && safeEqual(input.key, Redacted.value(options.adminKey))
         if (!ok) {
-          sessions.failedSignIn(at)
+          sessions.failedSignIn(source, at)
           yield* Effect.logWarning("console: sign-in refused (wrong admin key)")
           return problem(401, options.adminKey === undefined ? "the server has no admin key configured (server.adminKey)" : "wrong admin key")
         }

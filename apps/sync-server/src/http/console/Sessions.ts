@@ -10,6 +10,7 @@
  */
 import * as Crypto from "node:crypto"
 import { safeEqual } from "../../tenants/Secrets.ts"
+import * as SourceThrottle from "../SourceThrottle.ts"
 
 /** The cookie's name; under TLS the `__Host-` prefix makes browsers insist on Secure, Path=/ and no Domain. */
 export const cookieName = (secure: boolean) => (secure ? "__Host-ocs_session" : "ocs_session")
@@ -27,7 +28,7 @@ export interface SessionOptions {
   /** Longest life of a session, used or not (default 12 hours). */
   readonly maxAgeMs?: number | undefined
   readonly maxSessions?: number | undefined
-  /** Wrong keys allowed per minute before sign-in is refused for the rest of it (default 20). */
+  /** Wrong keys allowed per minute from one address before its sign-in is refused for the rest of it (default 20). */
   readonly maxFailuresPerMinute?: number | undefined
   /** Cookies get `Secure` (the server speaks TLS). */
   readonly secure: boolean
@@ -46,12 +47,12 @@ export interface Sessions {
   /** Constant-time check of a request's CSRF header against the session's token. */
   readonly csrfValid: (session: Session, header: string | undefined) => boolean
   /**
-   * Counts a wrong key. Past `maxFailuresPerMinute` in the last minute, `signInBlocked` holds
-   * until the oldest failure is a minute old: guessing the key from a browser stays slow. The
-   * key header of the JSON API is not affected.
+   * Counts a wrong key from `source` (the client address). Past `maxFailuresPerMinute` in the
+   * last minute, `signInBlocked` holds for that source until its oldest failure is a minute
+   * old: guessing the key from a browser stays slow, and nobody else is locked out.
    */
-  readonly failedSignIn: (now: number) => void
-  readonly signInBlocked: (now: number) => boolean
+  readonly failedSignIn: (source: string, now: number) => void
+  readonly signInBlocked: (source: string, now: number) => boolean
   readonly size: () => number
 }
 
@@ -73,11 +74,7 @@ export const make = (options: SessionOptions): Sessions => {
   const maxSessions = options.maxSessions ?? 1000
   const maxFailures = options.maxFailuresPerMinute ?? 20
   const name = cookieName(options.secure)
-  const failures: Array<number> = []
-  const recentFailures = (now: number) => {
-    while (failures.length > 0 && now - failures[0]! >= 60_000) failures.shift()
-    return failures.length
-  }
+  const failures = SourceThrottle.make({ limit: maxFailures, windowMs: 60_000 })
   // Insertion order is sign-in order: the first entry is the oldest session.
   const live = new Map<string, Session>()
   const expired = (s: Session, now: number) => now - s.lastUsedAt > ttlMs || now - s.createdAt > maxAgeMs
@@ -117,11 +114,8 @@ export const make = (options: SessionOptions): Sessions => {
         `Max-Age=${s === undefined ? 0 : Math.floor(maxAgeMs / 1000)}`
       ].join("; "),
     csrfValid: (s, header) => typeof header === "string" && header.length > 0 && safeEqual(header, s.csrf),
-    failedSignIn: (now) => {
-      recentFailures(now)
-      failures.push(now)
-    },
-    signInBlocked: (now) => recentFailures(now) >= maxFailures,
+    failedSignIn: failures.failed,
+    signInBlocked: (source, now) => failures.blockedFor(source, now) > 0,
     size: () => live.size
   }
 }
