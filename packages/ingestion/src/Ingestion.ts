@@ -15,12 +15,12 @@ import type * as Http from "node:http"
 import * as IngestionMetrics from "./IngestionMetrics.ts"
 import * as AuthFailures from "./internal/authFailures.ts"
 import * as Unverified from "./internal/unverified.ts"
-import { type Answer, type Head, make as makeReceiver, type Receiver } from "./internal/receiver.ts"
+import { type Answer, type Head, make as makeReceiver, type Receiver, type StoreHealth } from "./internal/receiver.ts"
 import { readBody } from "./internal/nodeBody.ts"
 import * as SourceAddresses from "./SourceAddresses.ts"
 import type { WebhookApps } from "./WebhookApps.ts"
 
-export type { Answer } from "./internal/receiver.ts"
+export type { Answer, StoreHealth } from "./internal/receiver.ts"
 
 export interface Options {
   /** Path prefix; deliveries go to `${basePath}/<appId>`. Default `/webhooks`. */
@@ -81,6 +81,11 @@ export interface IngestionService {
    * they change at run time.
    */
   readonly peerKind: (peer: string) => "own" | "forwarded" | "exempt"
+  /**
+   * Whether a webhook sent now would be stored: failing from the first append that failed or
+   * timed out (full disk, stalled store) until the next one that succeeds. For readiness.
+   */
+  readonly storeHealth: () => StoreHealth
   /** The source of a request as the receiver judges it (the trusted proxies' client). */
   readonly sourceOf: (peer: string, forwardedFor: string | undefined) => SourceAddresses.Source
 }
@@ -137,6 +142,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     setTrustedProxies: (entries) =>
       Effect.map(list(entries), (trustedProxies) => receiver.update({ trustedProxies })),
     unverifiedBytes: receiver.unverifiedBytes,
+    storeHealth: receiver.storeHealth,
     peerKind: (peer) => {
       const c = receiver.config()
       if (c.sourceAllowlist?.has(peer) === true) return "exempt"

@@ -44,9 +44,11 @@ layer(receiver, { excludeTestServices: true })("Ingestion durability", (it) => {
         assert.strictEqual(JSON.parse(reply.body).error, "store_failed")
         assert.strictEqual((yield* recordsOf(appId)).length, 0)
         assert.strictEqual((yield* ingestion.metrics).rejected.store_failed - before, 1)
+        assert.isTrue(ingestion.storeHealth().failing, "a webhook sent now would not be stored")
         // The service's redelivery of the same body is not mistaken for a duplicate.
         assert.strictEqual((yield* post(url, body)).body, `{"ok":true}`)
         assert.strictEqual((yield* recordsOf(appId)).length, 1)
+        assert.deepStrictEqual(ingestion.storeHealth(), { failing: false, failures: 0, since: null }, "healthy again with the first success")
       }))
 
     it.effect("an append that does not finish within storeTimeoutMillis: 503", () =>
@@ -57,6 +59,7 @@ layer(receiver, { excludeTestServices: true })("Ingestion durability", (it) => {
         control.mode = "pass"
         assert.strictEqual(reply.status, 503)
         assert.strictEqual((yield* recordsOf(appId)).length, 0)
+        assert.isTrue((yield* Ingestion.Ingestion).storeHealth().failing, "a stalled store counts as failing")
       }))
 
     it.effect("the answer waits for the commit", () =>

@@ -323,7 +323,8 @@ export const start = (config: Config) =>
         loops: yield* LoopHealth,
         lag,
         maxLagRecords: config.server.readiness?.maxProjectionLagRecords,
-        maxLagSeconds: config.server.readiness?.maxProjectionLagSeconds ?? 300
+        maxLagSeconds: config.server.readiness?.maxProjectionLagSeconds ?? 300,
+        webhookStore: ingestion.storeHealth
       },
       silenceAlertMs: config.webhooks.silenceAlertSeconds * 1000,
       sessions: Sessions.make({ secure: config.server.tls !== undefined })

@@ -83,6 +83,18 @@ export type Gate =
   /** No header token: the body is read within the budget until the scan finds the token. */
   | { readonly _tag: "Unverified"; readonly app: WebhookApp; readonly throttled: boolean }
 
+/**
+ * The latest appends' verdict: failing from the first append that failed or timed out until
+ * the next one that succeeds.
+ */
+export interface StoreHealth {
+  readonly failing: boolean
+  /** Appends failed or timed out in a row. */
+  readonly failures: number
+  /** When the first of them failed (epoch ms), or null. */
+  readonly since: number | null
+}
+
 export interface Delivery {
   readonly appId: string
   readonly source: SourceAddresses.Source
@@ -112,6 +124,8 @@ export interface Receiver {
   readonly watch: (appId: string, source: SourceAddresses.Source, gate: Extract<Gate, { _tag: "Unverified" }>) => Watch<Answer>
   /** Bytes of unverified bodies held now. */
   readonly unverifiedBytes: () => number
+  /** Whether a delivery sent now would be stored, judged by the latest appends. */
+  readonly storeHealth: () => StoreHealth
   readonly tooLarge: () => Answer
   /**
    * Decides a delivery in plain callbacks (no fiber per request): `done` gets the answer once
@@ -308,6 +322,15 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
   const tooLarge = () =>
     reject(413, "too_large", `body larger than ${config.maxBodyBytes} bytes`, { connection: "close" }, true)
 
+  let health: StoreHealth = { failing: false, failures: 0, since: null }
+  const HEALTHY = health
+  const storeFailed = () => {
+    health = { failing: true, failures: health.failures + 1, since: health.since ?? clock.currentTimeMillisUnsafe() }
+  }
+  const storeSucceeded = () => {
+    if (health.failing) health = HEALTHY
+  }
+
   const STORE_FAILED = reject(503, "store_failed", "the event could not be stored; deliver again", { "retry-after": "1" })
   const STORE_TIMEOUT = reject(503, "store_failed", "the event was not stored in time; deliver again", { "retry-after": "1" })
 
@@ -327,6 +350,7 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
     let answered = false
     const timer = setTimeout(() => {
       answered = true
+      storeFailed()
       runFork(Effect.logError("webhook not stored in time", { appId: record.appId, type: record.type, timeoutMillis: config.storeTimeoutMillis }))
       done(STORE_TIMEOUT)
     }, config.storeTimeoutMillis)
@@ -334,7 +358,10 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
       if (answered) return
       answered = true
       clearTimeout(timer)
-      if (Exit.isSuccess(exit)) return done(exit.value[0]?._tag === "Duplicate" ? DUPLICATE : ACCEPTED)
+      if (Exit.isSuccess(exit)) {
+        storeSucceeded()
+        return done(exit.value[0]?._tag === "Duplicate" ? DUPLICATE : ACCEPTED)
+      }
       const error = Cause.findErrorOption(exit.cause)
       if (Option.isSome(error) && error.value._tag === "InvalidRecord") {
         // A record the log refuses will be refused on every redelivery too: not a 503.
@@ -342,6 +369,7 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
         return done(reject(400, "bad_envelope", error.value.message))
       }
       // Not durable: never 200. 503 makes the service deliver again.
+      storeFailed()
       runFork(Effect.logError("webhook not stored", { appId: record.appId, type: record.type }, Cause.pretty(exit.cause)))
       done(STORE_FAILED)
     })
@@ -490,6 +518,7 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
     gate,
     watch,
     unverifiedBytes: budget.used,
+    storeHealth: () => health,
     tooLarge,
     ingest
   } satisfies Receiver

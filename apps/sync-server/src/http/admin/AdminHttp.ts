@@ -7,6 +7,7 @@
  */
 import { Clock, Effect, Option, Redacted, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import type { Ingestion } from "@ocs/ingestion"
 import { Ids, Json } from "@ocs/protocol"
 import type { Sessions } from "../console/Sessions.ts"
 import * as SourceThrottle from "../SourceThrottle.ts"
@@ -47,6 +48,8 @@ export interface Readiness {
   readonly lag: ProjectionLagService
   readonly maxLagRecords?: number | undefined
   readonly maxLagSeconds?: number | undefined
+  /** The webhook receiver's latest appends (`Ingestion.storeHealth`): failing means not ready. */
+  readonly webhookStore?: (() => Ingestion.StoreHealth) | undefined
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024

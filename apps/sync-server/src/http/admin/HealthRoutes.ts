@@ -9,7 +9,18 @@ import { TenantStore } from "../../tenants/TenantStore.ts"
 import { type AdminOptions, json, problem, type Readiness } from "./AdminHttp.ts"
 
 /**
- * Ready: listening, every background loop up, and the read models within their lag bounds.
+ * "A webhook sent now would be stored": not while the latest appends fail (a full disk, a
+ * stalled store); ready again with the first one that succeeds.
+ */
+export const storeReason = (r: Readiness): string | undefined => {
+  const health = r.webhookStore?.()
+  return health === undefined || !health.failing
+    ? undefined
+    : `webhooks are not being stored (${health.failures} failed or timed out in a row since ${new Date(health.since ?? 0).toISOString()}; see the server log)`
+}
+
+/**
+ * Ready: listening, webhooks being stored, every background loop up, and the read models within their lag bounds.
  * A 503 names what is wrong, so an operator reading the probe knows where to look.
  */
 const readiness = (r: Readiness) =>
@@ -20,6 +31,8 @@ const readiness = (r: Readiness) =>
     // Names and counts only: /readyz needs no key, and an error's message may name files (the
     // cause is in the log, under the loop's name).
     const reasons: Array<string> = down.map((l) => `loop ${l.name} is down (${l.restarts} restarts; see the server log)`)
+    const store = storeReason(r)
+    if (store !== undefined) reasons.unshift(store)
     if (Option.isSome(lag)) {
       if (r.maxLagRecords !== undefined && lag.value.records > r.maxLagRecords) {
         reasons.push(`projection lag ${lag.value.records} records exceeds ${r.maxLagRecords}`)
