@@ -34,12 +34,19 @@ const writeTo = (stream: NodeJS.WritableStream, where: string) => {
   return { write }
 }
 
-/** Opens the output (a new or truncated file with `out`, else stdout), closed with the scope. */
+/**
+ * Opens the output (a new or truncated file with `out`, else stdout), closed with the scope.
+ * The file holds customer data: owner-only (0600), an existing file's mode tightened too.
+ */
 export const open = Effect.fnUntraced(function*(out: string | undefined): Effect.fn.Return<Writer, InputFileError, Scope.Scope> {
   if (out === undefined) return writeTo(process.stdout, "stdout")
   const file = yield* Effect.acquireRelease(
     Effect.try({
-      try: () => NodeFs.createWriteStream(out, { flags: "w", fd: NodeFs.openSync(out, "w") }),
+      try: () => {
+        const fd = NodeFs.openSync(out, "w", 0o600)
+        NodeFs.fchmodSync(fd, 0o600)
+        return NodeFs.createWriteStream(out, { flags: "w", fd })
+      },
       catch: (cause) => new InputFileError({ filename: out, message: `cannot write ${out}: ${cause instanceof Error ? cause.message : String(cause)}` })
     }),
     (stream) => Effect.callback<void>((resume) => {

@@ -3,10 +3,15 @@
  * the CSV columns, and the one-line table row of `audit`.
  */
 import type { LogRecord } from "@ocs/event-log"
+import { DedupeKey } from "@ocs/ingestion"
 import * as Json from "@ocs/protocol/Json"
 import * as Output from "./Output.ts"
 
-/** The JSON shape of a record: `meta` as JSON (lossless), `body` as the exact text received. */
+/**
+ * The JSON shape of a record: `meta` as JSON (lossless), `body` as the exact text received.
+ * A webhook's dedupe key of the earlier recipe (a digest over the token) is published re-keyed
+ * over the stored body, so no export lets anyone test a token guess.
+ */
 export const toJson = (r: LogRecord.LogRecord) => ({
   offset: r.offset,
   id: r.id,
@@ -18,7 +23,7 @@ export const toJson = (r: LogRecord.LogRecord) => ({
   receivedAt: Output.iso(r.receivedAt),
   receivedAtMs: r.receivedAt,
   entityId: r.entityId,
-  dedupeKey: r.dedupeKey,
+  dedupeKey: DedupeKey.rekey(r),
   meta: r.meta,
   body: r.body
 })
@@ -29,7 +34,7 @@ export const CSV_HEADER = ["offset", "id", "tenant", "app_id", "business_id", "s
 
 export const csvLine = (r: LogRecord.LogRecord): string =>
   Output.csvLine([r.offset, r.id, `${r.appId}:${r.businessId ?? ""}`, r.appId, r.businessId, r.source, r.type, Output.iso(r.receivedAt),
-    r.receivedAt, r.entityId, r.dedupeKey, Json.stringify(r.meta), r.body])
+    r.receivedAt, r.entityId, DedupeKey.rekey(r), Json.stringify(r.meta), r.body])
 
 /** Fixed-width columns, so a table streams without knowing every row first. */
 const WIDTHS = [8, 24, 25, 7, 24, 20] as const

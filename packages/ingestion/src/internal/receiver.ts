@@ -7,6 +7,7 @@ import { DirectAppend, type LogRecord, TraceContext } from "@ocs/event-log"
 import { Json } from "@ocs/protocol"
 import { Cause, Clock, Context, Effect, Exit, Option, Predicate, Result, Tracer } from "effect"
 import * as Crypto from "node:crypto"
+import * as DedupeKey from "../DedupeKey.ts"
 import type { RejectReason } from "../IngestionMetrics.ts"
 import * as IngestionMetrics from "../IngestionMetrics.ts"
 import * as SourceAddresses from "../SourceAddresses.ts"
@@ -444,9 +445,7 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
       receivedAt: clock.currentTimeMillisUnsafe(),
       body: text.success,
       // docs/api-catalogue.md, Delivery rules 2: redeliveries carry the same body, so its bytes are the key.
-      // The original bytes, token included: the recipe predates redaction, and redeliveries
-      // made before and after it must keep the same key.
-      dedupeKey: `sha256:${Crypto.hash("sha256", Buffer.concat([Buffer.from(`${d.appId}\n`), d.bytes]), "hex")}`,
+      dedupeKey: DedupeKey.of(d.appId, stored),
       meta: meta(d, auth.tokenSource)
     }, d.span, done)
   }
