@@ -59,6 +59,19 @@ describe("console sessions", () => {
     assert.strictEqual(tls.fromCookie(`ocs_session=${t.id}`, 1), undefined, "only the prefixed cookie counts under TLS")
   })
 
+  it("a session is alive until it ends or expires, and asking does not count as a use", () => {
+    const sessions = Sessions.make({ secure: false, ttlMs: 10 * MIN, maxAgeMs: 30 * MIN })
+    const s = sessions.create(0)
+    assert.ok(sessions.alive(s.id, 9 * MIN))
+    assert.notOk(sessions.alive(s.id, 11 * MIN), "idle expiry: alive() did not refresh it")
+    const u = sessions.create(0)
+    for (let at = 5 * MIN; at < 30 * MIN; at += 5 * MIN) assert.ok(sessions.fromCookie(`ocs_session=${u.id}`, at))
+    assert.notOk(sessions.alive(u.id, 31 * MIN), "maximum age")
+    const v = sessions.create(0)
+    sessions.end(v.id)
+    assert.notOk(sessions.alive(v.id, 1), "signed out")
+  })
+
   it("blocks sign-in from one address for the rest of the minute after too many wrong keys from it", () => {
     const sessions = Sessions.make({ secure: false, maxFailuresPerMinute: 3 })
     for (let i = 0; i < 3; i++) {

@@ -15,7 +15,6 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer, Option, Redacted, Result, Scope } from "effect"
-import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Https from "node:https"
 import type * as Net from "node:net"
@@ -32,6 +31,7 @@ import type { Config } from "../boot/Config.ts"
 import * as LoopHealthModule from "../ops/LoopHealth.ts"
 import { LoopHealth } from "../ops/LoopHealth.ts"
 import * as ProjectionLag from "../ops/ProjectionLag.ts"
+import * as DataDir from "../boot/DataDir.ts"
 import * as ServerLimits from "./ServerLimits.ts"
 import * as Sessions from "./console/Sessions.ts"
 import * as ServerTls from "./ServerTls.ts"
@@ -114,7 +114,8 @@ const webhookAppsFromStore = Layer.effect(
 /** Builds every service of the server from its configuration. */
 export const layer = (config: Config) => {
   const f = files(config.dataDir)
-  Fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 })
+  // Owner-only: an existing folder with wider modes is tightened (boot/DataDir.ts).
+  DataDir.secure(config.dataDir)
   const key = resolveKey(config.encryptionKey ?? process.env["OCS_ENCRYPTION_KEY"], config.dataDir)
   if (Result.isFailure(key)) throw key.failure
   const sealer = makeSealer(key.success.key)

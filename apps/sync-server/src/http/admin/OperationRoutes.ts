@@ -5,7 +5,7 @@ import { PluginRuntime } from "@ocs/plugin-sdk"
 import { RateLimiter } from "@ocs/transport"
 import { Ownership } from "../../cluster/Ownership.ts"
 import { TenantStore } from "../../tenants/TenantStore.ts"
-import { type AdminOptions, canonical, guard, json, queryInt, queryText, searchParams } from "./AdminHttp.ts"
+import { type AdminOptions, canonical, guard, json, problem, queryInt, queryText, searchParams } from "./AdminHttp.ts"
 
 export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
   Effect.gen(function*() {
@@ -51,7 +51,11 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
         const params = yield* searchParams
         const id = yield* queryInt(params, "id", { min: 1, max: Number.MAX_SAFE_INTEGER })
         const plugin = yield* queryText(params, "plugin")
-        return json(yield* plugins.redrive(id !== undefined ? { id } : { plugin }))
+        return yield* plugins.redrive(id !== undefined ? { id } : { plugin }).pipe(
+          Effect.map((result) => json(result)),
+          // A name no plugin here has (`nosuch`, `__proto__`) is the caller's mistake: 404, not 500.
+          Effect.catchTag("UnknownPlugin", (e) => Effect.succeed(problem(404, e.message.slice(0, 300))))
+        )
       }))
     )
   })

@@ -8,8 +8,8 @@
  * viewer. Tenants are listed up to `MAX_TENANTS` (those needing attention
  * first); the tenants page reads `/admin/tenants` for the full list.
  */
-import { Effect, Stream } from "effect"
-import { type HttpRouter, HttpServerResponse } from "effect/http"
+import { Clock, Effect, Stream } from "effect"
+import { type HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Ingestion } from "@ocs/ingestion"
 import { PluginRuntime } from "@ocs/plugin-sdk"
 import { Json } from "@ocs/protocol"
@@ -95,10 +95,18 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
     yield* router.add(
       "GET",
       "/admin/stream",
-      admin(Effect.sync(() => {
+      admin(Effect.gen(function*() {
+        // A stream opened by a console session lives no longer than the session: it ends at
+        // sign-out and at idle or maximum age (the key's streams end with the server).
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const sessions = options.sessions
+        const viaKey = request.headers["x-admin-key"] !== undefined || request.headers["authorization"] !== undefined
+        const session = viaKey || sessions === undefined ? undefined : sessions.fromCookie(request.headers["cookie"], yield* now)
+        const clock = yield* Clock.Clock
+        const sessionAlive = () => session === undefined || sessions!.alive(session.id, clock.currentTimeMillisUnsafe())
         const events = Stream.tick("1 second").pipe(
           // Ends when the server starts to shut down, so an open console never holds it up.
-          Stream.takeWhile(() => options.ready()),
+          Stream.takeWhile(() => options.ready() && sessionAlive()),
           Stream.mapEffect(() =>
             snapshotText.pipe(
               Effect.map((text) => `event: snapshot\ndata: ${text}\n\n`),

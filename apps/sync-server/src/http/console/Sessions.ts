@@ -42,6 +42,8 @@ export interface Sessions {
   /** The live session named by the request's cookie header, refreshed; undefined otherwise. */
   readonly fromCookie: (cookieHeader: string | undefined, now: number) => Session | undefined
   readonly end: (id: string) => void
+  /** Whether the session is still live (not ended, not expired), without counting as a use. */
+  readonly alive: (id: string, now: number) => boolean
   /** The `Set-Cookie` value that gives (or, with `undefined`, clears) the session cookie. */
   readonly cookie: (session: Session | undefined) => string
   /** Constant-time check of a request's CSRF header against the session's token. */
@@ -104,6 +106,10 @@ export const make = (options: SessionOptions): Sessions => {
       return s
     },
     end: (id) => void live.delete(id),
+    alive: (id, now) => {
+      const s = live.get(id)
+      return s !== undefined && !expired(s, now)
+    },
     cookie: (s) =>
       [
         `${name}=${s === undefined ? "" : s.id}`,
