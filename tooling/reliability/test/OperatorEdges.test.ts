@@ -66,7 +66,8 @@ describe("operator edges", () => {
       }, 20_000).unref()
     })
     // Wait for the first snapshot, then sign out.
-    for (let i = 0; i < 100 && events === 0; i++) await new Promise((r) => setTimeout(r, 100))
+    const live = () => events > 0
+    for (let i = 0; i < 100 && !live(); i++) await new Promise((r) => setTimeout(r, 100))
     assert.isAbove(events, 0, "the stream was live")
     const out = await request(`${server.url}/ui/session/end`, { method: "POST", body: "{}", headers: { cookie, origin: `http://${host}`, host, "x-csrf-token": csrf } })
     assert.strictEqual(out.status, 200, out.text)
