@@ -112,6 +112,35 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
       details: r
     }]
   }],
+  ["attacks", async (quick) => {
+    const { runAttacksBench } = await import("../../apps/sync-server/bench/attacks.bench.ts")
+    const r = await runAttacksBench({ quick })
+    return [{
+      scenario: `attack: ${fmt(r.slots.connections)} idle keep-alive connections from as many addresses: a new client's /healthz, webhook ms (status)`,
+      ours: `${fmt(r.slots.healthMillis, 1)} (${r.slots.healthStatus}), ${fmt(r.slots.webhookMillis, 1)} (${r.slots.webhookStatus})`,
+      baseline: `${fmt(r.idleHealthMillis, 1)} /healthz idle`,
+      ratio: null,
+      target: "answered 200",
+      met: r.slots.healthStatus === 200 && r.slots.webhookStatus === 200,
+      details: r.slots
+    }, {
+      scenario: `attack: ${fmt(r.bodies.connections)} unfinished 1 MiB bodies, RSS MB peak / after close (${fmt(r.bodies.refused)} refused 503)`,
+      ours: `${fmt(r.bodies.peakRssMb)} / ${fmt(r.bodies.afterCloseRssMb)}`,
+      baseline: `${fmt(r.idleRssMb)} MB idle`,
+      ratio: null,
+      target: "growth < 100 MB",
+      met: r.bodies.peakRssMb - r.idleRssMb < 100 && r.bodies.afterCloseRssMb - r.idleRssMb < 100,
+      details: r.bodies
+    }, {
+      scenario: `attack: ${fmt(r.adminKeys.requests)} wrong x-admin-key from one address (${fmt(r.adminKeys.seconds, 1)} s)`,
+      ours: `${fmt(r.adminKeys.unauthorized)} x 401, ${fmt(r.adminKeys.throttled)} x 429`,
+      baseline: `${fmt(r.adminKeys.requests)} x 401 unthrottled`,
+      ratio: null,
+      target: "429 past 20/min",
+      met: r.adminKeys.unauthorized <= 20,
+      details: r.adminKeys
+    }]
+  }],
   ["projection", async (quick) => {
     const { runProjectionBench } = await import("../../packages/read-models/bench/projection.bench.ts")
     const r = await runProjectionBench({ quick })
@@ -251,6 +280,7 @@ const available: Record<string, string> = {
   ingestion: "packages/ingestion/bench/ingest.bench.ts",
   "server webhooks": "apps/sync-server/bench/webhooks.bench.ts",
   flood: "apps/sync-server/bench/flood.bench.ts",
+  attacks: "apps/sync-server/bench/attacks.bench.ts",
   projection: "packages/read-models/bench/projection.bench.ts",
   "sync utilisation": "packages/transport/bench/utilization.bench.ts",
   scheduler: "packages/transport/bench/scheduler.bench.ts",

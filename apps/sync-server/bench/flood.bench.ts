@@ -2,7 +2,8 @@
  * An unauthenticated flood against the main job: 32 connections posting ~1 MiB bodies with a
  * wrong verify token, while a prober asks `/healthz` one request at a time. Reported: the
  * probe's p50/p99 during the flood beside the same probe on the idle server, how the flood
- * was answered (401 until the source is throttled, then 429 without reading the body), and
+ * was answered (401 until the source is throttled, then 429 once the first 64 KiB show no
+ * right token; 503 past the budget for bodies not proved by a token), and
  * the server's CPU per flood request. Nothing of the flood may be stored.
  *
  *   ./ocs node apps/sync-server/bench/flood.bench.ts [--quick]

@@ -142,8 +142,8 @@ const serveReceiver = (dir: string, kind: Exclude<Kind, "bare">) => {
     Effect.scoped,
     Effect.provide(
       // The rejected-bodies run measures the token check itself: throttling would answer most
-      // of them 429 without reading the body.
-      Ingestion.Ingestion.layer(kind === "receiver-rejected" ? { authFailures: false } : {}).pipe(
+      // of them 429, and the unverified-body budget most of them 503, before the whole body.
+      Ingestion.Ingestion.layer(kind === "receiver-rejected" ? { authFailures: false, unverifiedBodyBudgetBytes: 0 } : {}).pipe(
         Layer.provide(WebhookApps.WebhookApps.layerMemory([{ appId: APP, verifyTokens: [TOKEN], enabled: true }])),
         Layer.provide(SqliteEventLog.layer({ filename, synchronous }))
       )

@@ -18,6 +18,15 @@ export interface PragmaOptions {
   readonly synchronous?: "FULL" | "NORMAL" | undefined
   /** How long a writer waits for another connection's lock before SQLITE_BUSY (default 5000). */
   readonly busyTimeoutMillis?: number | undefined
+  /**
+   * Exclusive locking (`locking_mode = EXCLUSIVE`, set before WAL): the connection keeps the
+   * WAL index in its own memory, so no `-shm` file is created or memory-mapped. A thread that
+   * reads a memory-mapped `-shm` page on a stalled disk (a frozen filesystem) stops in a page
+   * fault until the disk returns, past every lock-wait bound; without the map it cannot. The
+   * price: no other connection, in this process or another, can open the file while this one
+   * holds it (it gets SQLITE_BUSY). For files one connection owns alone. Default false.
+   */
+  readonly exclusive?: boolean | undefined
 }
 
 /** Owner read and write only: the files hold access tokens and businesses' data. */
@@ -29,6 +38,8 @@ export const FILE_MODE = 0o600
  * foreign keys (off by default in SQLite).
  */
 export const applyPragmas = (client: Database.Database, options: PragmaOptions = {}): void => {
+  // Before the first WAL access: SQLite then never calls the shared-memory methods.
+  if (options.exclusive === true) client.pragma("locking_mode = EXCLUSIVE")
   if (!client.readonly) client.pragma("journal_mode = WAL")
   client.pragma(`synchronous = ${options.synchronous ?? "FULL"}`)
   client.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMillis ?? 5000))}`)

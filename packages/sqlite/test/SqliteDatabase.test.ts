@@ -32,6 +32,41 @@ const pragmas = (client: Database.Database) => ({
 })
 
 describe("SqliteDatabase.make", () => {
+  it.effect("exclusive: WAL without a -shm file (nothing memory-mapped), and no second connection while open", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const filename = NodePath.join(dir, "x.db")
+      const shared = NodePath.join(dir, "shared.db")
+      yield* Effect.scoped(Effect.gen(function*() {
+        const db = yield* SqliteDatabase.make({ filename, exclusive: true })
+        const journal = yield* db.use("write", (_, c) => {
+          c.exec("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1)")
+          return c.pragma("journal_mode", { simple: true })
+        })
+        assert.strictEqual(journal, "wal")
+        assert.isTrue(NodeFs.existsSync(`${filename}-wal`), "the WAL is in use")
+        assert.isFalse(NodeFs.existsSync(`${filename}-shm`), "no shared-memory file")
+        const other = new Database(filename, { timeout: 0 })
+        try {
+          assert.throws(() => other.prepare("SELECT count(*) FROM t").get(), /locked|busy/i)
+        } finally {
+          other.close()
+        }
+        // The default keeps the shared-memory index (several connections may open the file).
+        const plain = yield* SqliteDatabase.make({ filename: shared })
+        yield* plain.use("write", (_, c) => c.exec("CREATE TABLE t (x INTEGER)"))
+        assert.isTrue(NodeFs.existsSync(`${shared}-shm`))
+      }))
+      // Closed: the file is whole and anyone may open it again.
+      const again = new Database(filename, { readonly: true })
+      try {
+        assert.strictEqual((again.prepare("SELECT count(*) AS n FROM t").get() as { n: number }).n, 1)
+      } finally {
+        again.close()
+      }
+    }))
+
+
   it.effect("applies the durability pragmas (FULL by default, the given level and busy timeout otherwise)", () =>
     Effect.gen(function*() {
       const dir = tempDir()

@@ -1,0 +1,155 @@
+/**
+ * Attacks by anyone without a token, against the server process, each beside the idle figure
+ * of the same run:
+ *   - 4,096 idle keep-alive connections, each from its own loopback address: a new client's
+ *     `/healthz` and a valid webhook still answered (ms), against `/healthz` on the idle server;
+ *   - 1,000 unfinished 1 MiB bodies (all but 600 bytes sent, no token), each from its own
+ *     address: resident memory growth while held and after close, against idle RSS;
+ *   - 2,000 wrong `x-admin-key` headers from one address: how they were answered.
+ *
+ *   ./ocs node apps/sync-server/bench/attacks.bench.ts [--quick]
+ */
+import * as Fs from "node:fs"
+import * as Http from "node:http"
+import * as Net from "node:net"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import { APP, BUSINESS, startWebhookServer, TOKEN } from "./webhookServer.ts"
+
+const ADMIN_KEY = "bench-attacks-admin-key-0123456"
+
+export interface AttacksBenchResult {
+  readonly bench: "sync-server-attacks"
+  readonly idleHealthMillis: number
+  readonly idleRssMb: number
+  readonly slots: { readonly connections: number; readonly healthMillis: number; readonly healthStatus: number; readonly webhookMillis: number; readonly webhookStatus: number }
+  readonly bodies: { readonly connections: number; readonly refused: number; readonly peakRssMb: number; readonly afterCloseRssMb: number }
+  readonly adminKeys: { readonly requests: number; readonly unauthorized: number; readonly throttled: number; readonly seconds: number }
+}
+
+interface Answer {
+  readonly status: number
+  readonly millis: number
+  readonly text: string
+}
+
+const request = (url: string, init: { readonly method?: string; readonly body?: string; readonly headers?: Record<string, string>; readonly localAddress?: string } = {}) =>
+  new Promise<Answer>((resolve) => {
+    const started = performance.now()
+    const req = Http.request(url, {
+      method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+      agent: false,
+      ...(init.localAddress === undefined ? {} : { localAddress: init.localAddress }),
+      headers: { ...(init.body === undefined ? {} : { "content-type": "application/json" }), ...init.headers }
+    }, (res) => {
+      let text = ""
+      res.on("data", (d: Buffer) => (text += d.toString()))
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, millis: performance.now() - started, text }))
+    })
+    req.on("error", () => resolve({ status: 0, millis: performance.now() - started, text: "" }))
+    req.setTimeout(30_000, () => req.destroy())
+    req.end(init.body)
+  })
+
+const rssMb = async (url: string) => {
+  const a = await request(`${url}/metrics`)
+  return Number(a.text.split("\n").find((l) => l.startsWith("ocs_process_resident_memory_bytes"))?.split(" ")[1]) / 1e6
+}
+
+const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN
+
+/** A socket from `localAddress` that writes `head` (and `body`); settles once written, answered or closed. */
+const hold = (port: number, localAddress: string, head: string, body?: Buffer) => {
+  const socket = Net.connect({ port, host: "127.0.0.1", localAddress })
+  socket.on("error", () => undefined)
+  let text = ""
+  let settle = () => {}
+  const settled = new Promise<void>((ok) => (settle = ok))
+  socket.on("data", (d: Buffer) => {
+    text += d.toString()
+    settle()
+  })
+  socket.once("connect", () => {
+    socket.write(head)
+    if (body === undefined) return
+    socket.write(body, () => settle())
+  })
+  const closed = new Promise<string>((ok) => socket.once("close", () => {
+    settle()
+    ok(text)
+  }))
+  return { settled, closed, stop: () => socket.destroy() }
+}
+
+const addressOf = (block: number, i: number) => `127.${block}.${1 + Math.floor(i / 250)}.${1 + (i % 250)}`
+
+const envelope = (id: number) => `{"event":"productAdd","businessId":${BUSINESS},"webhooksVerifyToken":"${TOKEN}","data":{"id":${id}}}`
+
+export const runAttacksBench = async (options: { readonly quick?: boolean } = {}): Promise<AttacksBenchResult> => {
+  const server = await startWebhookServer({ adminKey: ADMIN_KEY, encryptionKey: "59".repeat(32) })
+  const port = Number(new URL(server.url).port)
+  try {
+    for (let i = 0; i < 20; i++) await request(`${server.url}/webhooks/${APP}`, { body: envelope(i) })
+    const idle: Array<number> = []
+    for (let i = 0; i < 50; i++) idle.push((await request(`${server.url}/healthz`)).millis)
+    const idleRssMb = await rssMb(server.url)
+
+    // Connection slots.
+    const n = options.quick ? 1024 : 4096
+    const idleConns: Array<ReturnType<typeof hold>> = []
+    for (let i = 0; i < n; i += 256) {
+      const wave = Array.from({ length: Math.min(256, n - i) }, (_, k) => hold(port, addressOf(2, i + k), "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n"))
+      idleConns.push(...wave)
+      await Promise.all(wave.map((c) => c.settled))
+    }
+    const health = await request(`${server.url}/healthz`)
+    const webhook = await request(`${server.url}/webhooks/${APP}`, { body: envelope(100) })
+    for (const c of idleConns) c.stop()
+    await Promise.all(idleConns.map((c) => c.closed))
+
+    // Unfinished bodies.
+    const m = options.quick ? 300 : 1000
+    const pad = Buffer.alloc(1024 * 1024 - 600, "x")
+    const bodies: Array<ReturnType<typeof hold>> = []
+    let peak = idleRssMb
+    for (let i = 0; i < m; i += 100) {
+      const wave = Array.from({ length: Math.min(100, m - i) }, (_, k) =>
+        hold(port, addressOf(3, i + k), `POST /webhooks/${APP} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${1024 * 1024}\r\n\r\n`, pad))
+      bodies.push(...wave)
+      await Promise.all(wave.map((c) => c.settled))
+      peak = Math.max(peak, await rssMb(server.url))
+    }
+    for (const c of bodies) c.stop()
+    const answers = await Promise.all(bodies.map((c) => c.closed))
+    await new Promise((r) => setTimeout(r, 2000))
+    const afterClose = await rssMb(server.url)
+
+    // Wrong admin keys from one address.
+    const k = options.quick ? 500 : 2000
+    let unauthorized = 0
+    let throttled = 0
+    const started = performance.now()
+    for (let i = 0; i < k; i++) {
+      const a = await request(`${server.url}/admin/tenants`, { headers: { "x-admin-key": `wrong-key-${i}-0123456789` }, localAddress: "127.4.0.1" })
+      if (a.status === 401) unauthorized++
+      else if (a.status === 429) throttled++
+    }
+    const seconds = (performance.now() - started) / 1000
+
+    return {
+      bench: "sync-server-attacks",
+      idleHealthMillis: Math.round(median(idle) * 10) / 10,
+      idleRssMb: Math.round(idleRssMb),
+      slots: { connections: n, healthMillis: Math.round(health.millis * 10) / 10, healthStatus: health.status, webhookMillis: Math.round(webhook.millis * 10) / 10, webhookStatus: webhook.status },
+      bodies: { connections: m, refused: answers.filter((a) => a.startsWith("HTTP/1.1 503")).length, peakRssMb: Math.round(peak), afterCloseRssMb: Math.round(afterClose) },
+      adminKeys: { requests: k, unauthorized, throttled, seconds: Math.round(seconds * 10) / 10 }
+    }
+  } finally {
+    await server.proc.stop("SIGKILL")
+    Fs.rmSync(server.dir, { recursive: true, force: true })
+  }
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === Path.resolve(process.argv[1])) {
+  console.log(JSON.stringify(await runAttacksBench({ quick: process.argv.includes("--quick") })))
+}
