@@ -341,8 +341,9 @@ export const make = Effect.fnUntraced(function*(
   // again whenever the broker refuses a batch for its size), capped by `maxRequestBytes`.
   let limit = { bytes: options.maxRequestBytes ?? Sizing.KAFKA_DEFAULT_LIMIT_BYTES, source: options.maxRequestBytes === undefined ? "Kafka's default" : "maxRequestBytes" }
   const readLimit = Effect.gen(function*() {
-    const told = yield* Effect.promise(() => Sizing.readBrokerLimit(admin, topic).catch(() => undefined))
-    const next = told === undefined
+    const told = yield* Effect.promise(() => Sizing.readBrokerLimit(admin, topic).catch((e: unknown) => ({ unknown: String(e) })))
+    if ("unknown" in told) yield* Effect.logWarning(`event-log relay: the broker did not tell topic ${topic}'s max.message.bytes (${told.unknown})`)
+    const next = "unknown" in told
       ? { bytes: options.maxRequestBytes ?? Sizing.KAFKA_DEFAULT_LIMIT_BYTES, source: options.maxRequestBytes === undefined ? "Kafka's default (the broker did not say)" : "maxRequestBytes (the broker did not say)" }
       : options.maxRequestBytes !== undefined && options.maxRequestBytes < told.bytes
       ? { bytes: options.maxRequestBytes, source: "maxRequestBytes" }

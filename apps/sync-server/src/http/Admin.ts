@@ -20,6 +20,7 @@ import * as OperationRoutes from "./admin/OperationRoutes.ts"
 import * as OverviewRoutes from "./admin/OverviewRoutes.ts"
 import * as QuarantineRoutes from "./admin/QuarantineRoutes.ts"
 import * as ReadModelRoutes from "./admin/ReadModelRoutes.ts"
+import * as RelayRoutes from "./admin/RelayRoutes.ts"
 import * as TenantRoutes from "./admin/TenantRoutes.ts"
 import * as ConsoleRoutes from "./console/ConsoleRoutes.ts"
 
@@ -36,6 +37,7 @@ export const routes = (options: AdminOptions) =>
     yield* QuarantineRoutes.add(router, options)
     yield* OverviewRoutes.add(router, options)
     yield* HistoryRoutes.add(router, options)
+    yield* RelayRoutes.add(router, options)
     // The operator console (`/ui`), when the server keeps console sessions.
     if (options.sessions !== undefined) yield* ConsoleRoutes.add(router, { ...options, sessions: options.sessions })
     return router
