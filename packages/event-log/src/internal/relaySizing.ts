@@ -46,21 +46,6 @@ export const messageBytes = (message: OutgoingMessage): number => {
 export const fitsAlone = (bytes: number, limitBytes: number): boolean => BATCH_OVERHEAD_BYTES + bytes <= limitBytes
 
 /**
- * How many of `sizes`, from the front, go in one request under `limitBytes` (0 when the first
- * alone does not fit: the caller sets it aside).
- */
-export const fitting = (sizes: ReadonlyArray<number>, limitBytes: number): number => {
-  let total = BATCH_OVERHEAD_BYTES
-  let n = 0
-  for (const bytes of sizes) {
-    if (total + bytes > limitBytes) break
-    total += bytes
-    n++
-  }
-  return n
-}
-
-/**
  * The largest record batch the topic accepts, as the broker says: the topic's
  * `max.message.bytes` (the effective value: the topic's override, else the broker's
  * `message.max.bytes`), else the broker's own `message.max.bytes` (when the topic's configuration
