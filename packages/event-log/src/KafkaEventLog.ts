@@ -342,8 +342,9 @@ export const make = Effect.fnUntraced(function*(
   // again whenever the broker refuses a batch for its size), capped by `maxRequestBytes`.
   let limit = { bytes: options.maxRequestBytes ?? Sizing.KAFKA_DEFAULT_LIMIT_BYTES, source: options.maxRequestBytes === undefined ? "Kafka's default" : "maxRequestBytes" }
   const readLimit = Effect.gen(function*() {
-    const told = yield* Effect.promise(() => Sizing.readBrokerLimit(admin, topic).catch(() => undefined))
-    const next = told === undefined
+    const told = yield* Effect.promise(() => Sizing.readBrokerLimit(admin, topic).catch((e: unknown) => ({ unknown: String(e) })))
+    if ("unknown" in told) yield* Effect.logWarning(`event-log relay: the broker did not tell topic ${topic}'s max.message.bytes (${told.unknown})`)
+    const next = "unknown" in told
       ? { bytes: options.maxRequestBytes ?? Sizing.KAFKA_DEFAULT_LIMIT_BYTES, source: options.maxRequestBytes === undefined ? "Kafka's default (the broker did not say)" : "maxRequestBytes (the broker did not say)" }
       : options.maxRequestBytes !== undefined && options.maxRequestBytes < told.bytes
       ? { bytes: options.maxRequestBytes, source: "maxRequestBytes" }
@@ -467,43 +468,66 @@ export const make = Effect.fnUntraced(function*(
     // acknowledged (the sizes here are upper bounds, so this only happens when the topic's limit
     // was lowered since it was read).
     let cap = batchSize
+    // Records read from the outbox and not settled yet (from cursor + 1, in order): a page of
+    // large records takes several requests, and is neither read nor encoded again for each.
+    let pending: ReadonlyArray<LogRecord> = []
+    // Rows per outbox read: fewer when records are large, so that a read holds about two
+    // requests' worth instead of 500 records of any size.
+    let readSize = batchSize
     return yield* Effect.gen(function*() {
       while (true) {
-        const wake = outbox.nextCommit()
-        let page = yield* outbox.page(cursor + 1, batchSize)
-        if (page.length > 0 && page.length < batchSize && linger > 0) {
-          // Linger: what arrives in the next few ms goes in the same request (fewer, larger
-          // produce requests: less work for the client, the broker and the consumers' fetches).
-          yield* Effect.sleep(linger)
-          page = yield* outbox.page(cursor + 1, batchSize)
-        }
-        if (page.length === 0) {
-          const sinceSave = (yield* Clock.currentTimeMillis) - savedAt
-          if (sinceSave >= cursorSaveMillis) yield* save
-          const nap = saved === cursor ? outbox.pollIntervalMillis : Math.min(outbox.pollIntervalMillis, Math.max(1, cursorSaveMillis - sinceSave))
-          yield* Effect.race(Deferred.await(wake), Effect.sleep(nap))
-          continue
-        }
-        const outgoing = page.slice(0, cap).map((record) => toOutgoing(record, origin))
-        // Bounded by bytes as well as by count: the broker refuses a batch past its limit.
-        const n = Sizing.fitting(outgoing.map((o) => o.bytes), limit.bytes)
-        if (n === 0) {
-          yield* refuse(outgoing[0]!, "larger than the limit before sending")
-        } else {
-          const batch = outgoing.slice(0, n)
-          if ((yield* sendWithBackoff(batch)) === "too large") {
-            const before = limit.bytes
-            yield* readLimit
-            if (n > 1 || limit.bytes !== before) {
-              cap = Math.max(1, Math.floor(n / 2))
-              continue
-            }
-            yield* refuse(batch[0]!, "the broker refused it (MESSAGE_TOO_LARGE)")
-          } else {
-            cap = batchSize
+        if (pending.length === 0) {
+          const wake = outbox.nextCommit()
+          let page = yield* outbox.page(cursor + 1, readSize)
+          if (page.length > 0 && page.length < readSize && linger > 0) {
+            // Linger: what arrives in the next few ms goes in the same request (fewer, larger
+            // produce requests: less work for the client, the broker and the consumers' fetches).
+            yield* Effect.sleep(linger)
+            page = yield* outbox.page(cursor + 1, readSize)
           }
+          if (page.length === 0) {
+            const sinceSave = (yield* Clock.currentTimeMillis) - savedAt
+            if (sinceSave >= cursorSaveMillis) yield* save
+            const nap = saved === cursor ? outbox.pollIntervalMillis : Math.min(outbox.pollIntervalMillis, Math.max(1, cursorSaveMillis - sinceSave))
+            yield* Effect.race(Deferred.await(wake), Effect.sleep(nap))
+            continue
+          }
+          pending = page
         }
-        cursor = n === 0 ? outgoing[0]!.record.offset : outgoing[Math.max(0, n - 1)]!.record.offset
+        // Bounded by bytes as well as by count: the broker refuses a batch past its limit.
+        const batch: Array<Outgoing> = []
+        let bytes = Sizing.BATCH_OVERHEAD_BYTES
+        let first: Outgoing | undefined
+        for (const record of pending) {
+          if (batch.length >= cap) break
+          const o = toOutgoing(record, origin)
+          first ??= o
+          if (bytes + o.bytes > limit.bytes) break
+          batch.push(o)
+          bytes += o.bytes
+        }
+        // How many of `pending` are settled: acknowledged, or set aside.
+        let settled: number
+        if (batch.length === 0) {
+          yield* refuse(first!, "larger than the limit before sending")
+          settled = 1
+        } else if ((yield* sendWithBackoff(batch)) === "too large") {
+          const before = limit.bytes
+          yield* readLimit
+          if (batch.length > 1 || limit.bytes !== before) {
+            cap = Math.max(1, Math.floor(batch.length / 2))
+            continue
+          }
+          yield* refuse(batch[0]!, "the broker refused it (MESSAGE_TOO_LARGE)")
+          settled = 1
+        } else {
+          cap = batchSize
+          settled = batch.length
+          const average = (bytes - Sizing.BATCH_OVERHEAD_BYTES) / batch.length
+          readSize = Math.max(1, Math.min(batchSize, Math.ceil((2 * limit.bytes) / average)))
+        }
+        cursor = pending[settled - 1]!.offset
+        pending = pending.slice(settled)
         relayedUpTo = cursor
         if ((yield* Clock.currentTimeMillis) - savedAt >= cursorSaveMillis) yield* save
       }

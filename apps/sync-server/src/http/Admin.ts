@@ -21,6 +21,7 @@ import * as OperationRoutes from "./admin/OperationRoutes.ts"
 import * as OverviewRoutes from "./admin/OverviewRoutes.ts"
 import * as QuarantineRoutes from "./admin/QuarantineRoutes.ts"
 import * as ReadModelRoutes from "./admin/ReadModelRoutes.ts"
+import * as RelayRoutes from "./admin/RelayRoutes.ts"
 import * as TenantRoutes from "./admin/TenantRoutes.ts"
 import * as ConsoleRoutes from "./console/ConsoleRoutes.ts"
 import * as SourceThrottle from "./SourceThrottle.ts"
@@ -45,6 +46,7 @@ export const routes = (given: AdminOptions) =>
     yield* QuarantineRoutes.add(router, options)
     yield* OverviewRoutes.add(router, options)
     yield* HistoryRoutes.add(router, options)
+    yield* RelayRoutes.add(router, options)
     // The operator console (`/ui`), when the server keeps console sessions.
     if (options.sessions !== undefined) yield* ConsoleRoutes.add(router, { ...options, sessions: options.sessions })
     return Object.assign(router, { table: table as ReadonlyArray<AdminApi.RouteKey> })

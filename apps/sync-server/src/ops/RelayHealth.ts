@@ -5,7 +5,7 @@
  * `eventLog.kafka.relayDownAfterSeconds`. Then `ocs_loop_up{loop="event-log-relay"}` is 0 and
  * `/readyz` answers 503 with the problem below (kinds and counts only: /readyz needs no key).
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import type { KafkaEventLog } from "@ocs/event-log"
 import type { LoopProblem } from "./LoopHealth.ts"
 
@@ -23,5 +23,5 @@ export const problem = (status: KafkaEventLog.RelayStatus, now: number): LoopPro
 export const check = (relay: KafkaEventLog.RelayProgressService): Effect.Effect<LoopProblem | undefined> =>
   Effect.gen(function*() {
     const status = yield* relay.status
-    return problem(status, Date.now())
+    return problem(status, yield* Clock.currentTimeMillis)
   })

@@ -136,6 +136,24 @@ describe.skipIf(kafkaUnavailable())("sync server in Kafka mode on a broker with 
       assert.match(server.proc.output(), new RegExp(`${t.app.appId}:${t.business.businessId}`))
       const ready = await fetch(`${server.url}/readyz`)
       assert.strictEqual(ready.status, 200, await ready.text())
+      const relay = (await (await fetch(`${server.url}/admin/relay`, { headers: { "x-admin-key": ADMIN_KEY } })).json()) as {
+        status: { up: boolean; deadLetters: number; limitSource: string }
+        deadLetters: ReadonlyArray<{ tenant: string; bytes: number; limitBytes: number }>
+      }
+      assert.strictEqual(relay.status.limitSource, `topic ${topic} max.message.bytes`, "the limit as the broker tells it")
+      assert.strictEqual(relay.deadLetters.length, 1)
+      assert.strictEqual(relay.deadLetters[0]!.tenant, `${t.app.appId}:${t.business.businessId}`)
+      assert.isAbove(relay.deadLetters[0]!.bytes, relay.deadLetters[0]!.limitBytes)
+
+      // The operator's way out: raise the topic's limit, then redrive. The page reaches the read models.
+      await withAdmin((admin) => admin.alterConfigs({ validateOnly: false, resources: [{ type: 2, name: topic, configEntries: [{ name: "max.message.bytes", value: String(4 * 1024 * 1024) }] }] }))
+      const redrive = await fetch(`${server.url}/admin/relay/redrive`, { method: "POST", headers: { "x-admin-key": ADMIN_KEY } })
+      assert.deepStrictEqual(await redrive.json(), { redriven: 1, stillTooLarge: 0 })
+      await eventually("the redriven page in the read models", async () => ((await counts()).products === PRODUCTS ? true : undefined), 60_000, 500)
+      const found = await fetch(`${tenantUrl}/products/${bigId}`, { headers: { "x-admin-key": ADMIN_KEY } })
+      assert.strictEqual(found.status, 200)
+      await found.arrayBuffer()
+      assert.strictEqual(await metric(server.url, /^ocs_relay_dead_letters\b/), 0)
     } finally {
       const code = await server.proc.stop()
       assert.strictEqual(code, 0)

@@ -11,7 +11,12 @@
  * varint is counted at its widest, so a batch the relay sizes under the limit is never larger on
  * the wire.
  */
-import type { Admin } from "kafkajs"
+import type { Admin, ConfigResourceTypes } from "kafkajs"
+
+// DescribeConfigs resource types of the Kafka protocol. As numbers: kafkajs's enum object is not
+// among the named exports Node finds in its CommonJS module.
+const TOPIC_RESOURCE = 2 as ConfigResourceTypes
+const BROKER_RESOURCE = 4 as ConfigResourceTypes
 
 /** The record batch header (base offset .. record count). */
 export const BATCH_OVERHEAD_BYTES = 61
@@ -41,28 +46,15 @@ export const messageBytes = (message: OutgoingMessage): number => {
 export const fitsAlone = (bytes: number, limitBytes: number): boolean => BATCH_OVERHEAD_BYTES + bytes <= limitBytes
 
 /**
- * How many of `sizes`, from the front, go in one request under `limitBytes` (0 when the first
- * alone does not fit: the caller sets it aside).
- */
-export const fitting = (sizes: ReadonlyArray<number>, limitBytes: number): number => {
-  let total = BATCH_OVERHEAD_BYTES
-  let n = 0
-  for (const bytes of sizes) {
-    if (total + bytes > limitBytes) break
-    total += bytes
-    n++
-  }
-  return n
-}
-
-/**
  * The largest record batch the topic accepts, as the broker says: the topic's
  * `max.message.bytes` (the effective value: the topic's override, else the broker's
  * `message.max.bytes`), else the broker's own `message.max.bytes` (when the topic's configuration
  * may not be described), else undefined.
  */
-export const readBrokerLimit = async (admin: Admin, topic: string): Promise<{ readonly bytes: number; readonly source: string } | undefined> => {
-  const { ConfigResourceTypes } = await import("kafkajs")
+export const readBrokerLimit = async (
+  admin: Admin,
+  topic: string
+): Promise<{ readonly bytes: number; readonly source: string } | { readonly unknown: string }> => {
   const value = (response: Awaited<ReturnType<Admin["describeConfigs"]>>, name: string): number | undefined => {
     for (const resource of response.resources) {
       if (resource.errorCode !== 0) continue
@@ -72,21 +64,26 @@ export const readBrokerLimit = async (admin: Admin, topic: string): Promise<{ re
     }
     return undefined
   }
+  const failures: Array<string> = []
+  const failed = (what: string) => (error: unknown) => {
+    failures.push(`${what}: ${error instanceof Error ? error.message : String(error)}`)
+    return undefined
+  }
   const fromTopic = await admin.describeConfigs({
     includeSynonyms: false,
-    resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ["max.message.bytes"] }]
-  }).then((r) => value(r, "max.message.bytes"), () => undefined)
+    resources: [{ type: TOPIC_RESOURCE, name: topic, configNames: ["max.message.bytes"] }]
+  }).then((r) => value(r, "max.message.bytes"), failed(`topic ${topic}`))
   if (fromTopic !== undefined) return { bytes: fromTopic, source: `topic ${topic} max.message.bytes` }
-  const cluster = await admin.describeCluster().catch(() => undefined)
+  const cluster = await admin.describeCluster().catch(failed("cluster"))
   let lowest: number | undefined
   for (const broker of cluster?.brokers ?? []) {
     const bytes = await admin.describeConfigs({
       includeSynonyms: false,
-      resources: [{ type: ConfigResourceTypes.BROKER, name: String(broker.nodeId), configNames: ["message.max.bytes"] }]
-    }).then((r) => value(r, "message.max.bytes"), () => undefined)
+      resources: [{ type: BROKER_RESOURCE, name: String(broker.nodeId), configNames: ["message.max.bytes"] }]
+    }).then((r) => value(r, "message.max.bytes"), failed(`broker ${broker.nodeId}`))
     if (bytes !== undefined) lowest = Math.min(lowest ?? bytes, bytes)
   }
-  return lowest === undefined ? undefined : { bytes: lowest, source: "broker message.max.bytes" }
+  return lowest === undefined ? { unknown: failures.join("; ") || "no limit in the answers" } : { bytes: lowest, source: "broker message.max.bytes" }
 }
 
 /** The protocol error type kafkajs reports (e.g. "MESSAGE_TOO_LARGE"), looked for through its wrappers. */
