@@ -66,6 +66,17 @@ describe("Config: unknown keys", () => {
       assert.strictEqual(config.server.port, 9000)
     }))
 
+  it.effect("the broker and topic defaults live in one place and fill what a file leaves out", () =>
+    Effect.gen(function*() {
+      const kafka = yield* Config.load({ env: { OCS_EVENT_LOG__MODE: "kafka" } })
+      assert.deepStrictEqual([kafka.eventLog.mode, kafka.eventLog.kafka.brokers, kafka.eventLog.kafka.topic], ["kafka", ["127.0.0.1:9092"], "ocs-events"])
+      const file = writeConfig("ocs.yaml", "eventLog:\n  mode: kafka\n  kafka:\n    brokers: [a:9092, b:9092]\n")
+      const own = yield* Config.load({ file })
+      assert.deepStrictEqual([own.eventLog.kafka.brokers, own.eventLog.kafka.topic], [["a:9092", "b:9092"], "ocs-events"])
+      const empty = writeConfig("ocs.yaml", "eventLog:\n  mode: kafka\n  kafka:\n    brokers: []\n")
+      assert.include(yield* failureOf({ file: empty }), "brokers")
+    }))
+
   it("suggests only names close enough to be meant", () => {
     assert.strictEqual(StrictKeys.nearest("portt", ["host", "port", "limits"]), "port")
     assert.strictEqual(StrictKeys.nearest("DataDir", ["dataDir", "api"]), "dataDir")

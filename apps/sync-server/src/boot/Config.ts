@@ -7,6 +7,10 @@
  * Environment overrides: `OCS_<PATH>` with `__` between levels, e.g. `OCS_SERVER__PORT=9000`,
  * `OCS_EVENT_LOG__MODE=kafka`, `OCS_EVENT_LOG__KAFKA__BROKERS=127.0.0.1:9092,127.0.0.1:9093`.
  * Keys are matched case-insensitively with underscores removed (`EVENT_LOG` -> `eventLog`).
+ *
+ * Durations: a setting names its unit, in seconds (`intervalSeconds`, `storeTimeoutSeconds`);
+ * `api.timeoutMs`, `rateLimits.skewAllowanceMs` and `tracing.exportIntervalMillis` keep the
+ * names existing configurations use. Code converts once, where it builds a service's options.
  */
 import { TenantSettings } from "../tenants/TenantSettings.ts"
 import { Effect, Schema } from "effect"
@@ -81,10 +85,10 @@ export const Config = Schema.Struct({
   dataDir: Schema.String,
   eventLog: Schema.Struct({
     mode: Schema.Literals(["sqlite", "kafka"]),
-    kafka: Schema.optional(
-      Schema.Struct({
-        brokers: Schema.Array(Schema.String),
-        topic: Schema.String,
+    /** Read in Kafka mode; `brokers` and `topic` default to `defaults.eventLog.kafka`. */
+    kafka: Schema.Struct({
+        brokers: Schema.Array(Schema.String).check(Schema.isMinLength(1)),
+        topic: Schema.String.check(Schema.isMinLength(1)),
         partitions: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
         /**
          * Several servers on this topic: each tenant's pulls are owned by one of them at a time
@@ -98,7 +102,6 @@ export const Config = Schema.Struct({
           })
         )
       })
-    )
   }),
   /** 32 bytes, base64 or hex: encrypts access tokens and verify tokens at rest. */
   encryptionKey: Schema.optional(Schema.String),
@@ -191,11 +194,15 @@ export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError"
   message: Schema.String
 }) {}
 
-/** Defaults: everything local, embedded SQLite, the simulator's default address. */
+/**
+ * Defaults: everything local, embedded SQLite, the simulator's default address; in Kafka mode
+ * a local broker and the topic `ocs-events`. The one place these values are written: the
+ * decoded `Config` always holds them, so no call site repeats a fallback.
+ */
 export const defaults = {
   server: { host: "127.0.0.1", port: 8787 },
   dataDir: ".ocs-data",
-  eventLog: { mode: "sqlite" },
+  eventLog: { mode: "sqlite", kafka: { brokers: ["127.0.0.1:9092"], topic: "ocs-events" } },
   api: { posBaseUrl: "http://127.0.0.1:8788/pos", vpageBaseUrl: "http://127.0.0.1:8788/vpage" },
   sync: {
     resources: ["product/list", "order/list", "bill/list", "customer/list", "business/depot", "product/inventory", "product/category", "product/brand"],
