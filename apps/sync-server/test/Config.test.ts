@@ -77,6 +77,12 @@ describe("Config: unknown keys", () => {
       assert.include(yield* failureOf({ file: empty }), "brokers")
     }))
 
+  it.effect("a setting that never did anything is refused, saying so", () =>
+    Effect.gen(function*() {
+      const file = writeConfig("ocs.yaml", "sync:\n  concurrency: 8\n")
+      assert.include(yield* failureOf({ file }), "`sync.concurrency`: no longer a setting: it never had an effect")
+    }))
+
   it("suggests only names close enough to be meant", () => {
     assert.strictEqual(StrictKeys.nearest("portt", ["host", "port", "limits"]), "port")
     assert.strictEqual(StrictKeys.nearest("DataDir", ["dataDir", "api"]), "dataDir")
