@@ -83,6 +83,14 @@ describe("Config: unknown keys", () => {
       assert.include(yield* failureOf({ file }), "`sync.concurrency`: no longer a setting: it never had an effect")
     }))
 
+  it.effect("the README's configuration example is a configuration the server takes", () =>
+    Effect.gen(function*() {
+      const readme = Fs.readFileSync(new URL("../README.md", import.meta.url), "utf8")
+      const example = readme.slice(readme.indexOf("```yaml\n", readme.indexOf("## Configuration")) + 8)
+      const file = writeConfig("readme.yaml", example.slice(0, example.indexOf("```")))
+      assert.strictEqual(yield* failureOf({ file }), "")
+    }))
+
   it("suggests only names close enough to be meant", () => {
     assert.strictEqual(StrictKeys.nearest("portt", ["host", "port", "limits"]), "port")
     assert.strictEqual(StrictKeys.nearest("DataDir", ["dataDir", "api"]), "dataDir")
