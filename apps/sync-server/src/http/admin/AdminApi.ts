@@ -539,8 +539,8 @@ export const markdown = (): string => {
     "  and **500** (an internal error, whose cause is in the server log); each route lists its other errors.",
     "  Every bad parameter is a 400 naming it, never a 500; bodies are limited to 64 KiB (413); ids",
     "  (`appId`, `businessId`) are positive integers, as numbers or strings, answered as exact decimal strings.",
-    "- **Bodies** are JSON decoded with the same schema as the configuration file's fields; unknown fields of",
-    "  tenant settings are refused.",
+    "- **Bodies** are JSON decoded with the same schema as the configuration file's fields. Unknown fields are",
+    "  refused with 400, each named with the nearest known one (`` `expiresat`: unknown key; did you mean `expiresAt`? ``).",
     ""
   ]
   for (const group of GROUPS) {
