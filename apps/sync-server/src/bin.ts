@@ -73,10 +73,6 @@ const program = Effect.gen(function*() {
   if (values.port !== undefined) overrides["server"] = { port: Number(values.port) }
   if (file === undefined && values["data-dir"] === undefined) overrides["dataDir"] = Path.join(".ocs-data", "demo")
   let config = yield* Config.load({ file, env: process.env, overrides })
-  // The first line says what this run is made of, so a wrong file or folder shows at once.
-  yield* Effect.logInfo(file === undefined
-    ? `no configuration given: running the demo (bundled simulator, demo tenant, embedded SQLite) in ${Path.resolve(config.dataDir)}`
-    : `configuration ${Path.resolve(file)}${demo ? " with the demo on top (bundled simulator, demo tenant)" : ""}: ${config.eventLog.mode} event log in ${Path.resolve(config.dataDir)}`)
   if (values["drain-outbox"] === true) {
     const report = yield* Drain.drainOutbox(config)
     yield* Effect.logInfo(report.relayed === 0
@@ -98,6 +94,11 @@ const program = Effect.gen(function*() {
     const { env, flags } = relaunch.launch
     yield* Effect.logWarning(`heap profile ${profile} not applied (${why}): start node with ${flags.join(" ") || "no flags"} ${JSON.stringify(env)}; running as launched`)
   }
+  // The first line says what this run is made of, so a wrong file or folder shows at once
+  // (written after the heap profile's re-execution, so once).
+  yield* Effect.logInfo(file === undefined
+    ? `no configuration given: running the demo (bundled simulator, demo tenant, embedded SQLite) in ${Path.resolve(config.dataDir)}`
+    : `configuration ${Path.resolve(file)}${demo ? " with the demo on top (bundled simulator, demo tenant)" : ""}: ${config.eventLog.mode} event log in ${Path.resolve(config.dataDir)}`)
   let sim: { readonly url: string; readonly demo: Demo.DemoInfo } | undefined
   if (demo) {
     sim = yield* Demo.simulator("127.0.0.1", Number(values["simulator-port"]))

@@ -99,6 +99,10 @@ describe("the admin API as documented", () => {
     const t = await control.createTenant({ products: 5, customers: 2 })
     assert.strictEqual((await admin("/admin/apps", { method: "POST", body: JSON.stringify({ appId: t.app.appId, verifyTokens: [t.app.verifyToken] }) })).status, 201)
     const tenant = { appId: t.app.appId, businessId: t.business.businessId, accessToken: t.token.accessToken }
+    // A misspelt field is refused, not dropped (it would have left the tenant without expiry).
+    const misspelt = await admin("/admin/tenants", { method: "POST", body: JSON.stringify({ ...tenant, expiresat: "2027-01-01" }) })
+    assert.strictEqual(misspelt.status, 400)
+    assert.include(misspelt.body.error, "`expiresat`: unknown key; did you mean `expiresAt`?")
     const without = await admin("/admin/tenants", { method: "POST", body: JSON.stringify(tenant) })
     assert.strictEqual(without.status, 201)
     assert.strictEqual(without.body.warnings.length, 1)

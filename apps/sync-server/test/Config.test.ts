@@ -66,6 +66,31 @@ describe("Config: unknown keys", () => {
       assert.strictEqual(config.server.port, 9000)
     }))
 
+  it.effect("the broker and topic defaults live in one place and fill what a file leaves out", () =>
+    Effect.gen(function*() {
+      const kafka = yield* Config.load({ env: { OCS_EVENT_LOG__MODE: "kafka" } })
+      assert.deepStrictEqual([kafka.eventLog.mode, kafka.eventLog.kafka.brokers, kafka.eventLog.kafka.topic], ["kafka", ["127.0.0.1:9092"], "ocs-events"])
+      const file = writeConfig("ocs.yaml", "eventLog:\n  mode: kafka\n  kafka:\n    brokers: [a:9092, b:9092]\n")
+      const own = yield* Config.load({ file })
+      assert.deepStrictEqual([own.eventLog.kafka.brokers, own.eventLog.kafka.topic], [["a:9092", "b:9092"], "ocs-events"])
+      const empty = writeConfig("ocs.yaml", "eventLog:\n  mode: kafka\n  kafka:\n    brokers: []\n")
+      assert.include(yield* failureOf({ file: empty }), "brokers")
+    }))
+
+  it.effect("a setting that never did anything is refused, saying so", () =>
+    Effect.gen(function*() {
+      const file = writeConfig("ocs.yaml", "sync:\n  concurrency: 8\n")
+      assert.include(yield* failureOf({ file }), "`sync.concurrency`: no longer a setting: it never had an effect")
+    }))
+
+  it.effect("the README's configuration example is a configuration the server takes", () =>
+    Effect.gen(function*() {
+      const readme = Fs.readFileSync(new URL("../README.md", import.meta.url), "utf8")
+      const example = readme.slice(readme.indexOf("```yaml\n", readme.indexOf("## Configuration")) + 8)
+      const file = writeConfig("readme.yaml", example.slice(0, example.indexOf("```")))
+      assert.strictEqual(yield* failureOf({ file }), "")
+    }))
+
   it("suggests only names close enough to be meant", () => {
     assert.strictEqual(StrictKeys.nearest("portt", ["host", "port", "limits"]), "port")
     assert.strictEqual(StrictKeys.nearest("DataDir", ["dataDir", "api"]), "dataDir")

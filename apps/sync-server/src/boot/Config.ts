@@ -7,6 +7,10 @@
  * Environment overrides: `OCS_<PATH>` with `__` between levels, e.g. `OCS_SERVER__PORT=9000`,
  * `OCS_EVENT_LOG__MODE=kafka`, `OCS_EVENT_LOG__KAFKA__BROKERS=127.0.0.1:9092,127.0.0.1:9093`.
  * Keys are matched case-insensitively with underscores removed (`EVENT_LOG` -> `eventLog`).
+ *
+ * Durations: a setting names its unit, in seconds (`intervalSeconds`, `storeTimeoutSeconds`);
+ * `api.timeoutMs`, `rateLimits.skewAllowanceMs` and `tracing.exportIntervalMillis` keep the
+ * names existing configurations use. Code converts once, where it builds a service's options.
  */
 import { SyncOptions, TenantSettings } from "@ocs/sync"
 import { Effect, Schema } from "effect"
@@ -82,10 +86,10 @@ export const Config = Schema.Struct({
   dataDir: Schema.String,
   eventLog: Schema.Struct({
     mode: Schema.Literals(["sqlite", "kafka"]),
-    kafka: Schema.optional(
-      Schema.Struct({
-        brokers: Schema.Array(Schema.String),
-        topic: Schema.String,
+    /** Read in Kafka mode; `brokers` and `topic` default to `defaults.eventLog.kafka`. */
+    kafka: Schema.Struct({
+        brokers: Schema.Array(Schema.String).check(Schema.isMinLength(1)),
+        topic: Schema.String.check(Schema.isMinLength(1)),
         partitions: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
         /**
          * Caps the relay's requests (bytes). Default: the topic's `max.message.bytes` as the
@@ -106,7 +110,6 @@ export const Config = Schema.Struct({
           })
         )
       })
-    )
   }),
   /** 32 bytes, base64 or hex: encrypts access tokens and verify tokens at rest. */
   encryptionKey: Schema.optional(Schema.String),
@@ -176,11 +179,15 @@ export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError"
   message: Schema.String
 }) {}
 
-/** Defaults: everything local, embedded SQLite, the simulator's default address. */
+/**
+ * Defaults: everything local, embedded SQLite, the simulator's default address; in Kafka mode
+ * a local broker and the topic `ocs-events`. The one place these values are written: the
+ * decoded `Config` always holds them, so no call site repeats a fallback.
+ */
 export const defaults = {
   server: { host: "127.0.0.1", port: 8787 },
   dataDir: ".ocs-data",
-  eventLog: { mode: "sqlite" },
+  eventLog: { mode: "sqlite", kafka: { brokers: ["127.0.0.1:9092"], topic: "ocs-events" } },
   api: { posBaseUrl: "http://127.0.0.1:8788/pos", vpageBaseUrl: "http://127.0.0.1:8788/vpage" },
   sync: SyncOptions.sectionDefaults,
   webhooks: { silenceAlertSeconds: 24 * 3600 }
@@ -251,6 +258,16 @@ const camel = (s: string) => s.toLowerCase().replace(/_([a-z])/g, (_, c: string)
 
 const decode = Schema.decodeUnknownEffect(Config)
 
+/** Keys once accepted that never did anything: refused with what to do instead of a guess. */
+const retired: Readonly<Record<string, string>> = {
+  "sync.concurrency": "no longer a setting: it never had an effect (each tenant syncs on its own loop, inside its own rate budget); remove it"
+}
+
+const describeUnknown = (u: StrictKeys.UnknownKey) => {
+  const path = StrictKeys.formatPath(u.path)
+  return retired[path] === undefined ? StrictKeys.describe(u) : `\`${path}\`: ${retired[path]}`
+}
+
 /** Reads a config file (YAML or JSON; optional), applies defaults and environment overrides. */
 export const load = Effect.fnUntraced(function*(options: {
   readonly file?: string | undefined
@@ -277,7 +294,7 @@ export const load = Effect.fnUntraced(function*(options: {
   }
   if (options.overrides !== undefined) raw = merge(raw, options.overrides)
   raw = applyEnv(raw, options.env ?? {})
-  const unknown = StrictKeys.unknownKeys(Config, raw).map(StrictKeys.describe)
+  const unknown = StrictKeys.unknownKeys(Config, raw).map(describeUnknown)
   const decoded = yield* Effect.result(decode(raw, { errors: "all" }))
   if (unknown.length > 0 || decoded._tag === "Failure") {
     const problems = [...unknown, ...(decoded._tag === "Failure" ? [decoded.failure.message] : [])]

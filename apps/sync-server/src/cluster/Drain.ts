@@ -31,7 +31,7 @@ export const drainOutbox = (config: Config, options: { readonly progressEvery?: 
     }
     const outbox = files(config.dataDir).outbox
     if (!Fs.existsSync(outbox)) return yield* new DrainError({ message: `no outbox at ${outbox}: check dataDir` })
-    const topic = config.eventLog.kafka?.topic ?? "ocs-events"
+    const topic = config.eventLog.kafka.topic
     const reader = yield* ProjectionLag.make({ logFilename: outbox, consumer: "read-models", relayTopic: topic })
     const backlog = Effect.flatMap(reader.relayBacklog, (b) =>
       Option.isSome(b) ? Effect.succeed(b.value.records) : Effect.fail(new DrainError({ message: `cannot read the relay cursor in ${outbox}` })))
@@ -42,9 +42,9 @@ export const drainOutbox = (config: Config, options: { readonly progressEvery?: 
     // The same relay a server runs (started by the layer, stopped with this scope, which saves
     // its cursor); it retries with backoff while the broker is away, so this waits, saying so.
     yield* Layer.build(KafkaEventLog.layer({
-      brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
+      brokers: config.eventLog.kafka.brokers,
       topic,
-      partitions: config.eventLog.kafka?.partitions,
+      partitions: config.eventLog.kafka.partitions,
       outboxFilename: outbox,
       clientId: "ocs-sync-server-drain"
     }))

@@ -131,18 +131,18 @@ export const layer = (config: Config) => {
   // One layer value (built once, wherever it is provided).
   const kafkaLog = config.eventLog.mode === "kafka"
     ? KafkaEventLog.layer({
-      brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
-      topic: config.eventLog.kafka?.topic ?? "ocs-events",
-      partitions: config.eventLog.kafka?.partitions,
-      maxRequestBytes: config.eventLog.kafka?.maxRequestBytes,
-      relayDownAfterMillis: config.eventLog.kafka?.relayDownAfterSeconds === undefined ? undefined : config.eventLog.kafka.relayDownAfterSeconds * 1000,
+      brokers: config.eventLog.kafka.brokers,
+      topic: config.eventLog.kafka.topic,
+      partitions: config.eventLog.kafka.partitions,
+      maxRequestBytes: config.eventLog.kafka.maxRequestBytes,
+      relayDownAfterMillis: config.eventLog.kafka.relayDownAfterSeconds === undefined ? undefined : config.eventLog.kafka.relayDownAfterSeconds * 1000,
       outboxFilename: f.outbox,
       clientId: "ocs-sync-server",
       supervise: health.supervise
     })
     : undefined
   const eventLog = kafkaLog ?? SqliteEventLog.layer({ filename: f.events, dedupeWindowMillis: (config.webhooks.dedupeWindowSeconds ?? 24 * 3600) * 1000 })
-  const sharing = config.eventLog.mode === "kafka" ? config.eventLog.kafka?.sharedPulls : undefined
+  const sharing = config.eventLog.mode === "kafka" ? config.eventLog.kafka.sharedPulls : undefined
   // Servers that share pulls share the tenant registry (tokens sealed) and the sync state, so
   // the admin API of any server changes all and a takeover resumes the cursor.
   const localRegistry = TenantRegistry.layer({ sealer })
@@ -151,12 +151,12 @@ export const layer = (config: Config) => {
   const stores = sharing === undefined || kafkaLog === undefined
     ? Layer.merge(localRegistry, SqliteSyncState.layer)
     : SharedSyncState.layer({
-      brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
-      topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-sync-state`
+      brokers: config.eventLog.kafka.brokers,
+      topic: `${config.eventLog.kafka.topic}-sync-state`
     }).pipe(
       Layer.provideMerge(SharedTenants.layer({
-        brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
-        topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-tenants`,
+        brokers: config.eventLog.kafka.brokers,
+        topic: `${config.eventLog.kafka.topic}-tenants`,
         sealer
       }).pipe(Layer.provide(localRegistry))),
       Layer.provide(SqliteSyncState.layer),
@@ -183,8 +183,8 @@ export const layer = (config: Config) => {
   // Servers that share pulls share their rate-limit locks too (a lock one receives holds all).
   const localRateLimitStore = RateLimitStore.RateLimitStore.layerSqlite({ filename: f.rateLimits })
   const rateLimitStore = sharing === undefined ? localRateLimitStore : SharedRateLimits.layer({
-    brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
-    topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-rate-limits`
+    brokers: config.eventLog.kafka.brokers,
+    topic: `${config.eventLog.kafka.topic}-rate-limits`
   }).pipe(Layer.provide(localRateLimitStore))
   const limiter = RateLimiter.RateLimiter.layer({
     safetyMargin: config.rateLimits?.safetyMargin,
@@ -239,12 +239,12 @@ export const layer = (config: Config) => {
           )
       }))
   )
-  const shared = config.eventLog.mode === "kafka" ? config.eventLog.kafka?.sharedPulls : undefined
+  const shared = config.eventLog.mode === "kafka" ? config.eventLog.kafka.sharedPulls : undefined
   const ownership = shared === undefined
     ? Ownership.layerAll
     : Ownership.layerKafka({
-      brokers: config.eventLog.kafka?.brokers ?? ["127.0.0.1:9092"],
-      topic: `${config.eventLog.kafka?.topic ?? "ocs-events"}-owners`,
+      brokers: config.eventLog.kafka.brokers,
+      topic: `${config.eventLog.kafka.topic}-owners`,
       partitions: shared.partitions,
       handoverMs: (shared.handoverSeconds ?? 31) * 1000
     })
@@ -301,7 +301,7 @@ export const start = (config: Config) =>
       logFilename: config.eventLog.mode === "kafka" ? files(config.dataDir).outbox : files(config.dataDir).events,
       readModels: yield* ReadModels.ReadModels,
       consumer: "read-models",
-      relayTopic: config.eventLog.mode === "kafka" ? config.eventLog.kafka?.topic ?? "ocs-events" : undefined
+      relayTopic: config.eventLog.mode === "kafka" ? config.eventLog.kafka.topic : undefined
     })
     // A read-models file started empty over a log that already holds records (the old file was
     // removed): those records are history, their changes are in the log already; they are

@@ -345,6 +345,25 @@ export const routes: ReadonlyArray<RouteDoc> = [
     query: [{ name: "id", type: "integer", description: "one dead letter" }, { name: "plugin", type: "string", description: "one plugin's" }],
     answer: { status: 200, description: "How many were redriven." }
   },
+  // Kafka mode's relay
+  {
+    method: "GET",
+    path: "/admin/relay",
+    group: "operations",
+    summary: "Kafka mode: the relay's status and the records it set aside as larger than the topic accepts",
+    auth: "admin",
+    answer: { status: 200, description: "`{ status: { up, failingSince, limitBytes, limitSource, ... }, deadLetters: [{ appId, businessId, offset, type, bytes, limit, reason, at }] }`" },
+    errors: [[404, "the event log is not in Kafka mode"]]
+  },
+  {
+    method: "POST",
+    path: "/admin/relay/redrive",
+    group: "operations",
+    summary: "Kafka mode: reads the topic's limit again and relays every set-aside record that now fits",
+    auth: "admin",
+    answer: { status: 200, description: "`{ redriven, stillTooLarge }`" },
+    errors: [[404, "the event log is not in Kafka mode"]]
+  },
   // Console
   { method: "GET", path: "/admin/overview", group: "console", summary: "What the console shows at a glance (counters, not rates)", auth: "admin", answer: { status: 200, description: "`{ at, tenants, webhooks, sync, keys, loops, errors, plugins }`" } },
   {
@@ -539,8 +558,8 @@ export const markdown = (): string => {
     "  and **500** (an internal error, whose cause is in the server log); each route lists its other errors.",
     "  Every bad parameter is a 400 naming it, never a 500; bodies are limited to 64 KiB (413); ids",
     "  (`appId`, `businessId`) are positive integers, as numbers or strings, answered as exact decimal strings.",
-    "- **Bodies** are JSON decoded with the same schema as the configuration file's fields; unknown fields of",
-    "  tenant settings are refused.",
+    "- **Bodies** are JSON decoded with the same schema as the configuration file's fields. Unknown fields are",
+    "  refused with 400, each named with the nearest known one (`` `expiresat`: unknown key; did you mean `expiresAt`? ``).",
     ""
   ]
   for (const group of GROUPS) {

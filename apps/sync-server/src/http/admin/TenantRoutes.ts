@@ -1,6 +1,7 @@
 /** Applications and tenants: register, list, inspect, pause, resume, remove, sync now. */
 import { Effect, Option, Schema } from "effect"
-import type { HttpRouter } from "effect/http"
+import type { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import * as StrictKeys from "../../boot/StrictKeys.ts"
 import * as Config from "../../boot/Config.ts"
 import { Notices, Operations, SyncState } from "@ocs/sync"
 import { Ownership } from "@ocs/sync/Ownership"
@@ -37,6 +38,19 @@ export const AppInput = Schema.Struct({
 })
 
 export const TenantInput = Schema.Struct({ appId: Config.AppConfig.fields.appId, ...Config.BusinessConfig.fields })
+
+/**
+ * A body decoded with `schema`, its unknown fields refused like the configuration's (a
+ * misspelt `expiresat` would otherwise be dropped and the tenant get no expiry warnings):
+ * 400 naming each with the nearest known field.
+ */
+const strictBody = <S extends Schema.Top & Schema.Decoder<unknown>>(schema: S, maxBytes: number) =>
+  Effect.flatMap(body(Schema.Unknown, maxBytes), (raw) => {
+    const unknown = StrictKeys.unknownKeys(schema, raw).map(StrictKeys.describe)
+    return unknown.length > 0
+      ? Effect.fail(problem(400, `invalid body: ${unknown.join("; ")}`))
+      : Effect.mapError(Schema.decodeUnknownEffect(schema)(raw, { errors: "all" }), (e) => problem(400, `invalid body: ${e.message}`))
+  }) as Effect.Effect<S["Type"], HttpServerResponse.HttpServerResponse, HttpServerRequest.HttpServerRequest>
 
 /** Every resource a tenant's settings name must resolve; the 400 names the path at fault. */
 const checkResources = (settings: TenantSettings.TenantSettings, prefix: string) =>
@@ -100,7 +114,7 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
       "POST",
       "/admin/apps",
       admin(Effect.gen(function*() {
-        const input = yield* body(AppInput, maxBody)
+        const input = yield* strictBody(AppInput, maxBody)
         const appId = yield* canonical(input.appId, "appId")
         yield* store.upsertApp(appId, input.verifyTokens, input.enabled ?? true)
         return json({ appId, verifyTokens: input.verifyTokens.length, enabled: input.enabled ?? true }, 201)
@@ -135,7 +149,7 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
       "POST",
       "/admin/tenants",
       admin(Effect.gen(function*() {
-        const input = yield* body(TenantInput, maxBody)
+        const input = yield* strictBody(TenantInput, maxBody)
         const appId = yield* canonical(input.appId, "appId")
         const businessId = yield* canonical(input.businessId, "businessId")
         if (Option.isNone(yield* store.app(appId))) return problem(409, `application ${appId} does not exist: POST /admin/apps first`)
