@@ -258,16 +258,6 @@ const camel = (s: string) => s.toLowerCase().replace(/_([a-z])/g, (_, c: string)
 
 const decode = Schema.decodeUnknownEffect(Config)
 
-/** Keys once accepted that never did anything: refused with what to do instead of a guess. */
-const retired: Readonly<Record<string, string>> = {
-  "sync.concurrency": "no longer a setting: it never had an effect (each tenant syncs on its own loop, inside its own rate budget); remove it"
-}
-
-const describeUnknown = (u: StrictKeys.UnknownKey) => {
-  const path = StrictKeys.formatPath(u.path)
-  return retired[path] === undefined ? StrictKeys.describe(u) : `\`${path}\`: ${retired[path]}`
-}
-
 /** Reads a config file (YAML or JSON; optional), applies defaults and environment overrides. */
 export const load = Effect.fnUntraced(function*(options: {
   readonly file?: string | undefined
@@ -294,7 +284,7 @@ export const load = Effect.fnUntraced(function*(options: {
   }
   if (options.overrides !== undefined) raw = merge(raw, options.overrides)
   raw = applyEnv(raw, options.env ?? {})
-  const unknown = StrictKeys.unknownKeys(Config, raw).map(describeUnknown)
+  const unknown = StrictKeys.unknownKeys(Config, raw).map(StrictKeys.describe)
   const decoded = yield* Effect.result(decode(raw, { errors: "all" }))
   if (unknown.length > 0 || decoded._tag === "Failure") {
     const problems = [...unknown, ...(decoded._tag === "Failure" ? [decoded.failure.message] : [])]
