@@ -46,7 +46,7 @@ const sourceFiles = (pkg: Package): ReadonlyArray<string> => {
   const src = Path.join(root, pkg.dir, "src")
   if (!Fs.existsSync(src)) return []
   return (Fs.readdirSync(src, { recursive: true }) as Array<string>)
-    .filter((f) => /\.(ts|tsx|mts)$/.test(f) && !/\.d\.ts$/.test(f) && !/\.test\.ts$/.test(f))
+    .filter((f) => /\.(ts|tsx|mts)$/.test(f) && !f.endsWith(".d.ts") && !f.endsWith(".test.ts"))
     .map((f) => Path.join(src, f))
 }
 
