@@ -36,6 +36,7 @@ export default defineConfig({
       pkg("plugin-order-forwarder", "plugins/order-forwarder"),
       pkg("plugin-plugin-template", "plugins/plugin-template"),
       pkg("kafka-broker", "tooling/kafka"),
+      pkg("structure", "tooling/structure"),
       {
         // Crashes, outages, hostile input, isolation: the real processes, counted.
         extends: true as const,
