@@ -9,6 +9,7 @@ import { Clock, Effect, Option, Stream } from "effect"
 import { Operation, Paginator } from "@ocs/protocol"
 import { EventLog } from "@ocs/event-log"
 import { CommerceClient } from "@ocs/transport"
+import type { Failure } from "./ErrorClassifier.ts"
 import * as PageRecords from "./internal/pageRecords.ts"
 import type { PassMeta, Plan } from "./Planner.ts"
 import { type ResourceState, SyncStateStore } from "./SyncState.ts"
@@ -44,6 +45,17 @@ interface Query {
   /** The range is part of the pages' identity (windows of a full read). */
   readonly keyedByRange: boolean
   readonly pass: PassMeta | undefined
+}
+
+/** Runs a planned pass; it fails with what the transport, the log or the state store failed with. */
+export interface Runner {
+  readonly run: (
+    t: SyncTenant,
+    op: Operation.Operation<unknown>,
+    plan: Exclude<Plan, { readonly _tag: "Skip" }>,
+    state: ResourceState,
+    progress: Progress
+  ) => Effect.Effect<void, Failure>
 }
 
 export const make = Effect.fnUntraced(function*(options: PassRunnerOptions) {
@@ -133,5 +145,6 @@ export const make = Effect.fnUntraced(function*(options: PassRunnerOptions) {
   const run = (t: SyncTenant, op: Operation.Operation<unknown>, plan: Exclude<Plan, { readonly _tag: "Skip" }>, state: ResourceState, progress: Progress) =>
     plan._tag === "Full" ? full(t, op, plan, state, progress) : incremental(t, op, plan, progress)
 
-  return { run }
+  const runner: Runner = { run }
+  return runner
 })
