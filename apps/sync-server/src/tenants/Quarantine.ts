@@ -1,5 +1,5 @@
 /**
- * Quarantine of webhooks for businesses that are not registered (docs/architecture.md §3).
+ * Quarantine of webhooks for businesses that are not registered (docs/architecture.md §4.29).
  *
  * Ingestion stores every webhook of a registered application, whatever business it names, so
  * nothing is lost; but the projection applies a record only when its business is registered
@@ -9,14 +9,12 @@
  * registered while the server was down (configuration seeding included).
  */
 import { Effect } from "effect"
+import type { Ids } from "@ocs/protocol"
 import type { EventLog } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
 import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 
-export interface Tenant {
-  readonly appId: string
-  readonly businessId: string
-}
+export type Tenant = Ids.TenantRef
 
 /**
  * Projects the business's quarantined records; returns how many were applied. A failure is
