@@ -5,7 +5,7 @@
  * `live` is the same log projected by ReadModels as the sync server does (catchUp).
  */
 import { EventLog, type LogRecord, SqliteEventLog } from "@ocs/event-log"
-import { DomainEvent, Json } from "@ocs/protocol"
+import { DomainEvent, EngineRecord, Json } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { type RunResult, runNode } from "@ocs/testkit/Processes"
 import Database from "better-sqlite3"
@@ -58,7 +58,7 @@ export const records = (): Array<LogRecord.NewRecord> => [
   }, T0 + 3000),
   {
     appId: APP, businessId: BIZ, source: "sync", type: "product/list.page", receivedAt: T0 + HOUR,
-    meta: DomainEvent.syncMeta({ kind: "product", idField: "id", updatedAtField: "updatedAt" }) as unknown as LogRecord.Meta,
+    meta: EngineRecord.entityMeta({ kind: "product", idField: "id", updatedAtField: "updatedAt" }) as unknown as LogRecord.Meta,
     body: Json.stringify({ code: 1, data: [product(P1, "Cà phê", 11, T0 + HOUR - 60_000), product(P2, P2_NAME, 20, T0)], paginator: { next: null } })
   },
   webhook(BIZ, "productUpdate", product(P1, "Cà phê sữa", 12, T0 + 2 * HOUR), T0 + 2 * HOUR),

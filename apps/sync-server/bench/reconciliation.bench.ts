@@ -16,7 +16,7 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, Option, Stream } from "effect"
 import * as Path from "node:path"
 import { EventLog, SqliteEventLog } from "@ocs/event-log"
-import { DomainEvent, Operation } from "@ocs/protocol"
+import { DomainEvent, EngineRecord, Operation } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { SimulatorControl } from "@ocs/simulator"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
@@ -123,7 +123,7 @@ export const runReconciliationBench = async (options: { readonly quick?: boolean
       const t2 = performance.now()
       if (report.outcome !== "done") throw new Error(`reconciliation pass: ${report.error ?? report.outcome}`)
 
-      const changes = yield* Stream.runCollect(log.read({ tenant: "all", types: [DomainEvent.CHANGES_TYPE] }))
+      const changes = yield* Stream.runCollect(log.read({ tenant: "all", types: [EngineRecord.CHANGES_TYPE] }))
       const changesFound = changes.flatMap((r) => DomainEvent.decode(r)).length
       return {
         products,

@@ -3,7 +3,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option, Stream } from "effect"
 import * as Path from "node:path"
 import { EventLog, SqliteEventLog } from "@ocs/event-log"
-import { DomainEvent, Operation } from "@ocs/protocol"
+import { DomainEvent, EngineRecord, Operation } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { type RunningSimulator, startSimulator } from "@ocs/simulator"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
@@ -54,7 +54,7 @@ const project = Effect.gen(function*() {
 /** The deletions the read models found, as `tag:id`. */
 const found = Effect.gen(function*() {
   const log = yield* EventLog.EventLog
-  const records = yield* Stream.runCollect(log.read({ tenant: "all", types: [DomainEvent.CHANGES_TYPE] }))
+  const records = yield* Stream.runCollect(log.read({ tenant: "all", types: [EngineRecord.CHANGES_TYPE] }))
   return records.flatMap((r) => DomainEvent.decode(r)).filter((e) => e._tag.endsWith("Deleted")).map((e) => `${e._tag}:${Option.getOrUndefined(DomainEvent.entityId(e))}`)
 })
 

@@ -4,7 +4,7 @@ import { EventLog, type LogRecord } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
 import { DomainEvent, definePlugin } from "@ocs/plugin-sdk"
 import { PluginRuntime } from "@ocs/plugin-runtime"
-import { Json } from "@ocs/protocol"
+import { EngineRecord, Json } from "@ocs/protocol"
 import { append, files, runtimeLayer, webhookRecord } from "./helpers.ts"
 
 // With `changeStream` (the sync server), a plugin sees one event per change whichever came
@@ -18,7 +18,7 @@ const orderPage = (orders: ReadonlyArray<unknown>): LogRecord.NewRecord => ({
   businessId: "42",
   source: "sync",
   type: "pos:/v3.0/order/list",
-  meta: DomainEvent.syncMeta({ kind: "order", idField: "info.id", updatedAtField: "info.updatedAt" }) as unknown as LogRecord.Meta,
+  meta: EngineRecord.entityMeta({ kind: "order", idField: "info.id", updatedAtField: "info.updatedAt" }) as unknown as LogRecord.Meta,
   body: Json.stringify({ code: 1, data: orders, paginator: { next: null } })
 })
 

@@ -21,5 +21,5 @@ export { SDK_VERSION } from "./Version.ts"
 export { HttpError, HttpStatusError } from "./PluginError.ts"
 
 // What handlers need from the layers below, so that a plugin depends on this package alone.
-export { DomainEvent, Json, Operation, Records } from "@ocs/protocol"
+export { DomainEvent, EngineRecord, Json, Operation, Records } from "@ocs/protocol"
 export { Cause, Duration, Effect, Option, Redacted, Result, Schedule, Schema } from "effect"

@@ -8,30 +8,12 @@
  * idempotency.
  */
 import { Option } from "effect"
-import * as EngineRecord from "./EngineRecord.ts"
 import * as Records from "./Records.ts"
 import { decodeV1 } from "./internal/decodeV1.ts"
 import type { DomainEvent, RawRecord, Tag } from "./internal/events.ts"
 
 export * from "./internal/events.ts"
 export { decodeV1 }
-
-// The engine's own records (changes, passes, page meta) are declared in EngineRecord.ts; these
-// names stay for the code that reads them from here.
-export const CHANGES_TYPE = EngineRecord.CHANGES_TYPE
-export const PASS_TYPE = EngineRecord.PASS_TYPE
-export const PASS_SEEN_TYPE = EngineRecord.PASS_SEEN_TYPE
-export type ChangeEntry = EngineRecord.ChangeEntry
-
-/** What a completed pass says (the body of a `PASS_TYPE` record). */
-export type PassBody = EngineRecord.PassBody
-
-/** Meta a sync writes beside a list page so the page decodes without outside knowledge. */
-export interface SyncMeta {
-  readonly entity: EngineRecord.Entity
-}
-
-export const syncMeta = (entity: SyncMeta["entity"]): SyncMeta => ({ entity })
 
 export const decoders = { 1: decodeV1 } as const
 export type DecoderVersion = keyof typeof decoders

@@ -31,11 +31,12 @@ export const isEngineType = (type: string): boolean =>
 // Page meta: what a sync writes beside each list page so the page decodes on its own.
 // ---------------------------------------------------------------------------------------------
 
-/** The entity a page's records are: its kind, id field and (optional) updated-at field. */
+/** The entity a page's records are: its kind, id field and (optional) updated-at and created-at fields. */
 export const Entity = Schema.Struct({
   kind: Schema.String,
   idField: Schema.String,
-  updatedAtField: Schema.optional(Schema.String)
+  updatedAtField: Schema.optional(Schema.String),
+  createdAtField: Schema.optional(Schema.String)
 })
 export type Entity = typeof Entity.Type
 
@@ -60,9 +61,12 @@ export type PageMeta = typeof PageMeta.Type
 /** Builds a page's meta; `extra` carries what other modules own (the trace context). */
 export const pageMeta = (meta: PageMeta, extra: Readonly<Record<string, unknown>> = {}): Record<string, unknown> => ({
   ...extra,
-  entity: meta.entity.updatedAtField === undefined
-    ? { kind: meta.entity.kind, idField: meta.entity.idField }
-    : { kind: meta.entity.kind, idField: meta.entity.idField, updatedAtField: meta.entity.updatedAtField },
+  entity: {
+    kind: meta.entity.kind,
+    idField: meta.entity.idField,
+    ...(meta.entity.updatedAtField === undefined ? {} : { updatedAtField: meta.entity.updatedAtField }),
+    ...(meta.entity.createdAtField === undefined ? {} : { createdAtField: meta.entity.createdAtField })
+  },
   mode: meta.mode,
   ...(meta.range === undefined ? {} : { range: meta.range }),
   ...(meta.pass === undefined ? {} : { pass: meta.pass }),
@@ -73,22 +77,29 @@ export const pageMeta = (meta: PageMeta, extra: Readonly<Record<string, unknown>
   warnings: meta.warnings
 })
 
+/** The least a page's meta must say for its records to decode: the entity (tests, tools). */
+export const entityMeta = (entity: Entity): { readonly entity: Entity } => ({ entity })
+
 const field = (meta: unknown, name: string): unknown =>
   typeof meta === "object" && meta !== null ? (meta as Record<string, unknown>)[name] : undefined
 
 const decodeEntity = Schema.decodeUnknownOption(Schema.Struct({
   kind: Schema.String,
   idField: Schema.optionalKey(Schema.String),
-  updatedAtField: Schema.optionalKey(Schema.String)
+  updatedAtField: Schema.optionalKey(Schema.String),
+  createdAtField: Schema.optionalKey(Schema.String)
 }))
 
 /** The entity of a page's meta (an id field left out means `id`), or undefined. */
 export const entityOf = (meta: unknown): Entity | undefined =>
   Option.match(decodeEntity(field(meta, "entity")), {
     onNone: () => undefined,
-    onSome: (e) => e.updatedAtField === undefined
-      ? { kind: e.kind, idField: e.idField ?? "id" }
-      : { kind: e.kind, idField: e.idField ?? "id", updatedAtField: e.updatedAtField }
+    onSome: (e) => ({
+      kind: e.kind,
+      idField: e.idField ?? "id",
+      ...(e.updatedAtField === undefined ? {} : { updatedAtField: e.updatedAtField }),
+      ...(e.createdAtField === undefined ? {} : { createdAtField: e.createdAtField })
+    })
   })
 
 /** The full pass a page belongs to, or undefined. */

@@ -65,8 +65,21 @@ export type Tenant = typeof Tenant.Type
 /** `appId:businessId`: the key of per-tenant state, topics, logs. */
 export type TenantKey = `${string}:${string}`
 
-export const tenantKey = (tenant: { readonly appId: string; readonly businessId: string }): TenantKey =>
-  `${tenant.appId}:${tenant.businessId}`
+/**
+ * A tenant as the plain text ids stores, rows and log records hold (`Tenant` is the decoded,
+ * branded form). Every package names a tenant with this type rather than its own.
+ */
+export interface TenantRef {
+  readonly appId: string
+  readonly businessId: string
+}
+
+/**
+ * The one text key of a tenant, `"<appId>:<businessId>"`: maps, partitions, Kafka message keys.
+ * An application-level record (no business) keys as `"<appId>:"`.
+ */
+export const tenantKey = (tenant: { readonly appId: string; readonly businessId: string | null }): TenantKey =>
+  `${tenant.appId}:${tenant.businessId ?? ""}`
 
 export const makeTenant = (appId: string | number | bigint, businessId: string | number | bigint): Tenant => {
   const a = normalize(appId)

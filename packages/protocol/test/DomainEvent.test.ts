@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Option } from "effect"
-import { DomainEvent } from "@ocs/protocol"
+import { DomainEvent, EngineRecord } from "@ocs/protocol"
 
 const record = (over: Partial<DomainEvent.RawRecord>): DomainEvent.RawRecord => ({
   id: "0190a0b0-0000-7000-8000-000000000001",
@@ -66,7 +66,7 @@ describe("DomainEvent decoder v1", () => {
 
   it("sync pages become one observation per record, typed or generic by entity kind", () => {
     const page = (kind: string, data: string) =>
-      DomainEvent.decode(record({ source: "sync", type: `pos:/v3.0/${kind}/list`, body: `{"code":1,"data":${data},"paginator":{"next":null}}`, meta: DomainEvent.syncMeta({ kind, idField: kind === "invoice" ? "invoiceId" : "id", updatedAtField: "updatedAt" }) }))
+      DomainEvent.decode(record({ source: "sync", type: `pos:/v3.0/${kind}/list`, body: `{"code":1,"data":${data},"paginator":{"next":null}}`, meta: EngineRecord.entityMeta({ kind, idField: kind === "invoice" ? "invoiceId" : "id", updatedAtField: "updatedAt" }) }))
     const products = page("product", '[{"id":1,"name":"a"},{"id":9007199254740993,"name":"b"}]')
     assert.deepStrictEqual(products.map((e) => e._tag), ["ProductObserved", "ProductObserved"])
     assert.deepStrictEqual(products.map((e) => Option.getOrUndefined(DomainEvent.entityId(e))), ["1", "9007199254740993"])
@@ -83,7 +83,7 @@ describe("DomainEvent decoder v1", () => {
 
   it("catalogued resources decode to their typed observations, ids read at their documented paths", () => {
     const page = (kind: string, idField: string, data: string) =>
-      DomainEvent.decode(record({ source: "sync", type: `pos:/v3.0/${kind}/list`, body: `{"code":1,"data":${data}}`, meta: DomainEvent.syncMeta({ kind, idField }) }))
+      DomainEvent.decode(record({ source: "sync", type: `pos:/v3.0/${kind}/list`, body: `{"code":1,"data":${data}}`, meta: EngineRecord.entityMeta({ kind, idField }) }))
     const orders = page("order", "info.id", '[{"info":{"id":9007199254740995,"status":54,"updatedAt":1760000000},"channel":{"appOrderId":"A-1","saleChannel":42}}]')
     assert.strictEqual(orders[0]!._tag, "OrderObserved")
     assert.strictEqual(Option.getOrUndefined(DomainEvent.entityId(orders[0]!)), "9007199254740995")
@@ -110,7 +110,7 @@ describe("DomainEvent decoder v1", () => {
 
   it("an id beyond 64 bits is hostile: the record stays an unknown event, never a row", () => {
     const page = (data: string) =>
-      DomainEvent.decode(record({ source: "sync", type: "pos:/v3.0/product/list", body: `{"code":1,"data":${data}}`, meta: DomainEvent.syncMeta({ kind: "product", idField: "id" }) }))
+      DomainEvent.decode(record({ source: "sync", type: "pos:/v3.0/product/list", body: `{"code":1,"data":${data}}`, meta: EngineRecord.entityMeta({ kind: "product", idField: "id" }) }))
     assert.strictEqual(page(`[{"id":1${"0".repeat(400)},"price":1e999}]`)[0]!._tag, "UnknownEvent")
     assert.strictEqual(page(`[{"id":18446744073709551615}]`)[0]!._tag, "ProductObserved")
   })

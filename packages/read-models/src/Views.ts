@@ -2,14 +2,11 @@
  * What the read API returns. Rows are the drizzle rows of src/Tables.ts with `record` parsed
  * back losslessly (`Json.parse`: integers beyond 2^53 are bigints) and flags as booleans.
  */
-import type { Json } from "@ocs/protocol"
+import type { Ids, Json } from "@ocs/protocol"
 import type * as Tables from "./Tables.ts"
 
 /** Every query names its tenant. `businessId: ""` addresses application-level rows. */
-export interface Tenant {
-  readonly appId: string
-  readonly businessId: string
-}
+export type Tenant = Ids.TenantRef
 
 /** `"1001:42"` to `{ appId: "1001", businessId: "42" }`. */
 export const tenantOf = (key: `${string}:${string}`): Tenant => {

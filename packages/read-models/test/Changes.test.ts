@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { EventLog, type LogRecord } from "@ocs/event-log"
-import { DomainEvent, Json } from "@ocs/protocol"
+import { DomainEvent, EngineRecord, Json } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { Effect, Fiber, Option, Schedule, Stream } from "effect"
 import * as NodePath from "node:path"
@@ -19,7 +19,7 @@ const passDone = (kind: string, id: string, startedAt: number): LogRecord.NewRec
   appId: APP,
   businessId: BIZ,
   source: "sync",
-  type: DomainEvent.PASS_TYPE,
+  type: EngineRecord.PASS_TYPE,
   body: JSON.stringify({ pass: { id, kind, startedAt } }),
   dedupeKey: `pass:${id}`
 })
@@ -35,7 +35,7 @@ const step = (records: ReadonlyArray<LogRecord.NewRecord>) =>
     yield* rm.catchUp()
     yield* rm.catchUp()
     const all = yield* readLog
-    return all.slice(before).filter((r) => r.type === DomainEvent.CHANGES_TYPE).flatMap((r) => DomainEvent.decode(r))
+    return all.slice(before).filter((r) => r.type === EngineRecord.CHANGES_TYPE).flatMap((r) => DomainEvent.decode(r))
   })
 
 const tags = (events: ReadonlyArray<DomainEvent.DomainEvent>) => events.map((e) => e._tag)
@@ -210,12 +210,12 @@ describe("changes found by comparing pulls with the copy", () => {
       const rm = yield* ReadModels.ReadModels
       yield* append([page("product", [product(1, "a", 100)], { baseline: true }), page("product", [product(1, "a1", 200)])])
       yield* rm.catchUp(undefined, { relays: () => false })
-      assert.strictEqual((yield* readLog).filter((r) => r.type === DomainEvent.CHANGES_TYPE).length, 0)
+      assert.strictEqual((yield* readLog).filter((r) => r.type === EngineRecord.CHANGES_TYPE).length, 0)
       // Forgotten, not kept for later: the owner appends them.
       assert.strictEqual(yield* rm.relayChanges, 0)
       yield* append([page("product", [product(1, "a2", 300)])])
       yield* rm.catchUp(undefined, { relays: (appId, businessId) => appId === APP && businessId === BIZ })
-      assert.strictEqual((yield* readLog).filter((r) => r.type === DomainEvent.CHANGES_TYPE).length, 1)
+      assert.strictEqual((yield* readLog).filter((r) => r.type === EngineRecord.CHANGES_TYPE).length, 1)
     }).pipe(Effect.provide(layer(f)))
   })
 
@@ -225,7 +225,7 @@ describe("changes found by comparing pulls with the copy", () => {
     return Effect.gen(function*() {
       yield* step([page("product", [product(1, "a", 100)], { baseline: true }), page("product", [product(1, "a1", 200)])])
       const log = yield* readLog
-      assert.strictEqual(log.filter((r) => r.type === DomainEvent.CHANGES_TYPE).length, 1)
+      assert.strictEqual(log.filter((r) => r.type === EngineRecord.CHANGES_TYPE).length, 1)
       const head = log[log.length - 1]!.offset
       // The old file is gone; a new one starts over the same log.
       const again = (filename: string) =>
@@ -262,7 +262,7 @@ describe("changes found by comparing pulls with the copy", () => {
       yield* append([page("product", [product(1, "a1", 200)], { pass: "p2" }), passDone("product", "p2", Date.now() + 1000)])
       const waitForChanges = Effect.gen(function*() {
         const log = yield* readLog
-        const changes = log.filter((r) => r.type === DomainEvent.CHANGES_TYPE).length
+        const changes = log.filter((r) => r.type === EngineRecord.CHANGES_TYPE).length
         const head = log[log.length - 1]!.offset
         const stored = yield* rm.checkpoint()
         return changes === 2 && Option.getOrUndefined(stored) === `sqlite:${head}` ? log.length : undefined
@@ -272,7 +272,7 @@ describe("changes found by comparing pulls with the copy", () => {
         Effect.timeout("20 seconds")
       )
       yield* Fiber.interrupt(fiber)
-      const events = (yield* readLog).filter((r) => r.type === DomainEvent.CHANGES_TYPE).flatMap((r) => DomainEvent.decode(r))
+      const events = (yield* readLog).filter((r) => r.type === EngineRecord.CHANGES_TYPE).flatMap((r) => DomainEvent.decode(r))
       assert.deepStrictEqual(tags(events), ["ProductUpdated", "ProductDeleted"])
       const rebuilt = NodePath.join(f.dir, "rebuilt.db")
       yield* rm.rebuild({ filename: rebuilt })
@@ -281,7 +281,7 @@ describe("changes found by comparing pulls with the copy", () => {
       assert.strictEqual((yield* readLog).length, length)
       // The relay's dedupe key: the same changes relayed twice are one record.
       const log = yield* EventLog.EventLog
-      const first = (yield* Stream.runCollect(log.read({ tenant: "all", types: [DomainEvent.CHANGES_TYPE] })))[0]!
+      const first = (yield* Stream.runCollect(log.read({ tenant: "all", types: [EngineRecord.CHANGES_TYPE] })))[0]!
       const again = yield* log.append([{ appId: first.appId, businessId: first.businessId, source: "sync", type: first.type, body: first.body, dedupeKey: first.dedupeKey }])
       assert.strictEqual(again[0]!._tag, "Duplicate")
       assert.isTrue(Json.parse(first.body)._tag === "Success")

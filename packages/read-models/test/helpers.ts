@@ -1,5 +1,5 @@
 import { EventLog, type LogRecord, SqliteEventLog } from "@ocs/event-log"
-import { DomainEvent, Json } from "@ocs/protocol"
+import { DomainEvent, EngineRecord, Json } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { Effect, Layer, Stream } from "effect"
 import * as NodeFs from "node:fs"
@@ -49,7 +49,7 @@ export const syncPage = (
   source: "sync",
   type: `${kind}/list.page`,
   ...(options.receivedAt === undefined ? {} : { receivedAt: options.receivedAt }),
-  meta: DomainEvent.syncMeta({ kind, idField: options.idField ?? "id", updatedAtField: options.updatedAtField ?? "updatedAt" }) as unknown as LogRecord.Meta,
+  meta: EngineRecord.entityMeta({ kind, idField: options.idField ?? "id", updatedAtField: options.updatedAtField ?? "updatedAt" }) as unknown as LogRecord.Meta,
   body: Json.stringify({ code: 1, data: items, paginator: { next: null } })
 })
 

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { DomainEvent, Effect, Json, Option } from "@ocs/plugin-sdk"
+import { DomainEvent, Effect, EngineRecord, Json, Option } from "@ocs/plugin-sdk"
 import { harness } from "@ocs/plugin-runtime/testing"
 import { runPlugin, webhook, webhookRecord } from "@ocs/plugin-sdk/testing"
 import * as NodeHttp from "node:http"
@@ -14,7 +14,7 @@ const stock = (productId: number, remain: number, depotId = 1, available = remai
 const pulled = (items: ReadonlyArray<unknown>) =>
   DomainEvent.decode({
     id: "pull-1", appId: "1001", businessId: "42", source: "sync", type: "product/inventory.page", receivedAt: 1,
-    meta: DomainEvent.syncMeta({ kind: "inventory", idField: "productId" }),
+    meta: EngineRecord.entityMeta({ kind: "inventory", idField: "productId" }),
     body: Json.stringify({ code: 1, data: items, paginator: { next: null } })
   })
 

@@ -8,14 +8,14 @@
  * payload it was built from, so a benchmark can derive its own baseline from it.
  */
 import type { LogRecord } from "@ocs/event-log"
-import { DomainEvent, Json } from "@ocs/protocol"
+import { EngineRecord, Json } from "@ocs/protocol"
 
 const APP = "1001"
 const BUSINESSES = ["42", "43", "44", "45", "46", "9007199254740993001", "9007199254740993002", "9007199254740993003", "18446744073709551615", "7"]
 const PRODUCTS = 20_000
 const PRODUCT_BASE = 9007199254740993n
 const T0 = Date.UTC(2024, 0, 1)
-const PRODUCT_SYNC = DomainEvent.syncMeta({ kind: "product", idField: "id", updatedAtField: "updatedAt" })
+const PRODUCT_SYNC = EngineRecord.entityMeta({ kind: "product", idField: "id", updatedAtField: "updatedAt" })
 
 /** mulberry32: deterministic runs. */
 const prng = (seed: number) => () => {

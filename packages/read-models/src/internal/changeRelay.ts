@@ -4,7 +4,7 @@
  * them to the log as `changes` records, oldest first, then forgets them.
  */
 import { EventLog, TraceContext } from "@ocs/event-log"
-import { DomainEvent } from "@ocs/protocol"
+import { EngineRecord } from "@ocs/protocol"
 import type { SqliteDatabase } from "@ocs/sqlite"
 import { Effect } from "effect"
 import type { Accepts } from "./options.ts"
@@ -46,14 +46,11 @@ export const make = Effect.fnUntraced(function*(handle: SqliteDatabase.Handle) {
         appId: r.app_id,
         businessId: r.business_id,
         source: "sync" as const,
-        type: DomainEvent.CHANGES_TYPE,
+        type: EngineRecord.CHANGES_TYPE,
         body: r.body,
-        dedupeKey: `changes:${r.source_record_id}`,
-        meta: {
-          revealedBy: { recordId: r.source_record_id, offset: r.source_offset },
-          // The revealing append's trace: a plugin's handling links to it (docs/architecture.md §4.17).
-          ...(r.trace === null ? {} : { [TraceContext.metaKey]: r.trace })
-        }
+        dedupeKey: EngineRecord.changesDedupeKey(r.source_record_id),
+        // The revealing append's trace: a plugin's handling links to it (docs/architecture.md §4.17).
+        meta: EngineRecord.changesMeta({ recordId: r.source_record_id, offset: r.source_offset }, r.trace === null ? {} : { [TraceContext.metaKey]: r.trace })
       })))
       // Forgotten only once durable in the log; a crash before this appends them again, and
       // the log drops them by their dedupe key.

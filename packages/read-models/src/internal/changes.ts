@@ -29,7 +29,7 @@
  */
 import type Database from "better-sqlite3"
 import { TraceContext } from "@ocs/event-log"
-import { DomainEvent, Json, Records } from "@ocs/protocol"
+import { DomainEvent, EngineRecord, Json, Records } from "@ocs/protocol"
 import * as Projections from "../projections/index.ts"
 import * as Inventory from "../projections/inventory.ts"
 import * as Orders from "../projections/orders.ts"
@@ -92,19 +92,6 @@ const traceOf = (meta: unknown): string | null => {
   return typeof value === "string" ? value : null
 }
 
-/** Pass bookkeeping a sync writes beside a full pass's pages (meta.pass). */
-const passOf = (meta: unknown): string | undefined => {
-  const pass = typeof meta === "object" && meta !== null ? (meta as Record<string, unknown>)["pass"] : undefined
-  return typeof pass === "string" ? pass : undefined
-}
-
-/**
- * A page of a resource's first full sync (meta.baseline): it fills the copy and reveals no
- * change (every entity would otherwise be "created" the day a tenant is added).
- */
-const isBaseline = (meta: unknown): boolean =>
-  typeof meta === "object" && meta !== null && (meta as Record<string, unknown>)["baseline"] === true
-
 export const make = (client: Database.Database) => {
   const productRow = client.prepare<[string, string, string], EntityRow>(Products.compare.current)
   const orderRow = client.prepare<[string, string, string], EntityRow>(Orders.compare.current)
@@ -141,24 +128,25 @@ export const make = (client: Database.Database) => {
     } catch {
       return
     }
-    const { ids, pass } = (body ?? {}) as { ids?: unknown; pass?: unknown }
-    if (typeof pass !== "string" || !Array.isArray(ids)) return
-    for (const id of ids) if (typeof id === "string" && id !== "") seen.run(record.appId, record.businessId, pass, id)
+    const decoded = EngineRecord.decodePassSeen(body)
+    if (decoded._tag === "None") return
+    const { ids, pass } = decoded.value
+    for (const id of ids) if (id !== "") seen.run(record.appId, record.businessId, pass, id)
   }
 
   /** Reads the rows the record's events will touch (before its rows are written). */
   const before = (record: ProjectableRecord, events: ReadonlyArray<DomainEvent.DomainEvent>): ReadonlyArray<Probe> => {
     const probes: Array<Probe> = []
-    if (record.source === "sync" && record.type === DomainEvent.PASS_SEEN_TYPE) {
+    if (record.source === "sync" && record.type === EngineRecord.PASS_SEEN_TYPE) {
       seenAgain(record)
       return probes
     }
-    const isPage = record.source === "sync" && record.type !== DomainEvent.CHANGES_TYPE
+    const isPage = record.source === "sync" && record.type !== EngineRecord.CHANGES_TYPE
     // A webhook is compared with the copy too, so that a change is one event whichever came
     // first, the webhook or a pull (docs/architecture.md §4.14).
     const isWebhook = record.source === "webhook"
-    const pass = isPage ? passOf(record.meta) : undefined
-    const baseline = isPage && isBaseline(record.meta)
+    const pass = isPage ? EngineRecord.passOf(record.meta) : undefined
+    const baseline = isPage && EngineRecord.isBaseline(record.meta)
     for (const event of events) {
       if (pass !== undefined) {
         const id = Projections.observedId(event)
@@ -200,7 +188,7 @@ export const make = (client: Database.Database) => {
         case "OrderObserved":
         case "OrderAdded":
         case "OrderUpdated": {
-          if (record.type === DomainEvent.CHANGES_TYPE) break
+          if (record.type === EngineRecord.CHANGES_TYPE) break
           const id = Records.orderIdOf(event.order)
           if (id === undefined) break
           probes.push({ _tag: "order", event, id, before: orderRow.get(event.appId, event.businessId, id) })
@@ -228,10 +216,8 @@ export const make = (client: Database.Database) => {
   }
 
   /** The JSON text of a change entry; records go in as the row holds them (lossless). */
-  const entry = (fields: Record<string, unknown>, rawName?: string, rawText?: string): string => {
-    const head = JSON.stringify(fields)
-    return rawName === undefined ? head : `${head.slice(0, -1)},${JSON.stringify(rawName)}:${rawText}}`
-  }
+  const entry = (fields: Record<string, unknown>, rawName?: "product" | "order" | "item", rawText?: string): string =>
+    EngineRecord.changeEntry(fields, rawName === undefined || rawText === undefined ? undefined : { name: rawName, text: rawText })
 
   /** Compares the touched rows with what they were, and writes the changes found. */
   const after = (record: ProjectableRecord, events: ReadonlyArray<DomainEvent.DomainEvent>, probes: ReadonlyArray<Probe>): number => {
@@ -302,7 +288,7 @@ export const make = (client: Database.Database) => {
       seen.run(event.appId, event.businessId, event.passId, "")
     }
     if (changes.length === 0) return 0
-    outbox.run(record.appId, record.businessId ?? "", record.id, record.offset, `{"changes":[${changes.join(",")}]}`, traceOf(record.meta))
+    outbox.run(record.appId, record.businessId ?? "", record.id, record.offset, EngineRecord.changesBody(changes), traceOf(record.meta))
     return changes.length
   }
 

@@ -7,7 +7,7 @@
  *
  * Opens no database: the rebuild's planner thread (./plan.worker.ts) loads it.
  */
-import { DomainEvent } from "@ocs/protocol"
+import { DomainEvent, EngineRecord } from "@ocs/protocol"
 import * as Projections from "../projections/index.ts"
 
 export type { Param, Plan, ProjectableRecord } from "./planTypes.ts"
@@ -23,7 +23,7 @@ export const planDecoded = (plan: Plan, record: ProjectableRecord, decoded: Read
   // A change a webhook revealed (docs/architecture.md §4.14) is for plugins: the webhook's own
   // record wrote its rows, and writing them again at the changes record's place would move a
   // tombstone's time (a delete's updatedAt is when it was received).
-  const told = record.type === DomainEvent.CHANGES_TYPE
+  const told = record.type === EngineRecord.CHANGES_TYPE
   for (let i = 0; i < decoded.length; i++) {
     const event = decoded[i]!
     if (told && event.source === "webhook") continue

@@ -1,12 +1,12 @@
 /**
  * The records a pass writes to the log besides what the API answered: a page as received (its
  * dedupe key and meta), the small record of a page the log already held, and the record that
- * ends a full pass. Their types and JSON are read by the read models (docs/architecture.md
- * §4.14, §4.17); keep them exactly as they are.
+ * ends a full pass. Their shapes are declared once in @ocs/protocol's EngineRecord, which the
+ * read models read them with (docs/architecture.md §4.14, §4.17).
  */
 import { Option, type Tracer } from "effect"
 import * as Crypto from "node:crypto"
-import { DomainEvent, Operation, Records } from "@ocs/protocol"
+import { EngineRecord, type Ids, Operation, Records } from "@ocs/protocol"
 import { type LogRecord, TraceContext } from "@ocs/event-log"
 import type { CommerceClient } from "@ocs/transport"
 import type { PassMeta } from "../Planner.ts"
@@ -16,10 +16,7 @@ type NewRecord = LogRecord.NewRecord
 const sha = (text: string) => Crypto.createHash("sha256").update(text).digest("hex")
 const cursorText = (c: Option.Option<{ readonly text: string }>) => Option.match(c, { onNone: () => null, onSome: (v) => v.text })
 
-export interface Tenant {
-  readonly appId: string
-  readonly businessId: string
-}
+type Tenant = Ids.TenantRef
 
 /**
  * One page as received. `range`: the window filters of a windowed full read. Two windows'
@@ -39,22 +36,20 @@ export const page = (t: Tenant, op: Operation.Operation<unknown>, p: CommerceCli
   body: p.text,
   // The same page (same cursor in, same content) is the same fact.
   dedupeKey: `sync:${t.appId}:${t.businessId}:${Operation.resourceKey(op)}:${options.range === undefined ? "" : `${sha(JSON.stringify(options.range))}:`}${sha(cursorText(p.cursor) ?? "")}:${sha(p.text)}`,
-  meta: {
-    // The append's span is carried in the record (docs/architecture.md §4.17): the projection
-    // links to it.
-    ...(options.span.sampled ? { [TraceContext.metaKey]: TraceContext.traceparent(options.span) } : {}),
-    ...DomainEvent.syncMeta(op.entity ?? { kind: op.resource, idField: "id" }),
+  // The page's meta (docs/architecture.md §4.14): the entity, and the full pass it belongs to
+  // (its ids count towards tombstones) and whether it is the resource's first (it reveals no
+  // change). The append's span is carried in the record (§4.17): the projection links to it.
+  meta: EngineRecord.pageMeta({
+    entity: op.entity ?? { kind: op.resource, idField: "id" },
     mode: options.mode,
     ...(options.range === undefined ? {} : { range: options.range }),
-    // The full pass the page belongs to (its ids count towards tombstones) and whether it is
-    // the resource's first (it reveals no change): docs/architecture.md §4.14.
     ...(options.pass?.id === undefined ? {} : { pass: options.pass.id }),
-    ...(options.pass?.baseline === true ? { baseline: true } : {}),
+    ...(options.pass?.baseline === true ? { baseline: true as const } : {}),
     cursor: cursorText(p.cursor),
     next: cursorText(p.next),
     records: p.records.length,
     warnings: p.warnings.map((w) => w.text)
-  }
+  }, options.span.sampled ? { [TraceContext.metaKey]: TraceContext.traceparent(options.span) } : {})
 })
 
 /** The ids of a page's records (orders fall back to `id`). */
@@ -73,9 +68,9 @@ export const passSeen = (t: Tenant, op: Operation.Operation<unknown>, p: Commerc
   appId: t.appId,
   businessId: t.businessId,
   source: "sync",
-  type: DomainEvent.PASS_SEEN_TYPE,
-  body: JSON.stringify({ pass: passId, ids: idsOf(op, p) }),
-  dedupeKey: `pass-seen:${passId}:${duplicateOf}`
+  type: EngineRecord.PASS_SEEN_TYPE,
+  body: EngineRecord.encodePassSeen({ pass: passId, ids: idsOf(op, p) }),
+  dedupeKey: EngineRecord.passSeenDedupeKey(passId, duplicateOf)
 })
 
 /** A full pass that read everything has ended (what it did not see is gone). */
@@ -87,8 +82,8 @@ export const passDone = (t: Tenant, pass: { readonly id: string; readonly kind: 
   appId: t.appId,
   businessId: t.businessId,
   source: "sync",
-  type: DomainEvent.PASS_TYPE,
-  body: JSON.stringify({ pass: { id: pass.id, kind: pass.kind, startedAt: pass.startedAt, ...(pass.createdFrom === undefined ? {} : { createdFrom: pass.createdFrom }) } } satisfies DomainEvent.PassBody),
-  dedupeKey: `pass:${t.appId}:${t.businessId}:${pass.id}`,
+  type: EngineRecord.PASS_TYPE,
+  body: EngineRecord.encodePass({ pass: { id: pass.id, kind: pass.kind, startedAt: pass.startedAt, ...(pass.createdFrom === undefined ? {} : { createdFrom: pass.createdFrom }) } }),
+  dedupeKey: EngineRecord.passDedupeKey(t.appId, t.businessId, pass.id),
   meta
 })
