@@ -34,6 +34,7 @@
  *
  * kafkajs is used in this module only, so a KafkaJS-compatible client can replace it here.
  */
+import { Ids } from "@ocs/protocol"
 import type { Consumer, Producer, RetryOptions } from "kafkajs"
 import { eq } from "drizzle-orm"
 import { Cause, Clock, Context, Deferred, Effect, Layer, Option, Queue, Result, Schedule, type Scope, Stream } from "effect"
@@ -47,7 +48,7 @@ import * as Sizing from "./internal/relaySizing.ts"
 import { recordToRow, rowToRecord } from "./internal/recordRow.ts"
 import * as Queries from "./internal/logQueries.ts"
 import * as Core from "./internal/sqliteLog.ts"
-import { type Checkpoint, type Delivery, type Lag, type LogRecord, type ReadOptions, type SubscribeOptions, tenantKey, topicPosition, uuidv7 } from "./LogRecord.ts"
+import { type Checkpoint, type Delivery, type Lag, type LogRecord, type ReadOptions, type SubscribeOptions, topicPosition, uuidv7 } from "./LogRecord.ts"
 import { relayState } from "./Tables.ts"
 
 /**
@@ -367,7 +368,7 @@ export const make = Effect.fnUntraced(function*(
     )
 
   const toOutgoing = (record: LogRecord, from: string): Outgoing => {
-    const message = { key: tenantKey(record.appId, record.businessId), value: encodeValue(record, from), headers: { [HEADER_ID]: record.id } }
+    const message = { key: Ids.tenantKey(record), value: encodeValue(record, from), headers: { [HEADER_ID]: record.id } }
     return { record, message, bytes: Sizing.messageBytes(message) }
   }
 
@@ -393,13 +394,13 @@ export const make = Effect.fnUntraced(function*(
         recordId: o.record.id,
         bytes: o.bytes,
         limitBytes: limit.bytes,
-        message: `event-log relay: record ${o.record.id} of ${tenantKey(o.record.appId, o.record.businessId)} (outbox offset ${o.record.offset}, ` +
+        message: `event-log relay: record ${o.record.id} of ${Ids.tenantKey(o.record)} (outbox offset ${o.record.offset}, ` +
           `${o.record.type}) takes ${o.bytes} bytes, more than topic ${topic} accepts (${limit.bytes} bytes, ${limit.source}): ${reason}. ` +
           `It stays in the outbox as a relay dead letter; raise the topic's max.message.bytes, then redrive it.`
       })
       yield* deadLetters.add({
         offset: o.record.offset,
-        tenant: tenantKey(o.record.appId, o.record.businessId),
+        tenant: Ids.tenantKey(o.record),
         recordId: o.record.id,
         type: o.record.type,
         bytes: o.bytes,
@@ -662,7 +663,7 @@ export const make = Effect.fnUntraced(function*(
   const matches = (options: { readonly tenant: string; readonly types?: ReadonlyArray<string> | undefined }) => {
     const types = options.types === undefined ? undefined : new Set(options.types)
     return (record: LogRecord) =>
-      (options.tenant === "all" || tenantKey(record.appId, record.businessId) === options.tenant) &&
+      (options.tenant === "all" || Ids.tenantKey(record) === options.tenant) &&
       (types === undefined || types.has(record.type))
   }
 

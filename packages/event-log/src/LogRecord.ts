@@ -6,6 +6,7 @@
  * exceed 2^53. The fields of each shape are listed once, in ./internal/recordFields.ts; the
  * types here and the append check are derived from those lists.
  */
+import { Ids } from "@ocs/protocol"
 import * as Crypto from "node:crypto"
 import * as Field from "./internal/fields.ts"
 import { newRecordFields, recordFields } from "./internal/recordFields.ts"
@@ -14,9 +15,8 @@ import { newRecordFields, recordFields } from "./internal/recordFields.ts"
 export type Offset = number
 
 /** `${appId}:${businessId}`; `${appId}:` for application-level facts (webhooksEnabled). */
-export type TenantKey = `${string}:${string}`
+export type TenantKey = Ids.TenantKey
 
-export const tenantKey = (appId: string, businessId: string | null): TenantKey => `${appId}:${businessId ?? ""}`
 
 /** Either one tenant, or the explicit `"all"` a replay uses. There is no implicit default. */
 export type TenantFilter = TenantKey | "all"

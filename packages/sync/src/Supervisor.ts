@@ -7,6 +7,7 @@
  * (a slot is held for the tenant's whole round of passes, its waits for budget included).
  */
 import { Clock, Deferred, Duration, Effect, FiberMap, Option, Random, Schedule, type Scope, Semaphore } from "effect"
+import { Ids } from "@ocs/protocol"
 import { Ownership } from "./Ownership.ts"
 import * as Planner from "./Planner.ts"
 import type { SyncTenant } from "./SyncTenants.ts"
@@ -29,7 +30,6 @@ export interface Supervisor {
   readonly start: Effect.Effect<void, never, Scope.Scope>
 }
 
-const tenantKey = (appId: string, businessId: string) => `${appId}:${businessId}`
 
 /** `syncTenant` runs every resource of a tenant (`gapFill`: incremental passes are due now). */
 export const make = Effect.fnUntraced(function*(
@@ -42,8 +42,8 @@ export const make = Effect.fnUntraced(function*(
   const bounded = <A, E, R>(effect: Effect.Effect<A, E, R>) => slots === undefined ? effect : Semaphore.withPermit(slots)(effect)
 
   /** Tenants that owe an incremental pull (gap fill), and how to wake each tenant's loop. */
-  const owed = new Set<string>()
-  const wakers = new Map<string, Deferred.Deferred<void>>()
+  const owed = new Set<Ids.TenantKey>()
+  const wakers = new Map<Ids.TenantKey, Deferred.Deferred<void>>()
 
   const gapFill = (target: { readonly appId: string; readonly businessId?: string | undefined }, reason: string) =>
     Effect.gen(function*() {
@@ -51,7 +51,7 @@ export const make = Effect.fnUntraced(function*(
         ? [{ appId: target.appId, businessId: target.businessId }]
         : yield* tenants.tenants({ appId: target.appId, status: "active" }).pipe(Effect.orElseSucceed(() => []))
       for (const t of targets) {
-        const k = tenantKey(t.appId, t.businessId)
+        const k = Ids.tenantKey(t)
         owed.add(k)
         const wake = wakers.get(k)
         if (wake !== undefined) yield* Deferred.succeed(wake, undefined)
@@ -61,7 +61,7 @@ export const make = Effect.fnUntraced(function*(
 
   const tenantLoop = (appId: string, businessId: string) =>
     Effect.gen(function*() {
-      const k = tenantKey(appId, businessId)
+      const k = Ids.tenantKey({ appId, businessId })
       owed.add(k)
       let quietSince = yield* Clock.currentTimeMillis
       for (;;) {
@@ -85,15 +85,15 @@ export const make = Effect.fnUntraced(function*(
     })
 
   const start = Effect.gen(function*() {
-    const loops = yield* FiberMap.make<string>()
-    const running = new Set<string>()
+    const loops = yield* FiberMap.make<Ids.TenantKey>()
+    const running = new Set<Ids.TenantKey>()
     const supervise = Effect.gen(function*() {
       const all = yield* tenants.tenants({ status: "active" }).pipe(Effect.orElseSucceed(() => []))
       // With several servers, only the tenants this one owns.
       const active = all.filter((t) => ownership.owns(t.appId, t.businessId))
-      const wanted = new Set(active.map((t) => tenantKey(t.appId, t.businessId)))
+      const wanted = new Set(active.map((t) => Ids.tenantKey(t)))
       for (const t of active) {
-        const k = tenantKey(t.appId, t.businessId)
+        const k = Ids.tenantKey(t)
         if (running.has(k)) continue
         running.add(k)
         yield* FiberMap.run(loops, k, tenantLoop(t.appId, t.businessId))

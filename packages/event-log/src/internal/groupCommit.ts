@@ -3,10 +3,11 @@
  * costs no fiber): appends are checked and completed here, gathered, and handed to the writer
  * thread as one transaction; each caller is answered once that transaction committed.
  */
+import { Ids } from "@ocs/protocol"
 import * as Json from "@ocs/protocol/Json"
 import { Deferred, Effect, Exit, Result, type Scope } from "effect"
 import { EventLogClosed, type EventLogError, InvalidRecord } from "../EventLogError.ts"
-import { type AppendResult, checkNewRecord, type NewRecord, tenantKey, uuidv7 } from "../LogRecord.ts"
+import { type AppendResult, checkNewRecord, type NewRecord, uuidv7 } from "../LogRecord.ts"
 import type { Outcomes, Row } from "./writer.worker.ts"
 import type { Writer } from "./writerThread.ts"
 
@@ -71,7 +72,7 @@ const toRows = (batch: ReadonlyArray<NewRecord>, now: number): Result.Result<Arr
     rows.push({
       id: r.id ?? uuidv7(now),
       idGiven: r.id !== undefined,
-      tenant: tenantKey(r.appId, r.businessId),
+      tenant: Ids.tenantKey(r),
       appId: r.appId,
       businessId: r.businessId,
       source: r.source,

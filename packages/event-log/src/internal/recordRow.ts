@@ -4,10 +4,11 @@
  * key beside it; the check, the column list of a page query, and the conversions both ways
  * are derived from that list.
  */
+import { Ids } from "@ocs/protocol"
 import * as Json from "@ocs/protocol/Json"
 import { Result } from "effect"
 import { RecordDecodeError } from "../EventLogError.ts"
-import { type LogRecord, tenantKey } from "../LogRecord.ts"
+import { type LogRecord } from "../LogRecord.ts"
 import { records } from "../Tables.ts"
 import * as Field from "./fields.ts"
 import { recordFields } from "./recordFields.ts"
@@ -72,7 +73,7 @@ export const rowToRecord = (row: unknown, where: string): Result.Result<LogRecor
 export const recordToRow = (record: LogRecord): Required<Row> => ({
   offset: record.offset,
   id: record.id,
-  tenant: tenantKey(record.appId, record.businessId),
+  tenant: Ids.tenantKey(record),
   appId: record.appId,
   businessId: record.businessId,
   source: record.source,

@@ -3,7 +3,7 @@
  * are recorded (and, for HTTP in tests, optionally performed), never sent by default.
  */
 import { Effect } from "effect"
-import type { DomainEvent, Operation } from "@ocs/protocol"
+import { type DomainEvent, Ids, type Operation } from "@ocs/protocol"
 import {
   type CapturedEffect,
   capturingApi,
@@ -46,13 +46,12 @@ export interface CaptureOptions {
   readonly echoLogs?: boolean | undefined
 }
 
-export const tenantKey = (t: Tenant) => `${t.appId}:${t.businessId ?? ""}`
 
 export const makeCaptureRunner = (plugin: AnyPlugin, config: unknown, options: CaptureOptions) => {
   const memory = new Map<string, Map<string, unknown>>()
   const live = fetchHttp()
   const memoryOf = (tenant: Tenant) => {
-    const key = tenantKey(tenant)
+    const key = Ids.tenantKey(tenant)
     let m = memory.get(key)
     if (m === undefined) memory.set(key, (m = new Map()))
     return m
@@ -96,7 +95,7 @@ export const makeCaptureRunner = (plugin: AnyPlugin, config: unknown, options: C
   /** The key-value state each tenant ended with. */
   const kvState = (tenant: Tenant): ReadonlyMap<string, unknown> => {
     const out = new Map<string, unknown>()
-    for (const [k, v] of memory.get(tenantKey(tenant)) ?? []) if (typeof v !== "symbol") out.set(k, v)
+    for (const [k, v] of memory.get(Ids.tenantKey(tenant)) ?? []) if (typeof v !== "symbol") out.set(k, v)
     return out
   }
   return { run, kvState, memoryOf }
