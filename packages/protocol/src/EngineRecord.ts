@@ -9,6 +9,7 @@
  * as "absent", never as an exception (the log is history, and history is not re-written).
  */
 import { Option, Schema } from "effect"
+import * as Operation from "./Operation.ts"
 
 /** Type of the records the read models append with the changes they found (source "sync"). */
 export const CHANGES_TYPE = "ocs:changes"
@@ -31,13 +32,8 @@ export const isEngineType = (type: string): boolean =>
 // Page meta: what a sync writes beside each list page so the page decodes on its own.
 // ---------------------------------------------------------------------------------------------
 
-/** The entity a page's records are: its kind, id field and (optional) updated-at and created-at fields. */
-export const Entity = Schema.Struct({
-  kind: Schema.String,
-  idField: Schema.String,
-  updatedAtField: Schema.optional(Schema.String),
-  createdAtField: Schema.optional(Schema.String)
-})
+/** The entity a page's records are: the operation's own declaration (kind, id field, times). */
+export const Entity = Operation.Entity
 export type Entity = typeof Entity.Type
 
 /** Meta of one list page (source "sync", type = the operation's key). */
