@@ -5,7 +5,7 @@
  * `live` is the same log projected by ReadModels as the sync server does (catchUp).
  */
 import { EventLog, type LogRecord, SqliteEventLog } from "@ocs/event-log"
-import { DomainEvent, EngineRecord, Json } from "@ocs/protocol"
+import { EngineRecord, Json } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { type RunResult, runNode } from "@ocs/testkit/Processes"
 import Database from "better-sqlite3"

@@ -1,5 +1,5 @@
 import { EventLog, type LogRecord, SqliteEventLog } from "@ocs/event-log"
-import { DomainEvent, EngineRecord, Json } from "@ocs/protocol"
+import { EngineRecord, Json } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { Effect, Layer, Stream } from "effect"
 import * as NodeFs from "node:fs"
