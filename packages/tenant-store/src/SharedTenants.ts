@@ -16,7 +16,7 @@
  * removal is a value with `removed: true` (a later value for the key supersedes it). Changes
  * to one key are ordered by (time, origin, sequence).
  */
-import { Effect, Layer, Redacted, Result, Schema } from "effect"
+import { Effect, Layer, Option, Redacted, Result, Schema } from "effect"
 import type { CompactedTopic } from "@ocs/event-log"
 import { TenantSettings } from "@ocs/sync"
 import type { Sealer } from "./Secrets.ts"
@@ -81,7 +81,33 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     return Result.isSuccess(opened) ? Redacted.value(opened.success) : undefined
   }
 
-  const applyRemote = (c: Change) =>
+  /**
+   * Changes that arrived before what they belong to: the topic's keys fall on different
+   * partitions, so a business can come before its application, or a status or settings before
+   * their business. Each waits here (the newest per key) until its parent is applied.
+   */
+  const waiting = new Map<string, Map<string, Change>>()
+  const parentOf = (c: Change): string | undefined =>
+    c.kind === "app" ? undefined : c.kind === "business" ? `app:${c.appId}` : `business:${c.appId}:${c.businessId}`
+  const park = (parent: string, c: Change) => {
+    let held = waiting.get(parent)
+    if (held === undefined) waiting.set(parent, held = new Map())
+    held.set(keyOf(c), c)
+  }
+  const parentPresent = (c: Change) =>
+    c.kind === "app" ? Effect.succeed(true)
+    : c.kind === "business" ? Effect.map(local.app(c.appId), Option.isSome)
+    : Effect.map(local.business(c.appId, c.businessId), Option.isSome)
+  /** Applies what waited for `parent`, once it is there. */
+  const release = (parent: string): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      const held = waiting.get(parent)
+      if (held === undefined) return Effect.void
+      waiting.delete(parent)
+      return Effect.forEach(held.values(), applyRemote, { discard: true })
+    })
+
+  const applyChange = (c: Change) =>
     Effect.gen(function*() {
       switch (c.kind) {
         case "app": {
@@ -110,6 +136,19 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         case "settings":
           return void (yield* local.setSettings(c.appId, c.businessId, c.settings))
       }
+    })
+
+  const applyRemote = (c: Change): Effect.Effect<void> =>
+    Effect.gen(function*() {
+      const parent = parentOf(c)
+      const removal = (c.kind === "app" || c.kind === "business") && c.removed
+      if (parent !== undefined && !removal && !(yield* parentPresent(c))) return park(parent, c)
+      if (removal) {
+        waiting.get(parent ?? "")?.delete(keyOf(c))
+        waiting.delete(keyOf(c))
+      }
+      yield* applyChange(c)
+      if (!removal && (c.kind === "app" || c.kind === "business")) yield* release(keyOf(c))
     }).pipe(Effect.catchTag("TenantStoreError", (e) => Effect.logWarning(`shared tenants: ${keyOf(c)} not applied: ${e.message}`)))
 
   const table = yield* SharedTable.make<Change>({

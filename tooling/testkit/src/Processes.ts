@@ -28,7 +28,7 @@ export const simulatorBin = fileURLToPath(import.meta.resolve("@ocs/simulator/bi
 const LISTENING = /listening on (https?:\/\/[\d.:]+)/
 
 /** Spawns `node <args>` and resolves once a line of its output matches `ready`. */
-export const spawnNode = (args: ReadonlyArray<string>, ready: RegExp, env: Record<string, string> = {}, timeoutMs = 30_000) =>
+export const spawnNode = (args: ReadonlyArray<string>, ready: RegExp, env: Record<string, string> = {}, timeoutMs = 60_000) =>
   new Promise<{ proc: Proc; match: RegExpMatchArray }>((resolve, reject) => {
     const child = ChildProcess.spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
     let out = ""
@@ -78,7 +78,7 @@ export const spawnNode = (args: ReadonlyArray<string>, ready: RegExp, env: Recor
 export const startListening = async (
   args: ReadonlyArray<string>,
   env: Record<string, string> = {},
-  timeoutMs = 30_000
+  timeoutMs = 60_000
 ): Promise<Listening> => {
   const { proc, match } = await spawnNode(args, LISTENING, env, timeoutMs)
   return { proc, url: match[1]! }

@@ -91,4 +91,46 @@ describe.skipIf(kafkaUnavailable())("tenant registry shared by the servers of on
       assert.notInclude(text, ACCESS_TOKEN)
       assert.notInclude(text, "verify-1")
     }).pipe(Effect.scoped), 120_000)
+
+  it.live("a business that arrives before its application, and a status before its business, are applied when their parent comes", () =>
+    Effect.gen(function*() {
+      // Written straight to the topic, as another server would, with no application yet:
+      // the keys of one tenant fall on different partitions, so this order happens.
+      const stamp = (seq: number) => ({ v: 1, origin: "another-server", seq, at: Date.now() + seq })
+      yield* Effect.promise(async () => {
+        const producer = new Kafka({ brokers: [...kafkaBrokers()], logLevel: logLevel.NOTHING }).producer()
+        await producer.connect()
+        await producer.send({
+          topic,
+          messages: [
+            {
+              key: "business:7101:8101",
+              value: JSON.stringify({
+                ...stamp(1),
+                kind: "business",
+                appId: "7101",
+                businessId: "8101",
+                removed: false,
+                accessToken: sealer.seal(ACCESS_TOKEN),
+                version: null,
+                permissions: ["order"],
+                depots: [],
+                grantedAt: null,
+                expiresAt: null
+              })
+            },
+            { key: "status:7101:8101", value: JSON.stringify({ ...stamp(2), kind: "status", appId: "7101", businessId: "8101", status: "paused", attention: null }) }
+          ]
+        })
+        await producer.disconnect()
+      })
+      const waiting = yield* start
+      assert.isTrue(Option.isNone(yield* waiting.business("7101", "8101")), "no business without its application")
+
+      const other = yield* start
+      yield* other.upsertApp("7101", ["verify-7101"])
+      const arrived = yield* eventually(Effect.map(waiting.business("7101", "8101"), (o) => Option.isSome(o) && o.value.status === "paused" ? o.value : undefined))
+      assert.strictEqual(Redacted.value(arrived.accessToken), ACCESS_TOKEN)
+      assert.deepStrictEqual(arrived.permissions, ["order"])
+    }).pipe(Effect.scoped), 120_000)
 })
