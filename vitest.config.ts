@@ -2,13 +2,22 @@ import { defineConfig } from "vitest/config"
 
 // One project per package. Suites that need the Kafka broker live in `test/kafka/` of their
 // package and run in the `kafka` project, which starts a real broker once (tooling/kafka).
+//
+// Scheduling: most test files wait on real processes, sockets and the broker more than they
+// compute, so the package projects and the Kafka project run PARALLEL files at once (group 0),
+// more than the default of one worker a spare core. The reliability project measures memory,
+// latency and floods, and the console drives Chromium: each runs its files one at a time, after
+// group 0, alone on the machine (groups 1 and 2), so no other suite skews what they measure.
+const PARALLEL = 3
 const pkg = (name: string, dir: string, exclude: ReadonlyArray<string> = []) => ({
   extends: true as const,
   test: {
     name,
     root: `./${dir}`,
     include: ["test/**/*.test.ts"],
-    exclude: ["test/kafka/**", "**/node_modules/**", ...exclude]
+    exclude: ["test/kafka/**", "**/node_modules/**", ...exclude],
+    maxWorkers: PARALLEL,
+    sequence: { groupOrder: 0 }
   }
 })
 
@@ -16,6 +25,7 @@ export default defineConfig({
   test: {
     reporters: ["default", "./tooling/vitest/summary-reporter.ts"],
     testTimeout: 30_000,
+    maxWorkers: PARALLEL,
     hookTimeout: 120_000,
     projects: [
       pkg("protocol", "packages/protocol"),
@@ -46,7 +56,8 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: ["**/node_modules/**"],
           testTimeout: 300_000,
-          fileParallelism: false
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 }
         }
       },
       {
@@ -60,7 +71,8 @@ export default defineConfig({
           exclude: ["**/node_modules/**"],
           globalSetup: ["./test/console/globalSetup.ts"],
           testTimeout: 90_000,
-          fileParallelism: false
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 }
         }
       },
       {
@@ -72,7 +84,9 @@ export default defineConfig({
           exclude: ["**/node_modules/**"],
           // Starts one real broker for the whole project; under CI=true a broker that cannot
           // start fails the run instead of skipping the suites.
-          globalSetup: ["./tooling/kafka/src/globalSetup.ts"]
+          globalSetup: ["./tooling/kafka/src/globalSetup.ts"],
+          maxWorkers: PARALLEL,
+          sequence: { groupOrder: 0 }
         }
       }
     ]
