@@ -17,6 +17,7 @@ import { Effect, Schema } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import * as Yaml from "yaml"
+import { HeapProfile, Telemetry } from "@ocs/observability"
 import { PluginLoader } from "@ocs/plugin-runtime"
 import { Ids, Operation } from "@ocs/protocol"
 import * as StrictKeys from "./StrictKeys.ts"
@@ -51,11 +52,8 @@ export const Config = Schema.Struct({
   server: Schema.Struct({
     host: Schema.String,
     port: Port,
-    /**
-     * V8 heap profile (./HeapProfile.ts): "compact" (default in SQLite mode), "throughput"
-     * (default in Kafka mode) or "as-launched". The server re-executes itself to apply it.
-     */
-    heapProfile: Schema.optional(Schema.Literals(["compact", "throughput", "as-launched"])),
+    /** V8 heap profile (@ocs/observability HeapProfile); the server re-executes itself to apply it. */
+    heapProfile: Schema.optional(HeapProfile.HeapProfileSetting),
     /** Key for the admin API (header `x-admin-key` or `Authorization: Bearer <key>`). */
     adminKey: Schema.optional(Schema.String.check(Schema.isMinLength(16))),
     /** Limits against slow or greedy clients (see ServerLimits.ts for the defaults). */
@@ -159,19 +157,9 @@ export const Config = Schema.Struct({
   /** Tenants to create at start when absent (the demo uses this). */
   tenants: Schema.optional(Schema.Array(AppConfig)),
   /** Lines below this level are not written (default info). Every line is JSON. */
-  logLevel: Schema.optional(Schema.Literals(["debug", "info", "warning", "error"])),
-  /**
-   * OpenTelemetry traces (docs/architecture.md §4.17). Off unless `otlpEndpoint` is set: the
-   * base URL of an OTLP/HTTP collector (`/v1/traces` is appended), e.g. http://127.0.0.1:4318.
-   */
-  tracing: Schema.optional(Schema.Struct({
-    otlpEndpoint: Schema.optional(Schema.String),
-    /** Share of traces started here that are exported, 0 to 1. Default 0.1. */
-    sampleRatio: Schema.optional(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 }))),
-    serviceName: Schema.optional(Schema.String),
-    /** How often spans are sent; default 5 s. */
-    exportIntervalMillis: Schema.optional(PositiveNumber)
-  }))
+  logLevel: Schema.optional(Telemetry.LogLevelSetting),
+  /** OpenTelemetry traces (docs/architecture.md §4.17): @ocs/observability's section. */
+  tracing: Schema.optional(Telemetry.TracingSection)
 })
 export type Config = typeof Config.Type
 

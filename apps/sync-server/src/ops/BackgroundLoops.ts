@@ -14,7 +14,7 @@
 import { Effect, Fiber, Schedule, Scope, Stream } from "effect"
 import { EventLog, type LogRecord } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
-import { LoopHealth } from "./LoopHealth.ts"
+import { LoopHealth } from "@ocs/observability/LoopHealth"
 import { Ownership } from "@ocs/sync/Ownership"
 import * as Quarantine from "../tenants/Quarantine.ts"
 import { Notices } from "@ocs/sync"
