@@ -11,8 +11,7 @@ import type { Business } from "@ocs/tenant-store/TenantRegistry"
 import { Operation } from "@ocs/protocol"
 import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import { EventLog } from "@ocs/event-log"
-import { ReadModels } from "@ocs/read-models"
-import * as Quarantine from "../../tenants/Quarantine.ts"
+import { Quarantine, ReadModels } from "@ocs/read-models"
 import {
   type AdminOptions,
   body,
