@@ -1,7 +1,7 @@
 /** Applications and tenants: register, list, inspect, pause, resume, remove, sync now. */
 import { Effect, Option, Schema } from "effect"
 import type { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import * as StrictKeys from "../../boot/StrictKeys.ts"
+import * as StrictKeys from "@ocs/config/StrictKeys"
 import * as Config from "../../boot/Config.ts"
 import { Notices, Operations, SyncState } from "@ocs/sync"
 import { Ownership } from "@ocs/sync/Ownership"
