@@ -11,40 +11,18 @@
  * `rateLimits.skewAllowanceMs` and `tracing.exportIntervalMillis` keep the names existing
  * configurations use. Code converts once, where it builds a service's options.
  */
-import { SyncOptions, TenantSettings } from "@ocs/sync"
+import { SyncOptions } from "@ocs/sync"
 import { Schema } from "effect"
 import * as Path from "node:path"
 import { ConfigFile, Settings } from "@ocs/config"
 import { EventLogOptions } from "@ocs/event-log"
 import { HeapProfile, Telemetry } from "@ocs/observability"
 import { PluginLoader } from "@ocs/plugin-runtime"
-import { Ids, Operation } from "@ocs/protocol"
+import { Operation } from "@ocs/protocol"
+import { TenantSeed } from "@ocs/tenant-store"
 import { CommerceClient, RateLimiter } from "@ocs/transport"
 
 const { Port, PositiveNumber } = Settings
-
-/** An appId or businessId: a positive integer, as a number, bigint or string of digits. */
-const IdInput = Schema.Union([Schema.String, Schema.Number, Schema.BigInt]).check(
-  Schema.makeFilter((u) => Ids.normalize(typeof u === "string" ? u.trim() : u) !== undefined || "must be a positive integer")
-)
-
-export const BusinessConfig = Schema.Struct({
-  businessId: IdInput,
-  accessToken: Schema.String.check(Schema.isMinLength(1)),
-  version: Schema.optional(Schema.String),
-  permissions: Schema.optional(Schema.Array(Schema.String)),
-  depots: Schema.optional(Schema.Array(Schema.String)),
-  grantedAt: Schema.optional(Schema.String),
-  expiresAt: Schema.optional(Schema.String),
-  /** This tenant's own sync settings (@ocs/sync TenantSettings); absent fields keep `sync`'s. */
-  settings: Schema.optional(TenantSettings.TenantSettings)
-})
-
-export const AppConfig = Schema.Struct({
-  appId: IdInput,
-  verifyTokens: Schema.Array(Schema.String.check(Schema.isMinLength(1))),
-  businesses: Schema.optional(Schema.Array(BusinessConfig))
-})
 
 export const Config = Schema.Struct({
   server: Schema.Struct({
@@ -119,13 +97,15 @@ export const Config = Schema.Struct({
   /** Where relative plugin paths and package names resolve (default: the config file's folder). */
   baseDir: Schema.optional(Schema.String),
   /** Tenants to create at start when absent (the demo uses this). */
-  tenants: Schema.optional(Schema.Array(AppConfig)),
+  tenants: Schema.optional(TenantSeed.Section),
   /** Lines below this level are not written (default info). Every line is JSON. */
   logLevel: Schema.optional(Telemetry.LogLevelSetting),
   /** OpenTelemetry traces (docs/architecture.md §4.17): @ocs/observability's section. */
   tracing: Schema.optional(Telemetry.TracingSection)
 })
 export type Config = typeof Config.Type
+
+export const { AppConfig, BusinessConfig } = TenantSeed
 
 export { ConfigError } from "@ocs/config/ConfigFile"
 
