@@ -22,7 +22,7 @@ import { Operation } from "@ocs/protocol"
 import { TenantSeed } from "@ocs/tenant-store"
 import { CommerceClient, RateLimiter } from "@ocs/transport"
 
-const { Port, PositiveNumber } = Settings
+const { NonNegativeInt, Port, PositiveInt, PositiveNumber } = Settings
 
 export const Config = Schema.Struct({
   server: Schema.Struct({
@@ -37,11 +37,11 @@ export const Config = Schema.Struct({
       headersTimeoutSeconds: Schema.optional(PositiveNumber),
       requestTimeoutSeconds: Schema.optional(PositiveNumber),
       keepAliveTimeoutSeconds: Schema.optional(PositiveNumber),
-      maxConnections: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
-      maxConnectionsPerSource: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
+      maxConnections: Schema.optional(PositiveInt),
+      maxConnectionsPerSource: Schema.optional(PositiveInt),
       maxHeaderBytes: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1024))),
       /** 0 turns the body rate check off. */
-      minBodyBytesPerSecond: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+      minBodyBytesPerSecond: Schema.optional(NonNegativeInt),
       bodyGraceSeconds: Schema.optional(PositiveNumber)
     })),
     /**
@@ -51,7 +51,7 @@ export const Config = Schema.Struct({
     tls: Schema.optional(Schema.Struct({ certFile: Schema.String, keyFile: Schema.String })),
     /** `/readyz` answers 503 while the read models are further behind the log than this. */
     readiness: Schema.optional(Schema.Struct({
-      maxProjectionLagRecords: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
+      maxProjectionLagRecords: Schema.optional(PositiveInt),
       /** Age of the oldest record not projected yet. Default 300. */
       maxProjectionLagSeconds: Schema.optional(PositiveNumber)
     }))
@@ -74,7 +74,7 @@ export const Config = Schema.Struct({
     /** Source addresses allowed to deliver; absent: any (use behind a filtering proxy). */
     sourceAllowlist: Schema.optional(Schema.Array(Schema.String)),
     trustedProxies: Schema.optional(Schema.Array(Schema.String)),
-    maxBodyBytes: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
+    maxBodyBytes: Schema.optional(PositiveInt),
     dedupeWindowSeconds: Schema.optional(PositiveNumber),
     /**
      * Deliveries from one source (appId + client address) that fail the verify-token check
@@ -82,13 +82,13 @@ export const Config = Schema.Struct({
      * Default 20 in 60 s; `limit: 0` turns it off.
      */
     authFailures: Schema.optional(Schema.Struct({
-      limit: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+      limit: NonNegativeInt,
       windowSeconds: PositiveNumber
     })),
     /** A delivery not stored within this is answered 503 (the sender delivers again). Default 10. */
     storeTimeoutSeconds: Schema.optional(PositiveNumber),
     /** Bytes of webhook bodies not yet proved by a token, held at once (default 16 MiB; 0: no bound). */
-    unverifiedBodyBudgetBytes: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+    unverifiedBodyBudgetBytes: Schema.optional(NonNegativeInt),
     /** A tenant without a webhook for this long is flagged as silent. */
     silenceAlertSeconds: PositiveNumber
   }),
@@ -104,8 +104,6 @@ export const Config = Schema.Struct({
   tracing: Schema.optional(Telemetry.TracingSection)
 })
 export type Config = typeof Config.Type
-
-export const { AppConfig, BusinessConfig } = TenantSeed
 
 export { ConfigError } from "@ocs/config/ConfigFile"
 
