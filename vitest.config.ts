@@ -37,6 +37,8 @@ export default defineConfig({
       pkg("ingestion", "packages/ingestion"),
       pkg("sync", "packages/sync"),
       pkg("tenant-store", "packages/tenant-store"),
+      pkg("observability", "packages/observability"),
+      pkg("config", "packages/config"),
       // The console's browser suite runs in its own project ("console", below).
       pkg("sync-server", "apps/sync-server", ["test/console/**"]),
       pkg("replay", "apps/replay"),

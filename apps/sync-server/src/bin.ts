@@ -15,9 +15,8 @@ import { parseArgs } from "node:util"
 import * as Config from "./boot/Config.ts"
 import * as Demo from "./boot/Demo.ts"
 import * as Drain from "./cluster/Drain.ts"
-import * as HeapProfile from "./ops/HeapProfile.ts"
+import { HeapProfile, Telemetry } from "@ocs/observability"
 import * as Server from "./http/Server.ts"
-import * as Telemetry from "./ops/Telemetry.ts"
 
 const { values } = parseArgs({
   options: {

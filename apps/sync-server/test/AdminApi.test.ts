@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url"
 import { SimulatorControl } from "@ocs/simulator"
 import * as Config from "../src/boot/Config.ts"
 import * as Admin from "../src/http/Admin.ts"
-import * as AdminApi from "../src/http/admin/AdminApi.ts"
+import { AdminDocs, AdminRoutes } from "@ocs/admin-api"
 import * as Sessions from "../src/http/console/Sessions.ts"
 import * as Server from "../src/http/Server.ts"
 import { parseLoose, type Proc, startServerProcess, startSimulatorProcess, tempDir } from "./processes.ts"
@@ -32,22 +32,22 @@ describe("the admin reference", () => {
         sessions: Sessions.make({ secure: false })
       }).pipe(Effect.provide(Server.layer(config)))
       assert.isAbove(router.table.length, 40)
-      assert.deepStrictEqual(AdminApi.drift(router.table), { undocumented: [], missing: [] })
+      assert.deepStrictEqual(AdminDocs.drift(router.table), { undocumented: [], missing: [] })
       // The comparison sees a route added without its documentation, and a documented one gone.
-      const drifted = AdminApi.drift([...router.table.filter((r) => r.path !== "/admin/locks"), { method: "GET", path: "/admin/new" }])
+      const drifted = AdminDocs.drift([...router.table.filter((r) => r.path !== "/admin/locks"), { method: "GET", path: "/admin/new" }])
       assert.deepStrictEqual(drifted, { undocumented: ["GET /admin/new"], missing: ["GET /admin/locks"] })
       Fs.rmSync(dataDir, { recursive: true, force: true })
     }).pipe(Effect.scoped), 60_000)
 
   it("docs/admin-api.md is what the reference writes (./ocs --filter @ocs/sync-server docs:admin-api)", () => {
-    assert.strictEqual(Fs.readFileSync(docsFile, "utf8"), AdminApi.markdown())
+    assert.strictEqual(Fs.readFileSync(docsFile, "utf8"), AdminDocs.markdown())
   })
 
   it("the OpenAPI document has every route, its path parameters and its bodies' schemas", () => {
-    const doc = AdminApi.document()
+    const doc = AdminDocs.document()
     assert.strictEqual(doc.openapi, "3.1.0")
     const operations = Object.values(doc.paths).flatMap((item) => Object.keys(item))
-    assert.strictEqual(operations.length, AdminApi.routes.length)
+    assert.strictEqual(operations.length, AdminRoutes.routes.length)
     const post = doc.paths["/admin/tenants"]!["post"] as any
     const schema = post.requestBody.content["application/json"].schema
     assert.deepStrictEqual([...schema.required].sort(), ["accessToken", "appId", "businessId"])
@@ -91,7 +91,7 @@ describe("the admin API as documented", () => {
   it("serves the OpenAPI document to a caller with the key", async () => {
     const r = await fetch(`${server.url}/admin/openapi.json`, { headers: { "x-admin-key": ADMIN_KEY } })
     assert.strictEqual(r.status, 200)
-    assert.deepStrictEqual(JSON.parse(await r.text()), JSON.parse(JSON.stringify(AdminApi.document())))
+    assert.deepStrictEqual(JSON.parse(await r.text()), JSON.parse(JSON.stringify(AdminDocs.document())))
     assert.strictEqual((await fetch(`${server.url}/admin/openapi.json`)).status, 401)
   })
 

@@ -10,7 +10,6 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { runNode } from "@ocs/testkit/Processes"
 import * as Config from "../src/boot/Config.ts"
-import * as StrictKeys from "../src/boot/StrictKeys.ts"
 import { nodeEnv, nodeFlags } from "../src/ops/nodeFlags.ts"
 import { serverBin, spawnNode, startServerProcess, startSimulatorProcess, tempDir } from "./processes.ts"
 
@@ -91,12 +90,6 @@ describe("Config: unknown keys", () => {
       const file = writeConfig("readme.yaml", example.slice(0, example.indexOf("```")))
       assert.strictEqual(yield* failureOf({ file }), "")
     }))
-
-  it("suggests only names close enough to be meant", () => {
-    assert.strictEqual(StrictKeys.nearest("portt", ["host", "port", "limits"]), "port")
-    assert.strictEqual(StrictKeys.nearest("DataDir", ["dataDir", "api"]), "dataDir")
-    assert.strictEqual(StrictKeys.nearest("foo", ["server", "dataDir"]), undefined)
-  })
 })
 
 describe("Config: the program", () => {

@@ -1,6 +1,7 @@
 /**
  * @ocs/read-models: read models projected from the event log into SQLite (docs/architecture.md §3).
  */
+export * as Quarantine from "./Quarantine.ts"
 export * as ReadApi from "./ReadApi.ts"
 export * as ReadModels from "./ReadModels.ts"
 export * as ReadModelsError from "./ReadModelsError.ts"

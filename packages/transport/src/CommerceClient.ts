@@ -26,11 +26,25 @@ export const tenantAccess = (appId: string | number | bigint, businessId: string
   accessToken: Redacted.make(accessToken)
 })
 
+/**
+ * The `api` section of a server's configuration: the two base URLs and the per-request
+ * timeout (`timeoutMs`, the name configurations use; default `defaults.timeoutMs`).
+ */
+export const ApiSection = Schema.Struct({
+  posBaseUrl: Schema.String,
+  vpageBaseUrl: Schema.String,
+  timeoutMs: Schema.optional(Schema.Finite.check(Schema.isGreaterThan(0)))
+})
+export type ApiSection = typeof ApiSection.Type
+
+/** The client's defaults, written once. */
+export const defaults = { timeoutMs: 30_000 } as const
+
 export interface ClientOptions {
   /** docs/api-catalogue.md, Requests: `{base_url}` of each family. */
   readonly posBaseUrl: string
   readonly vpageBaseUrl: string
-  /** Per-request timeout (default 30 s). */
+  /** Per-request timeout (default `defaults.timeoutMs`, 30 s). */
   readonly timeoutMs?: number | undefined
   /** Attempts for transient failures, the first included (default 5). */
   readonly maxAttempts?: number | undefined
@@ -132,7 +146,7 @@ export const make = Effect.fnUntraced(function*(options: ClientOptions) {
   const http = yield* HttpClient.HttpClient
   const limiter = yield* RateLimiter
   const events = yield* TransportEvents
-  const timeoutMs = options.timeoutMs ?? 30_000
+  const timeoutMs = options.timeoutMs ?? defaults.timeoutMs
   const maxAttempts = options.maxAttempts ?? 5
   const backoffBase = options.backoffBaseMs ?? 200
   const backoffMax = options.backoffMaxMs ?? 30_000

@@ -16,7 +16,7 @@
  * the same as a key never seen.
  */
 import { Cause, Clock, Context, Deferred, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
-import type { Ids, Operation } from "@ocs/protocol"
+import { type Ids, Operation } from "@ocs/protocol"
 import * as Core from "./internal/schedulerCore.ts"
 import { RateLimitStore } from "./RateLimitStore.ts"
 import * as TransportEventsModule from "./TransportEvents.ts"
@@ -47,6 +47,18 @@ const released = (u: { readonly key: string; readonly at: number }): TransportEv
   const where = whereOf(u.key)
   return where === undefined ? undefined : { _tag: "LockReleased", ...where, at: u.at }
 }
+
+/** The `rateLimits` section of a server's configuration: `RateLimiterOptions` as a person writes them. */
+export const Section = Schema.Struct({
+  safetyMargin: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+  skewAllowanceMs: Schema.optional(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))),
+  maxInFlight: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
+  overrides: Schema.optional(Schema.Record(Schema.String, Operation.RateLimit))
+})
+export type Section = typeof Section.Type
+
+/** The scheduler's defaults, written once. */
+export const defaults = { safetyMargin: 0, skewAllowanceMs: 1000, maxInFlight: 256 } as const
 
 export interface RateLimiterOptions {
   /**
@@ -148,8 +160,8 @@ interface PendingWaiter extends Core.Waiter {
 export const make = Effect.fnUntraced(function*(options: RateLimiterOptions) {
   const store = yield* RateLimitStore
   const events = yield* TransportEvents
-  const margin = options.safetyMargin ?? 0
-  const skew = options.skewAllowanceMs ?? 1000
+  const margin = options.safetyMargin ?? defaults.safetyMargin
+  const skew = options.skewAllowanceMs ?? defaults.skewAllowanceMs
   const maxLockWait = options.maxLockWaitMs ?? 15 * 60 * 1000
   const start = yield* Clock.currentTimeMillis
 
@@ -161,7 +173,7 @@ export const make = Effect.fnUntraced(function*(options: RateLimiterOptions) {
   const unlocked: Array<{ key: string; at: number }> = []
 
   const core = new Core.SchedulerCore(start, {
-    maxInFlight: options.maxInFlight ?? 256,
+    maxInFlight: options.maxInFlight ?? defaults.maxInFlight,
     onGrant: (ticket) => {
       const id = ++nextId
       ids.set(ticket, id)

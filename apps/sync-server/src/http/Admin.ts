@@ -13,7 +13,7 @@
  */
 import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
-import * as AdminApi from "./admin/AdminApi.ts"
+import { AdminDocs, type AdminRoutes } from "@ocs/admin-api"
 import { type AdminOptions, guard, json, keyFailureDefaults } from "./admin/AdminHttp.ts"
 import * as HealthRoutes from "./admin/HealthRoutes.ts"
 import * as HistoryRoutes from "./admin/HistoryRoutes.ts"
@@ -29,16 +29,25 @@ import * as SourceThrottle from "./SourceThrottle.ts"
 export type { AdminOptions } from "./admin/AdminHttp.ts"
 export { describeBusiness, parseDate } from "./admin/AdminHttp.ts"
 
+/** A router that writes down every route added to it in `table`. */
+const recording = (router: HttpRouter.HttpRouter, table: Array<AdminRoutes.RouteKey>): HttpRouter.HttpRouter => ({
+  ...router,
+  add: (method, path, handler, options) => {
+    table.push({ method, path })
+    return router.add(method, path, handler, options)
+  }
+})
+
 /**
  * The router, and `table`: every route added to it, which the admin reference
- * (admin/AdminApi.ts) is checked against.
+ * (@ocs/admin-api AdminRoutes) is checked against.
  */
 export const routes = (given: AdminOptions) =>
   Effect.gen(function*() {
     const options: AdminOptions = { ...given, keyFailures: given.keyFailures ?? SourceThrottle.make(keyFailureDefaults) }
-    const table: Array<AdminApi.RouteKey> = []
-    const router = AdminApi.recording(yield* HttpRouter.make, table)
-    yield* router.add("GET", "/admin/openapi.json", guard(options)(Effect.sync(() => json(AdminApi.document()))))
+    const table: Array<AdminRoutes.RouteKey> = []
+    const router = recording(yield* HttpRouter.make, table)
+    yield* router.add("GET", "/admin/openapi.json", guard(options)(Effect.sync(() => json(AdminDocs.document()))))
     yield* HealthRoutes.add(router, options)
     yield* TenantRoutes.add(router, options)
     yield* OperationRoutes.add(router, options)
@@ -49,5 +58,5 @@ export const routes = (given: AdminOptions) =>
     yield* RelayRoutes.add(router, options)
     // The operator console (`/ui`), when the server keeps console sessions.
     if (options.sessions !== undefined) yield* ConsoleRoutes.add(router, { ...options, sessions: options.sessions })
-    return Object.assign(router, { table: table as ReadonlyArray<AdminApi.RouteKey> })
+    return Object.assign(router, { table: table as ReadonlyArray<AdminRoutes.RouteKey> })
   })

@@ -7,7 +7,7 @@
  */
 import { Clock, Effect } from "effect"
 import type { KafkaEventLog } from "@ocs/event-log"
-import type { LoopProblem } from "./LoopHealth.ts"
+import type { LoopProblem } from "@ocs/observability/LoopHealth"
 
 /** The relay's problem, or undefined while its requests are acknowledged (or fail only briefly). */
 export const problem = (status: KafkaEventLog.RelayStatus, now: number): LoopProblem | undefined =>

@@ -1,18 +1,17 @@
 /** Applications and tenants: register, list, inspect, pause, resume, remove, sync now. */
 import { Effect, Option, Schema } from "effect"
 import type { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import * as StrictKeys from "../../boot/StrictKeys.ts"
-import * as Config from "../../boot/Config.ts"
+import * as StrictKeys from "@ocs/config/StrictKeys"
 import { Notices, Operations, SyncState } from "@ocs/sync"
 import { Ownership } from "@ocs/sync/Ownership"
 import { type RunReport, SyncEngine } from "@ocs/sync/SyncEngine"
 import { TenantSettings } from "@ocs/sync"
 import type { Business } from "@ocs/tenant-store/TenantRegistry"
 import { Operation } from "@ocs/protocol"
+import { AppInput, TenantInput } from "@ocs/admin-api/AdminInputs"
 import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import { EventLog } from "@ocs/event-log"
-import { ReadModels } from "@ocs/read-models"
-import * as Quarantine from "../../tenants/Quarantine.ts"
+import { Quarantine, ReadModels } from "@ocs/read-models"
 import {
   type AdminOptions,
   body,
@@ -31,14 +30,6 @@ import {
 } from "./AdminHttp.ts"
 
 // The admin API takes what the configuration file takes (same fields, same checks).
-export const AppInput = Schema.Struct({
-  appId: Config.AppConfig.fields.appId,
-  verifyTokens: Config.AppConfig.fields.verifyTokens.check(Schema.isMinLength(1)),
-  enabled: Schema.optional(Schema.Boolean)
-})
-
-export const TenantInput = Schema.Struct({ appId: Config.AppConfig.fields.appId, ...Config.BusinessConfig.fields })
-
 /**
  * A body decoded with `schema`, its unknown fields refused like the configuration's (a
  * misspelt `expiresat` would otherwise be dropped and the tenant get no expiry warnings):

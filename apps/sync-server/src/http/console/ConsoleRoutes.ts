@@ -13,11 +13,12 @@
  * The page's data comes from the JSON admin API, which accepts the session cookie for reads
  * and, with the CSRF token and from the same origin, for actions (admin/AdminHttp.ts).
  */
-import { Clock, Effect, Redacted, Schema } from "effect"
+import { Clock, Effect, Redacted } from "effect"
 import { type HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import * as Fs from "node:fs"
 import { fileURLToPath } from "node:url"
 import { type AdminOptions, body, clientAddress, json, problem, sameOrigin } from "../admin/AdminHttp.ts"
+import { SignIn } from "@ocs/admin-api/AdminInputs"
 import { safeEqual } from "@ocs/tenant-store/Secrets"
 import type { Sessions } from "./Sessions.ts"
 
@@ -47,8 +48,6 @@ const PAGE = `<!doctype html>
 </body>
 </html>
 `
-
-export const SignIn = Schema.Struct({ key: Schema.String.check(Schema.isMaxLength(1000)) })
 
 /** An asset read once at start; a missing file is answered 500 with how to build it. */
 const asset = (name: string, contentType: string) => {

@@ -20,8 +20,11 @@
  * arguments, `process.execve`) when its flags are not the profile's. Without `execve` (Node
  * older than 22.15) it says which flags to pass and goes on as launched.
  */
+import { Schema } from "effect"
 
-export type HeapProfile = "compact" | "throughput" | "as-launched"
+/** The `server.heapProfile` setting; absent: by event log mode (`profileOf`). */
+export const HeapProfileSetting = Schema.Literals(["compact", "throughput", "as-launched"])
+export type HeapProfile = typeof HeapProfileSetting.Type
 
 export interface Launch {
   /** Node flags (before the script). */

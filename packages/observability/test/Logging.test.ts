@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as Telemetry from "../src/ops/Telemetry.ts"
+import * as Telemetry from "../src/Telemetry.ts"
 
 /** Runs `effect` with the server's logging at `level`, and returns the lines it wrote. */
 const linesOf = (level: Parameters<typeof Telemetry.layerLogging>[0], effect: Effect.Effect<void>) =>

@@ -7,7 +7,7 @@ import { kafkaBrokers, kafkaUnavailable } from "@ocs/kafka-broker/testing"
 import { Ids, Operation } from "@ocs/protocol"
 import { RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
 import { Clock, Context, Effect, Fiber, Layer, Option } from "effect"
-import * as SharedRateLimits from "../../src/cluster/SharedRateLimits.ts"
+import * as SharedRateLimits from "../../src/SharedRateLimits.ts"
 
 const topic = `ocs-rate-limits-test-${process.pid}-${Date.now()}`
 const key = { tenant: Ids.makeTenant(7001, 8001), operation: Operation.productList }

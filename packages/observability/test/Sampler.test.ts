@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Tracer } from "effect"
 import { TraceContext } from "@ocs/event-log"
-import * as Telemetry from "../src/ops/Telemetry.ts"
+import * as Telemetry from "../src/Telemetry.ts"
 
 /** Effect's own tracer under the sampler: what `sampled` the spans get. */
 const withSampler = <A, E>(ratio: number, effect: Effect.Effect<A, E>) =>

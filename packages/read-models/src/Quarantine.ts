@@ -3,7 +3,7 @@
  *
  * Ingestion stores every webhook of a registered application, whatever business it names, so
  * nothing is lost; but the projection applies a record only when its business is registered
- * (`TenantRegistry.isRegistered`, asked per record). Records of other businesses are quarantined
+ * (the tenant store's `isRegistered`, asked per record). Records of other businesses are quarantined
  * in the read-models file, listed by `GET /admin/quarantine`, and projected from the log when
  * the business registers: at once through `POST /admin/tenants`, and at start for businesses
  * registered while the server was down (configuration seeding included).
@@ -11,8 +11,7 @@
 import { Effect } from "effect"
 import type { Ids } from "@ocs/protocol"
 import type { EventLog } from "@ocs/event-log"
-import { ReadModels } from "@ocs/read-models"
-import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
+import * as ReadModels from "./ReadModels.ts"
 
 export type Tenant = Ids.TenantRef
 
@@ -37,12 +36,11 @@ export const release = (tenant: Tenant): Effect.Effect<number, never, ReadModels
     )
   )
 
-/** Releases every quarantined business that is registered now. */
-export const releaseRegistered = Effect.gen(function*() {
+/** Releases every quarantined business that is registered now (the tenant store answers). */
+export const releaseRegistered = (isRegistered: (appId: string, businessId: string) => boolean) => Effect.gen(function*() {
   const readModels = yield* ReadModels.ReadModels
-  const store = yield* TenantRegistry
   const { tenants } = yield* readModels.quarantine({ limit: 1 })
   for (const t of tenants) {
-    if (store.isRegistered(t.appId, t.businessId)) yield* release(t)
+    if (isRegistered(t.appId, t.businessId)) yield* release(t)
   }
 }).pipe(Effect.catch((e) => Effect.logError("could not list the quarantined records", e)))

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "vitest"
-import * as HeapProfile from "../src/ops/HeapProfile.ts"
+import * as HeapProfile from "../src/HeapProfile.ts"
 
 const launched = (execArgv: ReadonlyArray<string>, env: Record<string, string> = {}) => ({
   execPath: "/usr/bin/node",

@@ -54,21 +54,21 @@ export const nearest = (key: string, known: ReadonlyArray<string>): string | und
 const resolve = (ast: SchemaAST.AST): SchemaAST.AST => ast._tag === "Suspend" ? resolve(ast.thunk()) : ast
 
 /** The object shapes an AST allows (the members of an optional field's union, say). */
-const objectsOf = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.Objects> => {
+export const objectsOf = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.Objects> => {
   const a = resolve(ast)
   if (a._tag === "Objects") return [a]
   if (a._tag === "Union") return a.types.flatMap(objectsOf)
   return []
 }
 
-const arraysOf = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.Arrays> => {
+export const arraysOf = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.Arrays> => {
   const a = resolve(ast)
   if (a._tag === "Arrays") return [a]
   if (a._tag === "Union") return a.types.flatMap(arraysOf)
   return []
 }
 
-const keysOf = (o: SchemaAST.Objects) => o.propertySignatures.flatMap((p) => typeof p.name === "string" ? [p.name] : [])
+export const keysOf = (o: SchemaAST.Objects) => o.propertySignatures.flatMap((p) => typeof p.name === "string" ? [p.name] : [])
 
 const walk = (ast: SchemaAST.AST, value: unknown, path: ReadonlyArray<string | number>, out: Array<UnknownKey>): void => {
   if (Array.isArray(value)) {
