@@ -8,7 +8,7 @@
  * - a broker that refuses every request turns the relay down in /metrics and /readyz.
  */
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { kafkaBrokers, kafkaUnavailable } from "@ocs/kafka-broker/testing"
+import { kafkaBrokers, kafkaUnavailable, readTopic } from "@ocs/kafka-broker/testing"
 import { SimulatorControl } from "@ocs/simulator"
 import { Kafka, logLevel } from "kafkajs"
 import { eventually, type Proc, startServerProcess, startSimulatorProcess } from "../processes.ts"
@@ -34,24 +34,6 @@ const productIds = async (sim: string, t: { readonly appId: string; readonly bus
     body: `{"filters":{},"paginator":{"size":${n}}}`
   })
   return [...(await r.text()).matchAll(/"id"\s*:\s*"?(\d+)/g)].map((m) => m[1]!).slice(0, n)
-}
-
-/** The values of the topic's first `n` messages. */
-const topicValues = async (topic: string, n: number): Promise<ReadonlyArray<string>> => {
-  const consumer = new Kafka({ brokers: [...kafkaBrokers()], logLevel: logLevel.NOTHING }).consumer({ groupId: `check-${topic}` })
-  await consumer.connect()
-  await consumer.subscribe({ topic, fromBeginning: true })
-  const values: Array<string> = []
-  await new Promise<void>((resolve) => {
-    void consumer.run({
-      eachMessage: async ({ message }) => {
-        values.push(message.value?.toString("utf8") ?? "")
-        if (values.length >= n) resolve()
-      }
-    })
-  })
-  await consumer.disconnect()
-  return values
 }
 
 const metric = async (url: string, line: RegExp): Promise<number | undefined> => {
@@ -122,8 +104,7 @@ describe.skipIf(kafkaUnavailable())("sync server in Kafka mode on a broker with 
         return Number(described.resources[0]!.configEntries[0]!.configValue)
       })
       assert.strictEqual(bytes, 1_048_588, "the broker runs with Kafka's default limit")
-      const onTopic = await withAdmin(async (admin) => (await admin.fetchTopicOffsets(topic)).reduce((n, o) => n + Number(o.high), 0))
-      const values = await topicValues(topic, onTopic)
+      const values = (await readTopic(kafkaBrokers(), topic)).map((m) => m.value)
       const total = values.reduce((n, v) => n + v.length, 0)
       assert.isAbove(total, 1_048_588, `${values.length} messages of ${total} bytes`)
       assert.isTrue(values.every((v) => !v.includes("big-xxxx")), "the page past the limit is not on the topic")
