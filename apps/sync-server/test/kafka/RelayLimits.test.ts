@@ -9,6 +9,7 @@
  */
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { kafkaBrokers, kafkaUnavailable, readTopic } from "@ocs/kafka-broker/testing"
+import { Ids } from "@ocs/protocol"
 import { SimulatorControl } from "@ocs/simulator"
 import { Kafka, logLevel } from "kafkajs"
 import { eventually, type Proc, startServerProcess, startSimulatorProcess } from "../processes.ts"
@@ -114,7 +115,7 @@ describe.skipIf(kafkaUnavailable())("sync server in Kafka mode on a broker with 
       assert.strictEqual(await metric(server.url, /^ocs_relay_max_request_bytes\b/), 1_048_588)
       assert.strictEqual(await metric(server.url, /^ocs_loop_up\{loop="event-log-relay"\}/), 1)
       assert.match(server.proc.output(), /RecordTooLarge|more than topic .* accepts \(1048588 bytes/)
-      assert.match(server.proc.output(), new RegExp(`${t.app.appId}:${t.business.businessId}`))
+      assert.match(server.proc.output(), new RegExp(Ids.tenantKey({ appId: t.app.appId, businessId: t.business.businessId })))
       const ready = await fetch(`${server.url}/readyz`)
       assert.strictEqual(ready.status, 200, await ready.text())
       const relay = (await (await fetch(`${server.url}/admin/relay`, { headers: { "x-admin-key": ADMIN_KEY } })).json()) as {
@@ -123,7 +124,7 @@ describe.skipIf(kafkaUnavailable())("sync server in Kafka mode on a broker with 
       }
       assert.strictEqual(relay.status.limitSource, `topic ${topic} max.message.bytes`, "the limit as the broker tells it")
       assert.strictEqual(relay.deadLetters.length, 1)
-      assert.strictEqual(relay.deadLetters[0]!.tenant, `${t.app.appId}:${t.business.businessId}`)
+      assert.strictEqual(relay.deadLetters[0]!.tenant, Ids.tenantKey({ appId: t.app.appId, businessId: t.business.businessId }))
       assert.isAbove(relay.deadLetters[0]!.bytes, relay.deadLetters[0]!.limitBytes)
 
       // The operator's way out: raise the topic's limit, then redrive. The page reaches the read models.
