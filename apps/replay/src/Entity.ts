@@ -82,18 +82,12 @@ export const observations = (record: LogRecord.LogRecord, id: string): ReadonlyA
       case "DocumentObserved":
         out.push({ facet: `document:${event.kind}`, tag: event._tag, index: i, state: event.document, updatedAt: event.updatedAt })
         break
-      // Deletions a complete full pass found (docs/architecture.md §4.14).
-      case "CustomerDeleted":
-      case "BillDeleted":
-      case "DepotDeleted":
-      case "CategoryDeleted":
-      case "BrandDeleted":
-      case "InventoryDeleted": {
-        const facet = { CustomerDeleted: "customer", BillDeleted: "bill", DepotDeleted: "depot", CategoryDeleted: "category", BrandDeleted: "brand", InventoryDeleted: "stock" }[event._tag]
-        out.push({ facet, tag: event._tag, index: i, state: { ...(event.data as object), deleted: true }, updatedAt: undefined })
-        break
-      }
       default:
+        // Deletions a complete full pass found (docs/architecture.md §4.14).
+        if (DomainEvent.isPassDeletion(event)) {
+          const kind = DomainEvent.passDeletions[event._tag]
+          out.push({ facet: kind === "inventory" ? "stock" : kind, tag: event._tag, index: i, state: { ...(event.data as object), deleted: true }, updatedAt: undefined })
+        }
         break
     }
   }

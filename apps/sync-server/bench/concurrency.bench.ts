@@ -9,7 +9,6 @@
  *
  *   ./ocs node apps/sync-server/bench/concurrency.bench.ts [--quick]
  */
-import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, Schedule } from "effect"
 import * as Path from "node:path"
 import { SqliteEventLog } from "@ocs/event-log"
@@ -18,11 +17,11 @@ import { SimulatorControl } from "@ocs/simulator"
 import { SyncState } from "@ocs/sync"
 import { Ownership } from "@ocs/sync/Ownership"
 import { SyncEngine } from "@ocs/sync/SyncEngine"
-import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
 import { makeSealer } from "@ocs/tenant-store/Secrets"
 import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import * as TenantState from "@ocs/tenant-store/TenantState"
 import { startSimulatorProcess, tempDir } from "../test/processes.ts"
+import { unlimitedClient } from "./unlimitedClient.ts"
 
 export interface ConcurrencyRun {
   /** Undefined: no bound. */
@@ -43,14 +42,7 @@ const runOne = (sim: { readonly url: string }, tenants: ReadonlyArray<{ readonly
     TenantState.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 9)) }),
     SqliteEventLog.layer({ filename: Path.join(dir, "events.sqlite") })
   )
-  const client = CommerceClient.CommerceClient.layer({ posBaseUrl: `${sim.url}/pos`, vpageBaseUrl: `${sim.url}/vpage` }).pipe(
-    Layer.provide(RateLimiter.RateLimiter.layer({ overrides: { "/v3.0/product/list": { requests: 1_000_000, windowSeconds: 1 } } }).pipe(
-      Layer.provide(RateLimitStore.RateLimitStore.layerMemory),
-      Layer.provide(TransportEvents.TransportEvents.layerLog)
-    )),
-    Layer.provide(TransportEvents.TransportEvents.layerLog),
-    Layer.provide(NodeHttpClient.layerUndici)
-  )
+  const client = unlimitedClient(sim.url)
   const layer = SyncEngine.layer({
     operations: [Operation.productList],
     intervalMs: 3_600_000,

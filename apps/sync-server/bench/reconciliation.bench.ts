@@ -12,20 +12,19 @@
  *
  *   ./ocs node apps/sync-server/bench/reconciliation.bench.ts [--quick]
  */
-import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, Option, Stream } from "effect"
 import * as Path from "node:path"
 import { EventLog, SqliteEventLog } from "@ocs/event-log"
 import { DomainEvent, EngineRecord, Operation } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { SimulatorControl } from "@ocs/simulator"
-import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
 import { makeSealer } from "@ocs/tenant-store/Secrets"
 import { Ownership } from "@ocs/sync/Ownership"
 import { SyncEngine } from "@ocs/sync/SyncEngine"
 import * as TenantState from "@ocs/tenant-store/TenantState"
 import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import { startSimulatorProcess, tempDir } from "../test/processes.ts"
+import { unlimitedClient } from "./unlimitedClient.ts"
 
 export interface ReconciliationBench {
   /** Products the tenant was seeded with, and those product/list serves (the copy). */
@@ -71,14 +70,7 @@ export const runReconciliationBench = async (options: { readonly quick?: boolean
       SqliteEventLog.layer({ filename: Path.join(dir, "events.sqlite") }),
       ReadModels.ReadModels.layer({ filename: Path.join(dir, "read-models.sqlite") })
     )
-    const client = CommerceClient.CommerceClient.layer({ posBaseUrl: `${sim.url}/pos`, vpageBaseUrl: `${sim.url}/vpage` }).pipe(
-      Layer.provide(RateLimiter.RateLimiter.layer({ overrides: { "/v3.0/product/list": { requests: 1_000_000, windowSeconds: 1 } } }).pipe(
-        Layer.provide(RateLimitStore.RateLimitStore.layerMemory),
-        Layer.provide(TransportEvents.TransportEvents.layerLog)
-      )),
-      Layer.provide(TransportEvents.TransportEvents.layerLog),
-      Layer.provide(NodeHttpClient.layerUndici)
-    )
+    const client = unlimitedClient(sim.url)
     const layer = SyncEngine.layer({ operations: [Operation.productList], intervalMs: 3_600_000, reconcileMs: 3_600_000, overlapMs: 0, horizonMs: 365 * 24 * 3600 * 1000, pageSize: PAGE }).pipe(
       Layer.provide(client),
       Layer.provide(Ownership.layerAll),

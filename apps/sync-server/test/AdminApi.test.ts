@@ -16,7 +16,7 @@ import * as Admin from "../src/http/Admin.ts"
 import { AdminDocs, AdminRoutes } from "@ocs/admin-api"
 import * as Sessions from "../src/http/console/Sessions.ts"
 import * as Server from "../src/http/Server.ts"
-import { parseLoose, type Proc, startServerProcess, startSimulatorProcess, tempDir } from "./processes.ts"
+import { adminClient, type Proc, startServerProcess, startSimulatorProcess, tempDir } from "./processes.ts"
 
 const docsFile = fileURLToPath(new URL("../../../docs/admin-api.md", import.meta.url))
 
@@ -63,10 +63,7 @@ let sim: { proc: Proc; url: string }
 let server: { proc: Proc; url: string; dir: string }
 let control: SimulatorControl
 
-const admin = async (path: string, init: RequestInit = {}) => {
-  const r = await fetch(`${server.url}${path}`, { ...init, headers: { "x-admin-key": ADMIN_KEY, "content-type": "application/json", ...init.headers } })
-  return { status: r.status, body: parseLoose(await r.text()) }
-}
+const admin = adminClient(() => server.url, ADMIN_KEY)
 
 describe("the admin API as documented", () => {
   beforeAll(async () => {

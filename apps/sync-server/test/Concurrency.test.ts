@@ -1,17 +1,11 @@
-import { NodeHttpClient } from "@effect/platform-node"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { Effect, Layer, Schedule } from "effect"
-import * as Path from "node:path"
-import { SqliteEventLog } from "@ocs/event-log"
+import { Effect, Schedule } from "effect"
 import { Operation } from "@ocs/protocol"
 import { type RunningSimulator, startSimulator } from "@ocs/simulator"
 import { SyncState } from "@ocs/sync"
-import { Ownership } from "@ocs/sync/Ownership"
 import { SyncEngine } from "@ocs/sync/SyncEngine"
-import { makeSealer } from "@ocs/tenant-store/Secrets"
 import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
-import * as TenantState from "@ocs/tenant-store/TenantState"
-import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
+import { engineLayer } from "./engineLayer.ts"
 import { tempDir } from "./processes.ts"
 
 // sync.concurrency: at most that many tenants run their passes at once. What the simulator saw
@@ -30,23 +24,10 @@ afterAll(async () => {
 
 const TENANTS = 6
 
-const testLayer = (concurrency: number | undefined) => {
-  const dir = tempDir("ocs-concurrency-")
-  const base = Layer.mergeAll(
-    TenantState.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 7)) }),
-    SqliteEventLog.layer({ filename: Path.join(dir, "events.sqlite") })
-  )
-  const client = CommerceClient.CommerceClient.layer({ posBaseUrl: sim.posBaseUrl, vpageBaseUrl: sim.vpageBaseUrl, maxAttempts: 2, backoffBaseMs: 10 }).pipe(
-    Layer.provide(RateLimiter.RateLimiter.layer().pipe(Layer.provide(RateLimitStore.RateLimitStore.layerMemory), Layer.provide(TransportEvents.TransportEvents.layerLog))),
-    Layer.provide(TransportEvents.TransportEvents.layerLog),
-    Layer.provide(NodeHttpClient.layerUndici)
-  )
-  return SyncEngine.layer({ operations: [Operation.productList], intervalMs: 3_600_000, reconcileMs: 3_600_000, overlapMs: 0, horizonMs: 3_600_000, pageSize: 20, concurrency, superviseEveryMs: 50 }).pipe(
-    Layer.provide(client),
-    Layer.provide(Ownership.layerAll),
-    Layer.provideMerge(base)
-  )
-}
+const testLayer = (concurrency: number | undefined) =>
+  engineLayer(tempDir("ocs-concurrency-"), sim, {
+    operations: [Operation.productList], intervalMs: 3_600_000, reconcileMs: 3_600_000, overlapMs: 0, horizonMs: 3_600_000, pageSize: 20, concurrency, superviseEveryMs: 50
+  })
 
 /** The most tenants whose calls were in flight at the service at one instant. */
 const peakTenants = (calls: ReadonlyArray<{ readonly at: number; readonly durationMs: number; readonly businessId: string | null }>) => {

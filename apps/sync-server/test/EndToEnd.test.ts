@@ -2,9 +2,10 @@ import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import * as Crypto from "node:crypto"
 import * as Http from "node:http"
 import type * as Net from "node:net"
-import { Operation } from "@ocs/protocol"
+import { Ids, Operation } from "@ocs/protocol"
 import { SimulatorControl } from "@ocs/simulator"
-import { eventually, parseLoose, type Proc, startServerProcess, startSimulatorProcess } from "./processes.ts"
+import { adminClient, eventually, fullSyncsDone, type Proc, startServerProcess, startSimulatorProcess, stopServerAndSimulator } from "./processes.ts"
+import { createTenant, listAll, serverAgainst } from "./simulatorReads.ts"
 
 const TENANTS = 50
 /** The reads the server syncs by default (docs/api-catalogue.md), each compared below. */
@@ -20,32 +21,7 @@ const forwarded: Array<{ body: string; signature: string | undefined }> = []
 let receiver: Http.Server
 const tenants: Array<{ appId: string; businessId: string; accessToken: string; verifyToken: string }> = []
 
-const admin = async (path: string, init: RequestInit = {}) => {
-  const r = await fetch(`${server.url}${path}`, { ...init, headers: { "x-admin-key": ADMIN_KEY, "content-type": "application/json", ...init.headers } })
-  return { status: r.status, body: parseLoose(await r.text()) }
-}
-
-/** Everything a list operation returns for a tenant (one query), straight from the simulator. */
-const listAll = async (t: (typeof tenants)[number], op: string, filters: object = {}) => {
-  const out: Array<any> = []
-  let next: string | undefined
-  for (;;) {
-    const text = `{"filters":${JSON.stringify(filters)},"paginator":{"size":100${next === undefined ? "" : `,"next":${next}`}}}`
-    const r = await fetch(`${sim.url}/pos/v3.0/${op}?appId=${t.appId}&businessId=${t.businessId}`, {
-      method: "POST",
-      headers: { authorization: t.accessToken, "content-type": "application/json" },
-      body: text
-    })
-    const raw = await r.text()
-    const page = parseLoose(raw)
-    if (page.code !== 1) throw new Error(`${op}: ${raw}`)
-    out.push(...page.data)
-    const m = /"next"\s*:\s*(.*)\}\s*\}?\s*$/s.exec(raw)
-    if (page.paginator?.next == null || m === null) return out
-    // The cursor goes back exactly as received.
-    next = raw.slice(raw.indexOf('"next"') + 6).replace(/^\s*:\s*/, "").replace(/\}\s*\}\s*$/, "").trim()
-  }
-}
+const admin = adminClient(() => server.url, ADMIN_KEY)
 
 const DAY_MS = 24 * 3600 * 1000
 /** Every order (31-day createdAt windows) or bill (31-day date windows) over the simulator's history. */
@@ -55,7 +31,7 @@ const windowed = async (t: (typeof tenants)[number], op: "order/list" | "bill/li
     const filters = op === "order/list"
       ? { createdAtFrom: Math.floor((end - 31 * DAY_MS) / 1000) + 1, createdAtTo: Math.floor(end / 1000) }
       : { fromDate: Operation.formatBound(end - 30 * DAY_MS, "date"), toDate: Operation.formatBound(end, "date") }
-    for (const r of await listAll(t, op, filters)) out.set(String(r.info?.id ?? r.id), r)
+    for (const r of await listAll(sim.url, t, op, filters)) out.set(String(r.info?.id ?? r.id), r)
   }
   return out
 }
@@ -73,14 +49,10 @@ beforeAll(async () => {
   sim = await startSimulatorProcess(["--rate-window", "3", "--products", "50"])
   control = new SimulatorControl(sim.url)
   for (let i = 0; i < TENANTS; i++) {
-    const t = await control.createTenant({ products: 120 + i, orders: 15, bills: 10, customers: 8, bigIds: i % 5 === 0 })
-    tenants.push({ appId: t.app.appId, businessId: t.business.businessId, accessToken: t.token.accessToken, verifyToken: t.app.verifyToken })
+    tenants.push(await createTenant(control, { products: 120 + i, orders: 15, bills: 10, customers: 8, bigIds: i % 5 === 0 }))
   }
   server = await startServerProcess({
-    server: { host: "127.0.0.1", port: 0, adminKey: ADMIN_KEY },
-    dataDir: "data",
-    api: { posBaseUrl: `${sim.url}/pos`, vpageBaseUrl: `${sim.url}/vpage` },
-    rateLimits: { overrides: Object.fromEntries(READS.map((r) => [`/v3.0/${r}`, { requests: 150, windowSeconds: 3 }])) },
+    ...serverAgainst(sim.url, ADMIN_KEY, READS),
     sync: { intervalSeconds: 2, reconcileSeconds: 3600, overlapSeconds: 5, horizonDays: 200 },
     webhooks: { silenceAlertSeconds: 3600 },
     plugins: [{ use: "@ocs/plugin-order-forwarder", config: { url: `http://127.0.0.1:${(receiver.address() as Net.AddressInfo).port}/orders`, secret: SECRET } }],
@@ -89,20 +61,14 @@ beforeAll(async () => {
 }, 120_000)
 
 afterAll(async () => {
-  const code = await server?.proc.stop("SIGTERM")
-  await sim?.proc.stop("SIGTERM")
   receiver?.close()
-  assert.strictEqual(code, 0, `server exit code after SIGTERM\n${server?.proc.output().slice(-3000)}`)
+  await stopServerAndSimulator(server, sim)
 })
 
 describe("sync server end to end (simulator and server as processes)", () => {
   it("full sync, webhooks and incremental sync: every tenant's read models equal the simulator's data", async () => {
     // 1. Full sync of all 50 tenants.
-    await eventually("the full sync of every tenant", async () => {
-      const { body } = await admin("/admin/sync")
-      const done = body.sync.filter((s: any) => s.fullCompletedAt !== null).length
-      return done === TENANTS * READS.length ? done : undefined
-    }, 90_000, 500)
+    await fullSyncsDone(admin, TENANTS * READS.length, "the full sync of every tenant")
 
     // 2. Webhooks: enable them for every app, then change data in the simulator.
     for (const t of tenants) {
@@ -110,7 +76,7 @@ describe("sync server end to end (simulator and server as processes)", () => {
       assert.isTrue(r.enabled, `webhooksEnabled answered 200 for ${t.appId}`)
     }
     for (const [i, t] of tenants.entries()) {
-      const products = await listAll(t, "product/list")
+      const products = await listAll(sim.url, t, "product/list")
       const p = products[i % products.length]
       await control.updateProduct(t.businessId, p.id, { price: 1000 + i, name: `renamed ${i}` })
       await control.changeInventory(t.businessId, [{ productId: p.id, depotId: 1, quantity: 7 + i }])
@@ -135,18 +101,18 @@ describe("sync server end to end (simulator and server as processes)", () => {
     let compared = 0
     for (const [i, t] of tenants.entries()) {
       const tenant = `/admin/tenants/${t.appId}/${t.businessId}`
-      const expected = await listAll(t, "product/list")
+      const expected = await listAll(sim.url, t, "product/list")
       const expectedOrders = await windowed(t, "order/list")
       const expectedBills = await windowed(t, "bill/list")
-      const expectedCustomers = await listAll(t, "customer/list")
-      const expectedDepots = await listAll(t, "business/depot")
-      const expectedCategories = await listAll(t, "product/category")
-      const expectedBrands = await listAll(t, "product/brand")
-      const expectedStock = await listAll(t, "product/inventory")
+      const expectedCustomers = await listAll(sim.url, t, "customer/list")
+      const expectedDepots = await listAll(sim.url, t, "business/depot")
+      const expectedCategories = await listAll(sim.url, t, "product/category")
+      const expectedBrands = await listAll(sim.url, t, "product/brand")
+      const expectedStock = await listAll(sim.url, t, "product/inventory")
       // Order lines are compared for every fifth tenant (one admin call per order).
       const withItems = i % 5 === 0
       let why = ""
-      await eventually(`read models of ${t.appId}:${t.businessId}`, async () => {
+      await eventually(`read models of ${Ids.tenantKey(t)}`, async () => {
         const products = (await admin(`${tenant}/products?limit=1000`)).body.items
         const mine = new Map(products.map((p: any) => [String(p.id), p]))
         if (mine.size !== expected.length) { why = "product count"; return undefined }

@@ -1,17 +1,11 @@
-import { NodeHttpClient } from "@effect/platform-node"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { Effect, Layer, Option, Schedule } from "effect"
-import * as Path from "node:path"
-import { SqliteEventLog } from "@ocs/event-log"
+import { Effect, Option, Schedule } from "effect"
 import { Operation } from "@ocs/protocol"
 import { type RunningSimulator, startSimulator } from "@ocs/simulator"
-import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
-import { makeSealer } from "@ocs/tenant-store/Secrets"
-import { Ownership } from "@ocs/sync/Ownership"
 import { SyncEngine } from "@ocs/sync/SyncEngine"
 import { SyncState } from "@ocs/sync"
-import * as TenantState from "@ocs/tenant-store/TenantState"
 import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
+import { engineLayer } from "./engineLayer.ts"
 import { tempDir } from "./processes.ts"
 
 // Gap fill (docs/architecture.md §4.14): with an hour between incremental passes, a tenant still
@@ -28,22 +22,8 @@ afterAll(async () => {
 
 const HOUR = 3_600_000
 
-const testLayer = (dir: string, gapFillSilenceMs: number) => {
-  const base = Layer.mergeAll(
-    TenantState.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 7)) }),
-    SqliteEventLog.layer({ filename: Path.join(dir, "events.sqlite") })
-  )
-  const client = CommerceClient.CommerceClient.layer({ posBaseUrl: sim.posBaseUrl, vpageBaseUrl: sim.vpageBaseUrl, maxAttempts: 2, backoffBaseMs: 10 }).pipe(
-    Layer.provide(RateLimiter.RateLimiter.layer().pipe(Layer.provide(RateLimitStore.RateLimitStore.layerMemory), Layer.provide(TransportEvents.TransportEvents.layerLog))),
-    Layer.provide(TransportEvents.TransportEvents.layerLog),
-    Layer.provide(NodeHttpClient.layerUndici)
-  )
-  return SyncEngine.layer({ operations: [Operation.productList], intervalMs: HOUR, reconcileMs: HOUR, overlapMs: 0, horizonMs: HOUR, gapFillSilenceMs, superviseEveryMs: 50 }).pipe(
-    Layer.provide(client),
-    Layer.provide(Ownership.layerAll),
-    Layer.provideMerge(base)
-  )
-}
+const testLayer = (dir: string, gapFillSilenceMs: number) =>
+  engineLayer(dir, sim, { operations: [Operation.productList], intervalMs: HOUR, reconcileMs: HOUR, overlapMs: 0, horizonMs: HOUR, gapFillSilenceMs, superviseEveryMs: 50 })
 
 /** Waits until the tenant's product/list state satisfies `until` (polling the store). */
 const stateUntil = (tenant: { appId: string; businessId: string }, until: (s: { fullCompletedAt: number | null; lastRunAt: number | null }) => boolean) =>

@@ -1,18 +1,12 @@
-import { NodeHttpClient } from "@effect/platform-node"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
-import * as Path from "node:path"
-import { SqliteEventLog } from "@ocs/event-log"
+import { Effect, Option } from "effect"
 import { Operation } from "@ocs/protocol"
 import { type RunningSimulator, startSimulator } from "@ocs/simulator"
-import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
-import { makeSealer } from "@ocs/tenant-store/Secrets"
 import { watchTenants } from "../src/http/Server.ts"
-import { Ownership } from "@ocs/sync/Ownership"
 import { SyncEngine } from "@ocs/sync/SyncEngine"
 import { Notices, SyncState } from "@ocs/sync"
-import * as TenantState from "@ocs/tenant-store/TenantState"
 import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
+import { engineLayer } from "./engineLayer.ts"
 import { tempDir } from "./processes.ts"
 
 let sim: RunningSimulator
@@ -25,23 +19,8 @@ afterAll(async () => {
 
 const operations = [Operation.productList, Operation.orderList, Operation.customerList, Operation.productInventory([1]), Operation.productInventory([3])] as ReadonlyArray<Operation.Operation<unknown>>
 
-const testLayer = () => {
-  const dir = tempDir("ocs-attention-")
-  const base = Layer.mergeAll(
-    TenantState.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 7)) }),
-    SqliteEventLog.layer({ filename: Path.join(dir, "events.sqlite") })
-  )
-  const client = CommerceClient.CommerceClient.layer({ posBaseUrl: sim.posBaseUrl, vpageBaseUrl: sim.vpageBaseUrl, maxAttempts: 2, backoffBaseMs: 10 }).pipe(
-    Layer.provide(RateLimiter.RateLimiter.layer().pipe(Layer.provide(RateLimitStore.RateLimitStore.layerMemory), Layer.provide(TransportEvents.TransportEvents.layerLog))),
-    Layer.provide(TransportEvents.TransportEvents.layerLog),
-    Layer.provide(NodeHttpClient.layerUndici)
-  )
-  return SyncEngine.layer({ operations, intervalMs: 60_000, reconcileMs: 3_600_000, overlapMs: 0, horizonMs: 62 * 24 * 3600 * 1000 }).pipe(
-    Layer.provide(client),
-    Layer.provide(Ownership.layerAll),
-    Layer.provideMerge(base)
-  )
-}
+const testLayer = () =>
+  engineLayer(tempDir("ocs-attention-"), sim, { operations, intervalMs: 60_000, reconcileMs: 3_600_000, overlapMs: 0, horizonMs: 62 * 24 * 3600 * 1000 })
 
 const register = (t: { app: { appId: string }; business: { businessId: string }; token: { accessToken: string } }, extra: { expiresAt?: number } = {}) =>
   Effect.gen(function*() {

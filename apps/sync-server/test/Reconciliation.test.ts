@@ -3,7 +3,9 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { SimulatorControl } from "@ocs/simulator"
-import { eventually, parseLoose, type Proc, startServerProcess, startSimulatorProcess, tempDir } from "./processes.ts"
+import { Ids } from "@ocs/protocol"
+import { adminClient, eventually, fullSyncsDone, parseLoose, type Proc, startServerProcess, startSimulatorProcess, stopServerAndSimulator, tempDir } from "./processes.ts"
+import { createTenant, listAll, serverAgainst } from "./simulatorReads.ts"
 
 // A copy that cannot drift (docs/architecture.md §4.14): 50 tenants, a fifth of the webhooks
 // dropped, data changed and deleted without webhooks (products, orders, customers, bills). After one reconciliation cycle every
@@ -22,29 +24,7 @@ let server: { proc: Proc; url: string }
 let control: SimulatorControl
 const tenants: Array<{ appId: string; businessId: string; accessToken: string; verifyToken: string }> = []
 
-const admin = async (path: string, init: RequestInit = {}) => {
-  const r = await fetch(`${server.url}${path}`, { ...init, headers: { "x-admin-key": ADMIN_KEY, "content-type": "application/json", ...init.headers } })
-  return { status: r.status, body: parseLoose(await r.text()) }
-}
-
-/** Every record of one list query, straight from the simulator. */
-const listAll = async (t: (typeof tenants)[number], op: string, filters: object = {}) => {
-  const out: Array<any> = []
-  let next: string | undefined
-  for (;;) {
-    const r = await fetch(`${sim.url}/pos/v3.0/${op}?appId=${t.appId}&businessId=${t.businessId}`, {
-      method: "POST",
-      headers: { authorization: t.accessToken, "content-type": "application/json" },
-      body: `{"filters":${JSON.stringify(filters)},"paginator":{"size":100${next === undefined ? "" : `,"next":${next}`}}}`
-    })
-    const raw = await r.text()
-    const page = parseLoose(raw)
-    if (page.code !== 1) throw new Error(`${op}: ${raw}`)
-    out.push(...page.data)
-    if (page.paginator?.next == null) return out
-    next = raw.slice(raw.indexOf('"next"') + 6).replace(/^\s*:\s*/, "").replace(/\}\s*\}\s*$/, "").trim()
-  }
-}
+const admin = adminClient(() => server.url, ADMIN_KEY)
 
 const DAY_MS = 24 * 3600 * 1000
 /** Orders created in the last 93 days (three 31-day createdAt windows), newest first: well inside the sync's horizon. */
@@ -52,7 +32,7 @@ const recentOrders = async (t: (typeof tenants)[number]) => {
   const out: Array<any> = []
   const now = Date.now()
   for (let end = now; end > now - 93 * DAY_MS; end -= 31 * DAY_MS) {
-    out.push(...await listAll(t, "order/list", { createdAtFrom: Math.floor((end - 31 * DAY_MS) / 1000) + 1, createdAtTo: Math.floor(end / 1000) }))
+    out.push(...await listAll(sim.url, t, "order/list", { createdAtFrom: Math.floor((end - 31 * DAY_MS) / 1000) + 1, createdAtTo: Math.floor(end / 1000) }))
   }
   return out
 }
@@ -104,14 +84,10 @@ beforeAll(async () => {
   for (let i = 0; i < TENANTS; i++) {
     // Orders and bills of the last 30 days: every one inside the sync's horizon and a bill/list
     // query without a range.
-    const t = await control.createTenant({ products: 30, orders: 8, bills: 4, customers: 5, historyDays: 30 })
-    tenants.push({ appId: t.app.appId, businessId: t.business.businessId, accessToken: t.token.accessToken, verifyToken: t.app.verifyToken })
+    tenants.push(await createTenant(control, { products: 30, orders: 8, bills: 4, customers: 5, historyDays: 30 }))
   }
   server = await startServerProcess({
-    server: { host: "127.0.0.1", port: 0, adminKey: ADMIN_KEY },
-    dataDir: "data",
-    api: { posBaseUrl: `${sim.url}/pos`, vpageBaseUrl: `${sim.url}/vpage` },
-    rateLimits: { overrides: Object.fromEntries(READS.map((r) => [`/v3.0/${r}`, { requests: 150, windowSeconds: 3 }])) },
+    ...serverAgainst(sim.url, ADMIN_KEY, READS),
     // Nothing runs by itself during the test: the reconciliation below is the one cycle.
     sync: { resources: READS, intervalSeconds: 3600, reconcileSeconds: 3600, overlapSeconds: 5, horizonDays: 120, gapFillSilenceSeconds: 3600 },
     webhooks: { silenceAlertSeconds: 3600 },
@@ -121,19 +97,13 @@ beforeAll(async () => {
 }, 120_000)
 
 afterAll(async () => {
-  const code = await server?.proc.stop("SIGTERM")
-  await sim?.proc.stop("SIGTERM")
-  assert.strictEqual(code, 0, `server exit code after SIGTERM\n${server?.proc.output().slice(-3000)}`)
+  await stopServerAndSimulator(server, sim)
 })
 
 describe("reconciliation: 50 tenants, lost webhooks, silent deletes and edits", () => {
   it("after one cycle the read models equal the simulator's data and a plugin saw exactly one event per change", async () => {
     // 1. The first full sync of every tenant: a baseline, which reveals no change.
-    await eventually("the first full sync of every tenant", async () => {
-      const { body } = await admin("/admin/sync")
-      const done = body.sync.filter((s: any) => s.fullCompletedAt !== null).length
-      return done === TENANTS * READS.length ? done : undefined
-    }, 90_000, 500)
+    await fullSyncsDone(admin, TENANTS * READS.length, "the first full sync of every tenant")
 
     // 2. Webhooks on; webhooksEnabled makes each tenant pull what it missed (gap fill), which
     //    is nothing yet.
@@ -157,16 +127,16 @@ describe("reconciliation: 50 tenants, lost webhooks, silent deletes and edits", 
     /** Per tenant: a silent edit and a silent delete whose webhooks will come late, after the pull found them. */
     const late = new Map<string, { readonly product: string; readonly order: string }>()
     await pool(tenants, 8, async (t) => {
-      const products = await listAll(t, "product/list")
+      const products = await listAll(sim.url, t, "product/list")
       const orders = await recentOrders(t)
-      assert.isAtLeast(orders.length, 2, `orders of ${t.appId}:${t.businessId}`)
+      assert.isAtLeast(orders.length, 2, `orders of ${Ids.tenantKey(t)}`)
       const [p1, p2, p3, p4, p5] = products.map((p) => String(p.id))
       const [o1, o2] = orders.map((o) => String(o.info.id))
       // Customers and bills have no webhook: their deletion is always silent.
-      const [c1] = (await listAll(t, "customer/list")).map((c) => String(c.id))
-      const [b1] = (await listAll(t, "bill/list")).map((b) => String(b.id))
-      assert.isDefined(c1, `customers of ${t.appId}:${t.businessId}`)
-      assert.isDefined(b1, `bills of ${t.appId}:${t.businessId}`)
+      const [c1] = (await listAll(sim.url, t, "customer/list")).map((c) => String(c.id))
+      const [b1] = (await listAll(sim.url, t, "bill/list")).map((b) => String(b.id))
+      assert.isDefined(c1, `customers of ${Ids.tenantKey(t)}`)
+      assert.isDefined(b1, `bills of ${Ids.tenantKey(t)}`)
       const status = orders[0].info.status === 59 ? 60 : 59
       await control.updateProduct(t.businessId, p1!, { name: `renamed ${p1}`, price: 1234 })
       await control.updateProduct(t.businessId, p2!, { name: `silently ${p2}` }, { silent: true })
@@ -178,9 +148,9 @@ describe("reconciliation: 50 tenants, lost webhooks, silent deletes and edits", 
       await control.deleteCustomer(t.businessId, c1!)
       await control.deleteBill(t.businessId, b1!)
       const added = String(((await control.addOrder(t.businessId, { customerName: "reconciled", products: [{ productId: p1!, quantity: 1 }] })) as any).order.info.id)
-      silentlyDeleted.set(`${t.appId}:${t.businessId}`, p4!)
-      late.set(`${t.appId}:${t.businessId}`, { product: p2!, order: o2! })
-      expected.set(`${t.appId}:${t.businessId}`, new Map([
+      silentlyDeleted.set(Ids.tenantKey(t), p4!)
+      late.set(Ids.tenantKey(t), { product: p2!, order: o2! })
+      expected.set(Ids.tenantKey(t), new Map([
         [`ProductUpdated:${p1}`, 1], [`ProductUpdated:${p2}`, 1], [`ProductDeleted:${p3}`, 1], [`ProductDeleted:${p4}`, 1],
         [`InventoryChanged:${p5}`, 1], [`OrderUpdated:${o1}`, 1], [`OrderStatusChanged:${o1}`, 1], [`OrderDeleted:${o2}`, 1],
         [`OrderAdded:${added}`, 1], [`CustomerDeleted:${c1}`, 1], [`BillDeleted:${b1}`, 1]
@@ -195,7 +165,7 @@ describe("reconciliation: 50 tenants, lost webhooks, silent deletes and edits", 
 
     // 4. A failed pass deletes nothing: the first tenant's product read is refused.
     const first = tenants[0]!
-    const firstKey = `${first.appId}:${first.businessId}`
+    const firstKey = Ids.tenantKey(first)
     const refused = await control.addFault({ kind: "malformed", variant: "nonJson", businessId: first.businessId, operation: "product/list", count: 1000 })
     const failed = (await admin(`/admin/tenants/${first.appId}/${first.businessId}/sync?full=true`, { method: "POST" })).body.reports
     await control.removeFault(refused.id)
@@ -210,13 +180,13 @@ describe("reconciliation: 50 tenants, lost webhooks, silent deletes and edits", 
     await pool(tenants, 10, async (t) => {
       const { status, body } = await admin(`/admin/tenants/${t.appId}/${t.businessId}/sync?full=true`, { method: "POST" })
       assert.strictEqual(status, 200)
-      for (const r of body.reports) assert.strictEqual(r.outcome, "done", `${t.appId}:${t.businessId}: ${JSON.stringify(r)}`)
+      for (const r of body.reports) assert.strictEqual(r.outcome, "done", `${Ids.tenantKey(t)}: ${JSON.stringify(r)}`)
     })
     await settled("the projection of the reconciliation and of the changes it found")
 
     // 5b. The late webhooks of changes the pulls already found: the same state, told again.
     await pool(tenants, 8, async (t) => {
-      const { product, order } = late.get(`${t.appId}:${t.businessId}`)!
+      const { product, order } = late.get(Ids.tenantKey(t))!
       // The control client gives ids as strings; the service sends them as numbers.
       await control.emitEvent(t.businessId, "productUpdate", { ...(await control.product(t.businessId, product)), id: Number(product) })
       await control.emitEvent(t.businessId, "orderDelete", [Number(order)])
@@ -229,11 +199,11 @@ describe("reconciliation: 50 tenants, lost webhooks, silent deletes and edits", 
     await pool(tenants, 8, async (t) => {
       const tenant = `/admin/tenants/${t.appId}/${t.businessId}`
       const products = (await admin(`${tenant}/products?limit=1000`)).body.items
-      const expectedProducts = await listAll(t, "product/list")
+      const expectedProducts = await listAll(sim.url, t, "product/list")
       assert.deepStrictEqual(
         products.map((p: any) => `${p.id}:${p.name}:${Number(p.price)}`).sort(),
         expectedProducts.map((p) => `${p.id}:${p.name}:${Number(p.prices.retail)}`).sort(),
-        `products of ${t.appId}:${t.businessId}`
+        `products of ${Ids.tenantKey(t)}`
       )
       const windowStart = Date.now() - 92 * DAY_MS
       const recent = await recentOrders(t)
@@ -244,16 +214,16 @@ describe("reconciliation: 50 tenants, lost webhooks, silent deletes and edits", 
       assert.deepStrictEqual(extra.map((o: any) => o.id), [], "no order the service no longer serves")
       assert.deepStrictEqual(
         (await admin(`${tenant}/customers?limit=1000`)).body.items.map((c: any) => String(c.id)).sort(),
-        (await listAll(t, "customer/list")).map((c) => String(c.id)).sort(),
-        `customers of ${t.appId}:${t.businessId}`
+        (await listAll(sim.url, t, "customer/list")).map((c) => String(c.id)).sort(),
+        `customers of ${Ids.tenantKey(t)}`
       )
       assert.deepStrictEqual(
         (await admin(`${tenant}/bills?limit=1000`)).body.items.map((x: any) => String(x.id)).sort(),
-        (await listAll(t, "bill/list")).map((x) => String(x.id)).sort(),
-        `bills of ${t.appId}:${t.businessId}`
+        (await listAll(sim.url, t, "bill/list")).map((x) => String(x.id)).sort(),
+        `bills of ${Ids.tenantKey(t)}`
       )
       const levels = new Map((await admin(`${tenant}/inventory`)).body.items.map((l: any) => [`${l.productId}@${l.depotId}`, Number(l.remain)]))
-      for (const item of await listAll(t, "product/inventory")) {
+      for (const item of await listAll(sim.url, t, "product/inventory")) {
         for (const d of item.inventory.depots) assert.strictEqual(levels.get(`${item.productId}@${d.id}`), d.remain, `stock of ${item.productId} in depot ${d.id}`)
       }
     })

@@ -9,6 +9,7 @@ import * as Http from "node:http"
 import type * as Net from "node:net"
 import parsePrometheus from "parse-prometheus-text-format"
 import { SimulatorControl } from "@ocs/simulator"
+import { Ids } from "@ocs/protocol"
 import { eventually, type Proc, startServerProcess, startSimulatorProcess } from "./processes.ts"
 
 const ADMIN_KEY = "telemetry-admin-key-0123456789"
@@ -208,7 +209,7 @@ describe("telemetry of the server process", () => {
     // logLevel debug: the pass's debug line, inside its span.
     const pass = parsed.find((l) => l["level"] === "DEBUG" && String(l["message"]).startsWith("sync pass"))
     assert.isDefined(pass, "a debug line of a sync pass")
-    assert.strictEqual(pass!["tenant"], `${tenant.appId}:${tenant.businessId}`)
+    assert.strictEqual(pass!["tenant"], Ids.tenantKey(tenant))
     assert.strictEqual(pass!["resource"], "pos:/v3.0/product/list")
     const span = spans.find((s) => s.spanId === pass!["spanId"])
     assert.isDefined(span, "the line's span was exported")

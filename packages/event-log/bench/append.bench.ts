@@ -5,6 +5,7 @@
  *   ./ocs node packages/event-log/bench/append.bench.ts [--quick]
  */
 import { EventLog, SqliteEventLog } from "@ocs/event-log"
+import { Ids } from "@ocs/protocol"
 import { SqliteDatabase } from "@ocs/sqlite"
 import { Effect } from "effect"
 import * as NodeFs from "node:fs"
@@ -66,7 +67,7 @@ const rawBaseline = (dir: string, records: number) =>
       client.transaction(() => {
         for (let i = 0; i < records; i++) {
           const r = record(i)
-          insert.run(crypto.randomUUID(), `${r.appId}:${r.businessId}`, r.appId, r.businessId, r.source, r.type, Date.now(), r.body, r.dedupeKey, JSON.stringify(r.meta))
+          insert.run(crypto.randomUUID(), Ids.tenantKey(r), r.appId, r.businessId, r.source, r.type, Date.now(), r.body, r.dedupeKey, JSON.stringify(r.meta))
         }
       }).immediate()
       return (performance.now() - started) / 1000

@@ -6,31 +6,17 @@
  *
  *   ./ocs node packages/event-log/bench/kafkaLargePages.bench.ts [--quick] [--brokers host:port]
  */
-import { type KafkaBroker, startBroker } from "@ocs/kafka-broker"
 import { EventLog, KafkaEventLog } from "@ocs/event-log"
 import { Effect } from "effect"
-import { Kafka, logLevel } from "kafkajs"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { parseArgs } from "node:util"
+import { kafkaBench } from "./kafkaBench.ts"
 
-const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, brokers: { type: "string" } } })
-const pages = values.quick ? 200 : 1000
-let own: KafkaBroker | undefined
-const brokers: Array<string> = values.brokers?.split(",") ?? [...(own = await startBroker()).brokers]
+const { quick, brokers, topicCount, close } = await kafkaBench()
+const pages = quick ? 200 : 1000
 const topic = `large-pages-${Date.now()}`
 const dir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "kafka-large-pages-"))
-
-const topicCount = async () => {
-  const admin = new Kafka({ brokers, logLevel: logLevel.NOTHING }).admin()
-  await admin.connect()
-  try {
-    return (await admin.fetchTopicOffsets(topic)).reduce((s, o) => s + Number(o.high), 0)
-  } finally {
-    await admin.disconnect()
-  }
-}
 
 /** A page of 100 products of about 850 bytes each. */
 const page = (p: number) =>
@@ -64,7 +50,7 @@ const program = Effect.gen(function*() {
       step: () => undefined
     }), { concurrency: "unbounded", discard: true })
   const appendMs = performance.now() - t
-  while ((yield* Effect.promise(topicCount)) < pages) yield* Effect.sleep(10)
+  while ((yield* Effect.promise(() => topicCount(topic))) < pages) yield* Effect.sleep(10)
   const relayMs = performance.now() - t
   const status = yield* progress.status
   const mb = bytes / 1024 / 1024
@@ -82,4 +68,4 @@ await Effect.runPromise(Effect.scoped(program).pipe(Effect.provide(KafkaEventLog
   outboxFilename: NodePath.join(dir, "outbox.db"),
   clientId: "large-pages"
 }))))
-await own?.close()
+await close()

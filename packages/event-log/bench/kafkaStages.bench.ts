@@ -4,31 +4,17 @@
  *
  *   ./ocs node packages/event-log/bench/kafkaStages.bench.ts [--quick] [--brokers host:port]
  */
-import { type KafkaBroker, startBroker } from "@ocs/kafka-broker"
 import { EventLog, KafkaEventLog } from "@ocs/event-log"
 import { Effect, Stream } from "effect"
-import { Kafka, logLevel } from "kafkajs"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { parseArgs } from "node:util"
+import { kafkaBench } from "./kafkaBench.ts"
 
-const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, brokers: { type: "string" } } })
-const n = values.quick ? 5000 : 50_000
-let own: KafkaBroker | undefined
-const brokers: Array<string> = values.brokers?.split(",") ?? [...(own = await startBroker()).brokers]
+const { quick, brokers, topicCount, close } = await kafkaBench()
+const n = quick ? 5000 : 50_000
 const topic = `stages-${Date.now()}`
 const dir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "kafka-stages-"))
-
-const topicCount = async () => {
-  const admin = new Kafka({ brokers, logLevel: logLevel.NOTHING }).admin()
-  await admin.connect()
-  try {
-    return (await admin.fetchTopicOffsets(topic)).reduce((s, o) => s + Number(o.high), 0)
-  } finally {
-    await admin.disconnect()
-  }
-}
 
 const body = (i: number) => JSON.stringify({ event: "productAdd", businessId: 1000 + (i % 30), data: { id: i, name: `p${i}`, price: i } })
 
@@ -48,7 +34,7 @@ const program = Effect.gen(function*() {
     }), { concurrency: "unbounded", discard: true })
   const appendMs = performance.now() - t
   // The relay started with the first append: wait until the topic holds everything.
-  while ((yield* Effect.promise(topicCount)) < n) yield* Effect.sleep(10)
+  while ((yield* Effect.promise(() => topicCount(topic))) < n) yield* Effect.sleep(10)
   const relayMs = performance.now() - t
   t = performance.now()
   yield* log.subscribe("stages", { tenant: "all" }).pipe(Stream.take(n), Stream.runDrain)
@@ -64,4 +50,4 @@ await Effect.runPromise(Effect.scoped(program).pipe(Effect.provide(KafkaEventLog
   outboxFilename: NodePath.join(dir, "outbox.db"),
   clientId: "stages"
 }))))
-await own?.close()
+await close()

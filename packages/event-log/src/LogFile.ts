@@ -66,6 +66,18 @@ export interface LogFileService {
   readonly stats: (query: StatsQuery) => Effect.Effect<Stats, SqliteError>
 }
 
+/** The terms of a `received_at` range (inclusive), when the query has one. */
+const receivedWithin = (query: { readonly fromMs?: number | undefined; readonly toMs?: number | undefined }, parts: Array<string>, params: Array<unknown>) => {
+  if (query.fromMs !== undefined) {
+    parts.push("received_at >= ?")
+    params.push(query.fromMs)
+  }
+  if (query.toMs !== undefined) {
+    parts.push("received_at <= ?")
+    params.push(query.toMs)
+  }
+}
+
 /** WHERE clause and parameters of a record query (without the keyset bound). */
 const whereOf = (query: RecordQuery, upper: number): { readonly sql: string; readonly params: Array<unknown> } => {
   const parts: Array<string> = [`"offset" <= ?`]
@@ -82,14 +94,7 @@ const whereOf = (query: RecordQuery, upper: number): { readonly sql: string; rea
     parts.push(`source IN (${query.sources.map(() => "?").join(", ")})`)
     params.push(...query.sources)
   }
-  if (query.fromMs !== undefined) {
-    parts.push("received_at >= ?")
-    params.push(query.fromMs)
-  }
-  if (query.toMs !== undefined) {
-    parts.push("received_at <= ?")
-    params.push(query.toMs)
-  }
+  receivedWithin(query, parts, params)
   if (query.mentions !== undefined) {
     parts.push("(entity_id = ? OR (entity_id IS NULL AND instr(body, ?) > 0))")
     params.push(query.mentions, query.mentions)
@@ -111,14 +116,7 @@ const statsWhere = (query: StatsQuery, timeFirst: boolean) => {
     parts.push(timeFirst && ranged ? "+tenant = ?" : "tenant = ?")
     params.push(query.tenant)
   }
-  if (query.fromMs !== undefined) {
-    parts.push("received_at >= ?")
-    params.push(query.fromMs)
-  }
-  if (query.toMs !== undefined) {
-    parts.push("received_at <= ?")
-    params.push(query.toMs)
-  }
+  receivedWithin(query, parts, params)
   return { sql: parts.join(" AND "), params }
 }
 

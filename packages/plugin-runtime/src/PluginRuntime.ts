@@ -14,7 +14,7 @@
  */
 import { Context, Effect, Layer, Option, Schedule, Scope, Stream } from "effect"
 import { Checkpoints, EventLog, type LogRecord, TraceContext } from "@ocs/event-log"
-import { DomainEvent } from "@ocs/protocol"
+import { DomainEvent, Ids } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { CommerceClient } from "@ocs/transport"
 import { Capabilities, Execution, Plugin, PluginError } from "@ocs/plugin-sdk"
@@ -192,7 +192,7 @@ export const make = Effect.fnUntraced(function*(
         const access = yield* options.tenantAccess({ appId: tenant.appId, businessId: tenant.businessId }).pipe(
           Effect.mapError((e) => unavailable(`tenant access: ${String((e as { message?: unknown })?.message ?? e)}`))
         )
-        if (Option.isNone(access)) return yield* unavailable(`tenant ${tenant.appId}:${tenant.businessId} is not known`)
+        if (Option.isNone(access)) return yield* unavailable(`tenant ${Ids.tenantKey(tenant)} is not known`)
         return yield* client.value.call(access.value, operation, body, { priority: "interactive" })
       })
   })

@@ -2,25 +2,15 @@
  * The read-model rows a handler's queries return (`ctx.query`), as the SDK promises them to
  * plugins. Written here rather than imported from the read models so that a plugin depends on
  * the SDK alone (no storage driver); the runtime's adapter is checked by the compiler against
- * the read models' own types, so the two cannot drift apart.
+ * the read models' own types, so the two cannot drift apart. The pages, query options and
+ * counts are the read API's own, from `@ocs/protocol` (pure types, no driver either).
  *
  * `record` (and a document's `body`) is the entity as received, parsed losslessly (integers
  * beyond 2^53 are bigints); the other fields are the columns people filter on.
  */
 import type { Json } from "@ocs/protocol"
 
-export interface Page<A> {
-  readonly items: ReadonlyArray<A>
-  /** Pass as `after` for the next page; undefined when this page was the last. */
-  readonly next: string | undefined
-}
-
-export interface PageOptions {
-  /** Default 100, at most 1000. */
-  readonly limit?: number | undefined
-  /** The `next` of the previous page. */
-  readonly after?: string | undefined
-}
+export type { Counts, InventoryQuery, OrderQuery, Page, PageOptions, PaymentQuery, ProductQuery } from "@ocs/protocol/ReadQueries"
 
 /** Where a row's current version came from in the log. */
 export interface Bookkeeping {
@@ -117,53 +107,4 @@ export interface Document extends Bookkeeping, Versioned {
   readonly kind: string
   readonly id: string
   readonly body: Json.JsonValue
-}
-
-export interface ProductQuery extends PageOptions {
-  /** Case-insensitive (ASCII) substring of name, code, barcode or appProductId. */
-  readonly search?: string | undefined
-  readonly includeDeleted?: boolean | undefined
-}
-
-export interface OrderQuery extends PageOptions {
-  /** `info.status` code, e.g. "54" (new). */
-  readonly status?: string | undefined
-  readonly saleChannel?: string | undefined
-  readonly depotId?: string | undefined
-  readonly customerMobile?: string | undefined
-  /** Inclusive bounds (epoch ms). */
-  readonly createdFromMs?: number | undefined
-  readonly createdToMs?: number | undefined
-  readonly updatedFromMs?: number | undefined
-  readonly updatedToMs?: number | undefined
-  readonly appOrderId?: string | undefined
-  readonly includeDeleted?: boolean | undefined
-}
-
-export interface InventoryQuery {
-  readonly productId?: string | undefined
-  /** "" for products' totals (levels that name no depot). */
-  readonly depotId?: string | undefined
-}
-
-export interface PaymentQuery extends PageOptions {
-  readonly orderId?: string | undefined
-  readonly invoiceId?: string | undefined
-}
-
-export interface Counts {
-  readonly products: number
-  readonly deletedProducts: number
-  readonly inventory: number
-  readonly orders: number
-  readonly deletedOrders: number
-  readonly bills: number
-  readonly deletedBills: number
-  readonly customers: number
-  readonly depots: number
-  readonly categories: number
-  readonly brands: number
-  readonly payments: number
-  readonly documents: number
-  readonly unknownEvents: number
 }

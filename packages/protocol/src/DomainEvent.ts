@@ -10,7 +10,7 @@
 import { Option } from "effect"
 import * as Records from "./Records.ts"
 import { decodeV1 } from "./internal/decodeV1.ts"
-import type { DomainEvent, RawRecord, Tag } from "./internal/events.ts"
+import { comparedTags, type DomainEvent, type RawRecord } from "./internal/events.ts"
 
 export * from "./internal/events.ts"
 export { decodeV1 }
@@ -22,20 +22,6 @@ export const LATEST: DecoderVersion = 1
 /** Decodes a log record into domain events with the given (default: latest) decoder. */
 export const decode = (record: RawRecord, version: DecoderVersion = LATEST): ReadonlyArray<DomainEvent> =>
   decoders[version](record)
-
-/**
- * The tags the read models derive by comparing a webhook with the copy and relay in `changes`
- * records (docs/architecture.md §4.14), so that a change is one event whichever told us first.
- */
-export const comparedTags: ReadonlySet<Tag> = new Set<Tag>([
-  "ProductAdded",
-  "ProductUpdated",
-  "ProductDeleted",
-  "InventoryChanged",
-  "OrderAdded",
-  "OrderUpdated",
-  "OrderDeleted"
-])
 
 /**
  * The change stream: `decode`, less the events of `comparedTags` decoded straight from a webhook

@@ -9,6 +9,7 @@
  * as "absent", never as an exception (the log is history, and history is not re-written).
  */
 import { Option, Schema } from "effect"
+import { tenantKey } from "./Ids.ts"
 import * as Operation from "./Operation.ts"
 
 /** Type of the records the read models append with the changes they found (source "sync"). */
@@ -131,7 +132,7 @@ export const decodePass = Schema.decodeUnknownOption(PassBody)
 
 /** A pass completes once: delivered twice, the log keeps the first. */
 export const passDedupeKey = (appId: string, businessId: string, passId: string): string =>
-  `pass:${appId}:${businessId}:${passId}`
+  `pass:${tenantKey({ appId, businessId })}:${passId}`
 
 // ---------------------------------------------------------------------------------------------
 // The ids a duplicate page of a pass still counts as seen.

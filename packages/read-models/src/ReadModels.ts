@@ -11,6 +11,7 @@
  * - The read API: every query names its tenant.
  */
 import { Checkpoints, EventLog, type LogRecord } from "@ocs/event-log"
+import { Ids } from "@ocs/protocol"
 import { Context, Duration, Effect, type Fiber, Layer, Option, type Scope, Stream } from "effect"
 import * as ChangeRelay from "./internal/changeRelay.ts"
 import { addStats, emptyStats, type FollowOptions, type ProjectOptions, type ProjectStats, type RebuildOptions } from "./internal/options.ts"
@@ -145,7 +146,7 @@ export const make = Effect.fnUntraced(function*(options: Options): Effect.fn.Ret
     let total = emptyStats
     // One read over the span of the tenant's quarantined offsets (its own records only), keeping
     // the quarantined ones; in log order, so released records apply in the order they came.
-    yield* log.read({ tenant: `${tenant.appId}:${tenant.businessId}`, from: offsets[0], untilOffset: offsets[offsets.length - 1], pageSize: batchSize }).pipe(
+    yield* log.read({ tenant: Ids.tenantKey(tenant), from: offsets[0], untilOffset: offsets[offsets.length - 1], pageSize: batchSize }).pipe(
       Stream.filter((record) => wanted.has(record.offset)),
       Stream.rechunk(batchSize),
       Stream.runForEachArray((page) => Effect.map(applyReleased(page), (s) => (total = addStats(total, s))))

@@ -14,18 +14,7 @@ export const tenantOf = (key: `${string}:${string}`): Tenant => {
   return { appId: key.slice(0, i), businessId: key.slice(i + 1) }
 }
 
-export interface Page<A> {
-  readonly items: ReadonlyArray<A>
-  /** Pass as `after` for the next page; undefined when this page was the last. */
-  readonly next: string | undefined
-}
-
-export interface PageOptions {
-  /** Default 100, at most 1000. */
-  readonly limit?: number | undefined
-  /** The `next` of the previous page (the last id seen; ids sort as text). */
-  readonly after?: string | undefined
-}
+export type { BillQuery, Counts, CustomerQuery, InventoryQuery, OrderQuery, Page, PageOptions, PaymentQuery, ProductQuery } from "@ocs/protocol/ReadQueries"
 
 type Parsed<Row, K extends keyof Row> = Omit<Row, K> & { readonly [P in K]: Json.JsonValue }
 
@@ -47,76 +36,6 @@ export type Payment = Parsed<typeof Tables.payments.$inferSelect, "record">
 export type Document = Parsed<typeof Tables.documents.$inferSelect, "body">
 export type WebhooksEnabled = Parsed<typeof Tables.webhooksEnabled.$inferSelect, "registeredEvents">
 export type UnknownEvent = typeof Tables.unknownEvents.$inferSelect
-
-export interface ProductQuery extends PageOptions {
-  /** Case-insensitive (ASCII) substring of name, code, barcode or appProductId. */
-  readonly search?: string | undefined
-  readonly includeDeleted?: boolean | undefined
-}
-
-export interface OrderQuery extends PageOptions {
-  /** `info.status` code, e.g. "54" (new); v2 orders: the status string as received. */
-  readonly status?: string | undefined
-  /** `channel.saleChannel` code, e.g. "42" (Shopee). */
-  readonly saleChannel?: string | undefined
-  readonly depotId?: string | undefined
-  readonly customerMobile?: string | undefined
-  /** Inclusive bounds on the parsed `info.createdAt` (epoch ms). */
-  readonly createdFromMs?: number | undefined
-  readonly createdToMs?: number | undefined
-  /** Inclusive bounds on the parsed updatedAt (epoch ms). */
-  readonly updatedFromMs?: number | undefined
-  readonly updatedToMs?: number | undefined
-  readonly appOrderId?: string | undefined
-  readonly includeDeleted?: boolean | undefined
-}
-
-export interface BillQuery extends PageOptions {
-  /** "1" import, "2" export. */
-  readonly type?: string | undefined
-  readonly depotId?: string | undefined
-  readonly customerId?: string | undefined
-  /** Inclusive bounds on the business date, `yyyy-mm-dd`. */
-  readonly fromDate?: string | undefined
-  readonly toDate?: string | undefined
-  readonly includeDeleted?: boolean | undefined
-}
-
-export interface CustomerQuery extends PageOptions {
-  /** Case-insensitive (ASCII) substring of name, code, mobile or email. */
-  readonly search?: string | undefined
-  readonly mobile?: string | undefined
-  /** Tombstones too (customers a complete full pass no longer found). */
-  readonly includeDeleted?: boolean | undefined
-}
-
-export interface InventoryQuery {
-  readonly productId?: string | undefined
-  /** "" for products' totals (levels that name no depot). */
-  readonly depotId?: string | undefined
-}
-
-export interface PaymentQuery extends PageOptions {
-  readonly orderId?: string | undefined
-  readonly invoiceId?: string | undefined
-}
-
-export interface Counts {
-  readonly products: number
-  readonly deletedProducts: number
-  readonly inventory: number
-  readonly orders: number
-  readonly deletedOrders: number
-  readonly bills: number
-  readonly deletedBills: number
-  readonly customers: number
-  readonly depots: number
-  readonly categories: number
-  readonly brands: number
-  readonly payments: number
-  readonly documents: number
-  readonly unknownEvents: number
-}
 
 /** A record held back by the projection's tenant predicate (see `ReadModels.FollowOptions`). */
 export interface QuarantinedRecord {

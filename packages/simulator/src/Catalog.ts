@@ -7,7 +7,7 @@
  * Times are epoch milliseconds; the wire carries unix seconds.
  */
 import { hash3 } from "./internal/Random.ts"
-import { seedTables } from "./Seeds.ts"
+import { seedTables, type Tables } from "./Seeds.ts"
 
 export * from "./Codes.ts"
 import type { Table } from "./Table.ts"
@@ -15,17 +15,16 @@ import type { Table } from "./Table.ts"
 export { Table } from "./Table.ts"
 
 export type { Bill, BillLine, Brand, CatalogOptions, Category, Customer, Order, OrderLine, Product, StockLevel } from "./CatalogRecords.ts"
-import type { Bill, Brand, CatalogOptions, Category, Customer, Order, Product, StockLevel } from "./CatalogRecords.ts"
+import type { Bill, CatalogOptions, Customer, Order, Product, StockLevel } from "./CatalogRecords.ts"
 
-/** All the data of one business. */
-export class BusinessData {
+/** Objects made by it carry the tables they are given as their own fields (`data.products`, ...). */
+function WithTables(this: Tables, tables: Tables) {
+  Object.assign(this, tables)
+}
+
+/** All the data of one business: its tables (seeded, see Seeds.ts) and the changes made since. */
+export class BusinessData extends (WithTables as unknown as new(tables: Tables) => Tables) {
   readonly options: CatalogOptions
-  readonly products: Table<Product>
-  readonly orders: Table<Order>
-  readonly bills: Table<Bill>
-  readonly customers: Table<Customer>
-  readonly categories: Table<Category>
-  readonly brands: Table<Brand>
   /** Stock changes keyed by `${productPos}:${depotId}`. */
   readonly stockChanges = new Map<string, StockLevel>()
   stockVersion = 0
@@ -33,14 +32,8 @@ export class BusinessData {
   private readonly addedAppProductIds = new Map<string, number>()
 
   constructor(options: CatalogOptions) {
+    super(seedTables(options))
     this.options = options
-    const tables = seedTables(options)
-    this.products = tables.products
-    this.orders = tables.orders
-    this.bills = tables.bills
-    this.customers = tables.customers
-    this.categories = tables.categories
-    this.brands = tables.brands
   }
 
   /** Stock of the product at `productPos` in a depot; undefined when the product is gone. */

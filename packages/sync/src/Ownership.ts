@@ -12,6 +12,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { PartitionOwnership } from "@ocs/event-log"
+import { Ids } from "@ocs/protocol"
 
 export interface OwnershipService {
   /** True when this server may pull the tenant now. */
@@ -38,4 +39,4 @@ export class Ownership extends Context.Service<Ownership, OwnershipService>()("@
 
 /** The partition of a tenant: stable across servers and restarts. */
 export const tenantPartition = (appId: string, businessId: string, partitions: number): number =>
-  PartitionOwnership.partitionOf(`${appId}:${businessId}`, partitions)
+  PartitionOwnership.partitionOf(Ids.tenantKey({ appId, businessId }), partitions)

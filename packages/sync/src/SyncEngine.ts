@@ -10,7 +10,7 @@
  * implements: SyncTenants, SyncStateStore, Notices, Ownership.
  */
 import { Context, Effect, Layer, Option, type Scope } from "effect"
-import { Operation } from "@ocs/protocol"
+import { Ids, Operation } from "@ocs/protocol"
 import type { EventLog } from "@ocs/event-log"
 import type { CommerceClient } from "@ocs/transport"
 import * as ErrorClassifier from "./ErrorClassifier.ts"
@@ -76,18 +76,18 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions.SyncOptions
       switch (action._tag) {
         case "RestartFullSync":
           yield* store.update(t.appId, t.businessId, resource, { cursor: null }).pipe(Effect.ignore)
-          yield* Effect.logWarning(`sync ${t.appId}:${t.businessId} ${resource}: cursor refused, the full sync restarts from the first page`)
+          yield* Effect.logWarning(`sync ${Ids.tenantKey(t)} ${resource}: cursor refused, the full sync restarts from the first page`)
           return "error" as const
         case "HoldTenant":
           yield* tenants.hold(t.appId, t.businessId, { code: action.code, message: action.message }).pipe(Effect.ignore)
-          yield* Effect.logWarning(`tenant ${t.appId}:${t.businessId} needs attention: ${action.message}`)
+          yield* Effect.logWarning(`tenant ${Ids.tenantKey(t)} needs attention: ${action.message}`)
           return "attention" as const
         case "PauseResource":
           yield* store.pause(t.appId, t.businessId, resource, { code: action.code, message: action.message }).pipe(Effect.ignore)
-          yield* Effect.logWarning(`tenant ${t.appId}:${t.businessId} resource ${resource} paused: ${action.message}`)
+          yield* Effect.logWarning(`tenant ${Ids.tenantKey(t)} resource ${resource} paused: ${action.message}`)
           return "paused" as const
         case "Retry":
-          yield* Effect.logWarning(`sync ${t.appId}:${t.businessId} ${Operation.key(op)} failed: ${action.message}`)
+          yield* Effect.logWarning(`sync ${Ids.tenantKey(t)} ${Operation.key(op)} failed: ${action.message}`)
           return "error" as const
       }
     })
@@ -127,9 +127,9 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions.SyncOptions
     }).pipe(
       Effect.catch((e) => Effect.succeed<PassRunner.RunReport>({ mode: "skipped", pages: 0, records: 0, outcome: "error", error: errorMessage(e) })),
       // Log lines of the pass name its tenant and resource (docs/operations.md, Logs).
-      Effect.annotateLogs({ tenant: `${t.appId}:${t.businessId}`, resource: Operation.resourceKey(op) }),
+      Effect.annotateLogs({ tenant: Ids.tenantKey(t), resource: Operation.resourceKey(op) }),
       // A pass starts its own trace (the loop that runs it lives for ever).
-      Effect.withSpan("SyncEngine.runOnce", { root: true, attributes: { tenant: `${t.appId}:${t.businessId}`, operation: Operation.resourceKey(op) } })
+      Effect.withSpan("SyncEngine.runOnce", { root: true, attributes: { tenant: Ids.tenantKey(t), operation: Operation.resourceKey(op) } })
     )
 
   const tenantOperations = Operations.forTenants(options.operations, options.declared ?? [])
@@ -141,7 +141,7 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions.SyncOptions
       if (Option.isNone(t)) return []
       const reports: Array<PassRunner.RunReport> = []
       const operations = yield* operationsOf(t.value).pipe(
-        Effect.catch((e) => Effect.as(Effect.logWarning(`tenant ${appId}:${businessId}: ${e.message}; syncing the server's resources`), options.operations))
+        Effect.catch((e) => Effect.as(Effect.logWarning(`tenant ${Ids.tenantKey({ appId, businessId })}: ${e.message}; syncing the server's resources`), options.operations))
       )
       for (const op of operations) {
         // Re-read the tenant: a previous resource may have put it on hold.

@@ -25,6 +25,7 @@
  */
 import { Deferred, Effect, Layer, Schema } from "effect"
 import { type CompactedTopic, KafkaEventLog } from "@ocs/event-log"
+import { Ids } from "@ocs/protocol"
 import { SyncState } from "@ocs/sync"
 import * as SharedTable from "./SharedTable.ts"
 
@@ -70,7 +71,7 @@ const sharedOf = (s: SyncState.ResourceState): typeof Shared.Type => ({
   lastError: s.lastError
 })
 
-const keyOf = (appId: string, businessId: string, resource: string) => `${appId}:${businessId}:${resource}`
+const keyOf = (appId: string, businessId: string, resource: string) => `${Ids.tenantKey({ appId, businessId })}:${resource}`
 
 /** `SyncStateStore` shared through `options.topic`; needs the local store. */
 export const layer = (

@@ -18,6 +18,7 @@
  */
 import { Effect, Layer, Option, Redacted, Result, Schema } from "effect"
 import type { CompactedTopic } from "@ocs/event-log"
+import { Ids } from "@ocs/protocol"
 import { TenantSettings } from "@ocs/sync"
 import type { Sealer } from "./Secrets.ts"
 import { type BusinessInput, type BusinessStatus, TenantRegistry } from "./TenantRegistry.ts"
@@ -119,7 +120,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         case "business": {
           if (c.removed) return void (yield* local.removeBusiness(c.appId, c.businessId))
           const accessToken = open(c.accessToken)
-          if (accessToken === undefined) return yield* Effect.logError(`shared tenants: business ${c.appId}:${c.businessId}: access token cannot be opened with this server's key; not applied`)
+          if (accessToken === undefined) return yield* Effect.logError(`shared tenants: business ${Ids.tenantKey(c)}: access token cannot be opened with this server's key; not applied`)
           return yield* local.upsertBusiness({
             appId: c.appId,
             businessId: c.businessId,

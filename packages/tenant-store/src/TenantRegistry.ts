@@ -9,6 +9,7 @@
  */
 import { Effect, Layer, Option, Result } from "effect"
 import { Context } from "effect"
+import { Ids } from "@ocs/protocol"
 import { SyncTenants, type TenantSettings } from "@ocs/sync"
 import type { Sealer } from "./Secrets.ts"
 import { TenantDatabase, TenantStoreError } from "./TenantDatabase.ts"
@@ -115,7 +116,7 @@ const make = (sealer: Sealer) =>
       // (the same `data_version` signal as the application cache).
       const registered = new Set<string>()
       let registeredVersion = -1
-      const keyOf = (appId: string, businessId: string) => `${appId}:${businessId}`
+      const keyOf = (appId: string, businessId: string) => Ids.tenantKey({ appId, businessId })
       const isRegistered = (appId: string, businessId: string): boolean => {
         const version = s.dataVersion.get()!
         if (version !== registeredVersion) {

@@ -16,7 +16,7 @@
  * the same as a key never seen.
  */
 import { Cause, Clock, Context, Deferred, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
-import { type Ids, Operation } from "@ocs/protocol"
+import { Ids, Operation } from "@ocs/protocol"
 import * as Core from "./internal/schedulerCore.ts"
 import { RateLimitStore } from "./RateLimitStore.ts"
 import * as TransportEventsModule from "./TransportEvents.ts"
@@ -31,7 +31,7 @@ export interface BudgetKey {
 }
 
 export const keyString = (key: BudgetKey): string =>
-  `${key.tenant.appId}:${key.tenant.businessId}:${key.operation.family}:${key.operation.path}`
+  `${Ids.tenantKey(key.tenant)}:${key.operation.family}:${key.operation.path}`
 
 /**
  * Where a key string points (its tenant and operation), for keys known only by their text:

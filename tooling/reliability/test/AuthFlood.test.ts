@@ -7,30 +7,17 @@
  * from another source and from the flooding source itself.
  */
 import { assert, describe, it } from "vitest"
-import { envelope, files, readOnly, request, type ServerHandle, type Tenant } from "./support/harness.ts"
-import { reliabilitySuite } from "./support/suite.ts"
+import { envelope, request, webhookRows } from "./support/harness.ts"
+import { oneServerSuite } from "./support/suite.ts"
 
 const CONNECTIONS = 32
 const FLOOD_MS = 4000
 const FLOODER = "198.51.100.7"
 const OTHER = "198.51.100.8"
 
-let server: ServerHandle
-let t: Tenant
-reliabilitySuite({
-  simFlags: ["--rate-window", "3", "--products", "5"],
-  setup: async (s) => {
-    t = await s.tenant({ products: 5, orders: 0 })
-    server = s.server("ocs-rel-authflood-", {
-      tenants: [t],
-      extra: { webhooks: { silenceAlertSeconds: 3600, trustedProxies: ["127.0.0.1"], authFailures: { limit: 20, windowSeconds: 60 } } }
-    })
-    await server.start()
-  }
+const flood = oneServerSuite("ocs-rel-authflood-", {
+  extra: { webhooks: { silenceAlertSeconds: 3600, trustedProxies: ["127.0.0.1"], authFailures: { limit: 20, windowSeconds: 60 } } }
 })
-
-const webhookRows = () =>
-  readOnly(files(server.dataDir).events, (db) => (db.prepare("SELECT count(*) AS n FROM records WHERE source = 'webhook'").get() as { n: number }).n)
 
 const percentile = (xs: ReadonlyArray<number>, p: number) => {
   const sorted = [...xs].sort((a, b) => a - b)
@@ -39,16 +26,16 @@ const percentile = (xs: ReadonlyArray<number>, p: number) => {
 
 describe("unauthenticated flood", () => {
   it("answers every request 401 or 429, stores nothing, keeps /healthz and valid webhooks answered", async () => {
-    const url = `${server.url}/webhooks/${t.appId}`
+    const url = `${flood.server.url}/webhooks/${flood.tenant.appId}`
     const pad = "x".repeat(1024 * 1024 - 300)
-    const before = webhookRows()
+    const before = webhookRows(flood.server.dataDir)
     const statuses = new Map<number, number>()
     const deadline = Date.now() + FLOOD_MS
     let n = 0
     const flooder = async () => {
       while (Date.now() < deadline) {
         // The token comes last, so without throttling each body is read and walked whole.
-        const body = `{"event":"productAdd","businessId":${t.businessId},"data":{"id":${n++},"pad":"${pad}"},"webhooksVerifyToken":"wrong-${n}"}`
+        const body = `{"event":"productAdd","businessId":${flood.tenant.businessId},"data":{"id":${n++},"pad":"${pad}"},"webhooksVerifyToken":"wrong-${n}"}`
         const a = await request(url, { body, headers: { "x-forwarded-for": FLOODER } })
         statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1)
       }
@@ -58,7 +45,7 @@ describe("unauthenticated flood", () => {
     const prober = async () => {
       while (Date.now() < deadline) {
         const started = performance.now()
-        const a = await request(`${server.url}/healthz`)
+        const a = await request(`${flood.server.url}/healthz`)
         health.push(performance.now() - started)
         if (a.status !== 200) healthFailures.push(a.status)
         await new Promise((r) => setTimeout(r, 50))
@@ -66,10 +53,10 @@ describe("unauthenticated flood", () => {
     }
     await Promise.all([...Array.from({ length: CONNECTIONS }, flooder), prober()])
 
-    const stored = webhookRows() - before
-    const throttledValid = await request(url, { body: envelope(t, "productAdd", { id: 1, name: "from the flooder" }), headers: { "x-forwarded-for": FLOODER } })
-    const valid = await request(url, { body: envelope(t, "productAdd", { id: 2, name: "another source" }), headers: { "x-forwarded-for": OTHER } })
-    const metrics = (await request(`${server.url}/metrics`)).text
+    const stored = webhookRows(flood.server.dataDir) - before
+    const throttledValid = await request(url, { body: envelope(flood.tenant, "productAdd", { id: 1, name: "from the flooder" }), headers: { "x-forwarded-for": FLOODER } })
+    const valid = await request(url, { body: envelope(flood.tenant, "productAdd", { id: 2, name: "another source" }), headers: { "x-forwarded-for": OTHER } })
+    const metrics = (await request(`${flood.server.url}/metrics`)).text
     const counted = (reason: string) => Number(new RegExp(`ocs_ingestion_rejected_total\\{reason="${reason}"\\} (\\d+)`).exec(metrics)?.[1])
     const answered = [...statuses].filter(([s]) => s !== 0).reduce((a, [, c]) => a + c, 0)
     console.log(
@@ -89,11 +76,11 @@ describe("unauthenticated flood", () => {
     assert.strictEqual(stored, 0, "nothing stored")
     assert.deepStrictEqual(healthFailures, [])
     assert.isAbove(health.length, 0)
-    const stillThrottled = await request(url, { body: envelope(t, "productAdd", { id: 3 }, "wrong-again"), headers: { "x-forwarded-for": FLOODER } })
+    const stillThrottled = await request(url, { body: envelope(flood.tenant, "productAdd", { id: 3 }, "wrong-again"), headers: { "x-forwarded-for": FLOODER } })
     assert.strictEqual(stillThrottled.status, 429, "the flooding source's wrong tokens stay throttled for the window")
     assert.strictEqual(throttledValid.status, 200, "a delivery proving its token from the flooding source is stored")
     assert.strictEqual(valid.status, 200, "another source's valid webhook is stored")
-    assert.strictEqual(webhookRows() - before, 2)
-    assert.isTrue(server.alive())
+    assert.strictEqual(webhookRows(flood.server.dataDir) - before, 2)
+    assert.isTrue(flood.server.alive())
   }, 60_000)
 })

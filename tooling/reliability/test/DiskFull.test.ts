@@ -9,16 +9,12 @@
  * Mounting a tmpfs needs root. Off CI and not root the test is skipped with a message; on CI
  * it runs (and fails if it cannot mount).
  */
-import { afterAll, assert, describe, it } from "vitest"
-import { execFileSync } from "node:child_process"
-import * as Fs from "node:fs"
-import * as Path from "node:path"
+import { assert, describe, it } from "vitest"
 import { ADMIN_KEY, admin, envelope, eventually, files, maxOffset, projectedOffset, request, type Tenant } from "./support/harness.ts"
+import { canMountSmallDisk, smallDisks } from "./support/smallDisk.ts"
 import { reliabilitySuite } from "./support/suite.ts"
 
-const isRoot = process.getuid?.() === 0
-const onCi = process.env["CI"] !== undefined && process.env["CI"] !== "" && process.env["CI"] !== "false"
-if (!isRoot && !onCi) console.log("[disk-full] skipped: mounting a small tmpfs for the read-models file needs root (runs on CI)")
+const canMount = canMountSmallDisk("disk-full", "the read-models file")
 
 let t: Tenant
 const suite = reliabilitySuite({
@@ -28,11 +24,7 @@ const suite = reliabilitySuite({
   }
 })
 
-const mounts: Array<string> = []
-// Registered after the suite, so it runs first; lazy, as the server may still hold the file.
-afterAll(() => {
-  for (const m of mounts) execFileSync("umount", ["-l", m])
-})
+const disks = smallDisks()
 
 const product = (i: number) =>
   envelope(t, "productUpdate", { id: 9_100_000 + i, name: `full-${i}`, price: i, updatedAt: new Date(Date.UTC(2025, 0, 1) + i * 1000).toISOString() })
@@ -43,15 +35,10 @@ const metricLine = async (url: string, name: string) => {
 }
 
 describe("disk full under the read models", () => {
-  it.skipIf(!isRoot && !onCi)("keeps storing webhooks, reports the projection down, and catches up once space returns", async () => {
+  it.skipIf(!canMount)("keeps storing webhooks, reports the projection down, and catches up once space returns", async () => {
     const server = suite.server("ocs-rel-diskfull-", { tenants: [t], extra: { server: { host: "127.0.0.1", port: 0, adminKey: ADMIN_KEY, readiness: { maxProjectionLagSeconds: 3600 } } } })
     const dataDir = server.dataDir
-    const small = Path.join(Path.dirname(dataDir), "small-disk")
-    Fs.mkdirSync(dataDir, { recursive: true })
-    Fs.mkdirSync(small)
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=8m", "tmpfs", small])
-    mounts.push(small)
-    Fs.symlinkSync(Path.join(small, "read-models.sqlite"), files(dataDir).readModels)
+    const disk = disks.under(dataDir, files(dataDir).readModels)
 
     const proc = await server.start()
     const url = server.url
@@ -60,17 +47,7 @@ describe("disk full under the read models", () => {
     await eventually("the first webhooks projected", async () => projectedOffset(dataDir) >= maxOffset(dataDir) ? true : undefined, 30_000)
     assert.strictEqual((await request(`${url}/readyz`)).status, 200)
 
-    // Fill the small disk.
-    const filler = Path.join(small, "filler")
-    const fd = Fs.openSync(filler, "w")
-    const chunk = Buffer.alloc(64 * 1024, 1)
-    try {
-      for (;;) Fs.writeSync(fd, chunk)
-    } catch (e) {
-      assert.strictEqual((e as NodeJS.ErrnoException).code, "ENOSPC")
-    } finally {
-      Fs.closeSync(fd)
-    }
+    disk.fill()
 
     const before = maxOffset(dataDir)
     const t0 = performance.now()
@@ -96,7 +73,7 @@ describe("disk full under the read models", () => {
     assert.strictEqual(missing.status, 404, "not projected while the disk is full")
 
     // Space returns: the same process catches up.
-    Fs.rmSync(filler)
+    disk.free()
     const t1 = performance.now()
     await eventually("the read models to catch up", async () => projectedOffset(dataDir) >= maxOffset(dataDir) ? true : undefined, 60_000, 200)
     await eventually("/readyz to be 200", async () => ((await request(`${url}/readyz`)).status === 200 ? true : undefined), 30_000, 100)

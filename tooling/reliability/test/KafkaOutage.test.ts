@@ -7,6 +7,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { Kafka, logLevel } from "kafkajs"
 import { type KafkaBroker, startBroker } from "@ocs/kafka-broker"
+import { Ids } from "@ocs/protocol"
 import { admin, agent, envelope, eventually, request, type Tenant } from "./support/harness.ts"
 import { reliabilitySuite } from "./support/suite.ts"
 
@@ -132,7 +133,7 @@ describe("kafka outage", () => {
     assert.strictEqual(onTopic(), total, "every acknowledged webhook reached the topic once")
     assert.strictEqual(outOfOrder, 0, "per business, the topic keeps the sending order")
     for (const t of tenants) {
-      const list = perKey.get(`${t.appId}:${t.businessId}`) ?? []
+      const list = perKey.get(Ids.tenantKey(t)) ?? []
       assert.deepStrictEqual(list, Array.from({ length: sent.get(t.appId) ?? 0 }, (_, i) => i), `sequence of ${t.appId}`)
     }
     assert.deepStrictEqual(missing, [], "the read models hold every product")

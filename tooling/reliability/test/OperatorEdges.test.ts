@@ -7,39 +7,33 @@
 import { assert, describe, it } from "vitest"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
-import { ADMIN_KEY, request, type ServerHandle, type Tenant } from "./support/harness.ts"
-import { reliabilitySuite } from "./support/suite.ts"
+import { ADMIN_KEY, request } from "./support/harness.ts"
+import { oneServerSuite } from "./support/suite.ts"
 
-let server: ServerHandle
-let t: Tenant
-reliabilitySuite({
-  simFlags: ["--rate-window", "3", "--products", "5"],
-  setup: async (s) => {
-    t = await s.tenant({ products: 5, orders: 0 })
-    server = s.server("ocs-rel-edges-", { tenants: [t] })
+const edges = oneServerSuite("ocs-rel-edges-", {
+  prepare: (server) => {
     // A folder made by hand (or by an earlier release), readable by everyone.
     Fs.mkdirSync(server.dataDir, { recursive: true, mode: 0o755 })
     Fs.chmodSync(server.dataDir, 0o755)
-    await server.start()
   }
 })
 
 describe("operator edges", () => {
   it("tightens an existing data folder to 0700 at start", () => {
-    assert.strictEqual(Fs.statSync(server.dataDir).mode & 0o777, 0o700)
+    assert.strictEqual(Fs.statSync(edges.server.dataDir).mode & 0o777, 0o700)
   })
 
   it("answers 404 to a redrive of a plugin that does not run here", async () => {
     for (const name of ["nosuch", "__proto__", "toString", "constructor"]) {
-      const a = await request(`${server.url}/admin/plugins/redrive?plugin=${name}`, { method: "POST", headers: { "x-admin-key": ADMIN_KEY } })
+      const a = await request(`${edges.server.url}/admin/plugins/redrive?plugin=${name}`, { method: "POST", headers: { "x-admin-key": ADMIN_KEY } })
       assert.strictEqual(a.status, 404, `${name}: ${a.text}`)
       assert.include(a.text, "no plugin named")
     }
   })
 
   it("ends a console's event stream at sign-out", async () => {
-    const host = new URL(server.url).host
-    const signIn = await request(`${server.url}/ui/session`, { method: "POST", body: JSON.stringify({ key: ADMIN_KEY }), headers: { origin: `http://${host}`, host } })
+    const host = new URL(edges.server.url).host
+    const signIn = await request(`${edges.server.url}/ui/session`, { method: "POST", body: JSON.stringify({ key: ADMIN_KEY }), headers: { origin: `http://${host}`, host } })
     assert.strictEqual(signIn.status, 200, signIn.text)
     const cookie = String(signIn.headers["set-cookie"]).split(";")[0]!
     const csrf = JSON.parse(signIn.text).csrf as string
@@ -47,7 +41,7 @@ describe("operator edges", () => {
     let events = 0
     let ended = false
     const streamed = new Promise<void>((resolve, reject) => {
-      const req = Http.get(`${server.url}/admin/stream`, { headers: { cookie } }, (res) => {
+      const req = Http.get(`${edges.server.url}/admin/stream`, { headers: { cookie } }, (res) => {
         assert.strictEqual(res.statusCode, 200)
         res.on("data", (d: Buffer) => {
           events += d.toString().split("event: snapshot").length - 1
@@ -68,7 +62,7 @@ describe("operator edges", () => {
     // Wait for the first snapshot, then sign out.
     for (let i = 0; i < 100 && events === 0; i++) await new Promise((r) => setTimeout(r, 100))
     assert.isAbove(events, 0, "the stream was live")
-    const out = await request(`${server.url}/ui/session/end`, { method: "POST", body: "{}", headers: { cookie, origin: `http://${host}`, host, "x-csrf-token": csrf } })
+    const out = await request(`${edges.server.url}/ui/session/end`, { method: "POST", body: "{}", headers: { cookie, origin: `http://${host}`, host, "x-csrf-token": csrf } })
     assert.strictEqual(out.status, 200, out.text)
     await streamed
     assert.isTrue(ended, "the stream ended after sign-out")

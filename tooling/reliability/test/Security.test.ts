@@ -9,6 +9,7 @@ import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { Ids } from "@ocs/protocol"
 import { ADMIN_KEY, addTenant, admin, allFiles, envelope, eventually, files, readOnly, request, type ServerHandle, type Tenant } from "./support/harness.ts"
 import { reliabilitySuite } from "./support/suite.ts"
 
@@ -204,8 +205,8 @@ describe("security", () => {
     }
     console.log(`[security] tokens=${tokens.length}: in server output (${output.length} chars, ${output.split("\n").length} lines)=${inOutput.length}, in admin answers (${answers.length})=${inAnswers.length}, in data files (${scanned.length} files: ${scanned.map((f) => Path.basename(f)).join(",")}; ${bytes} bytes)=${inFiles.length} ${inFiles.join(" ")}`)
     // The failing calls were logged (so the scan covered them).
-    assert.include(output, `${D.appId}:${D.businessId} needs attention`)
-    assert.include(output, `${C.appId}:${C.businessId} resource`)
+    assert.include(output, `${Ids.tenantKey(D)} needs attention`)
+    assert.include(output, `${Ids.tenantKey(C)} resource`)
     assert.deepStrictEqual(inOutput.length, 0, "tokens in the server's stdout/stderr")
     assert.deepStrictEqual(inAnswers.length, 0, "tokens in admin answers, /metrics or exports")
     assert.deepStrictEqual(inFiles, [], "tokens in plain text in the data files")

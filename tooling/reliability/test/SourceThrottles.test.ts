@@ -6,27 +6,15 @@
  * stop valid deliveries from that same address.
  */
 import { assert, describe, it } from "vitest"
-import { ADMIN_KEY, envelope, files, readOnly, request, type ServerHandle, type Tenant } from "./support/harness.ts"
-import { reliabilitySuite } from "./support/suite.ts"
+import { ADMIN_KEY, envelope, request, webhookRows } from "./support/harness.ts"
+import { oneServerSuite } from "./support/suite.ts"
 
-let server: ServerHandle
-let t: Tenant
-reliabilitySuite({
-  simFlags: ["--rate-window", "3", "--products", "5"],
-  setup: async (s) => {
-    t = await s.tenant({ products: 5, orders: 0 })
-    server = s.server("ocs-rel-throttles-", { tenants: [t] })
-    await server.start()
-  }
-})
+const throttles = oneServerSuite("ocs-rel-throttles-")
 
 const signIn = (key: string, localAddress: string) => {
-  const host = new URL(server.url).host
-  return request(`${server.url}/ui/session`, { method: "POST", body: JSON.stringify({ key }), headers: { origin: `http://${host}`, host }, localAddress })
+  const host = new URL(throttles.server.url).host
+  return request(`${throttles.server.url}/ui/session`, { method: "POST", body: JSON.stringify({ key }), headers: { origin: `http://${host}`, host }, localAddress })
 }
-
-const webhookRows = () =>
-  readOnly(files(server.dataDir).events, (db) => (db.prepare("SELECT count(*) AS n FROM records WHERE source = 'webhook'").get() as { n: number }).n)
 
 describe("throttles per source address", () => {
   it("console sign-in: 20 wrong keys block that address only", async () => {
@@ -42,33 +30,33 @@ describe("throttles per source address", () => {
   it("admin key header: 429 with retry-after past the bound from one address, another address served", async () => {
     const statuses = new Map<number, number>()
     for (let i = 0; i < 200; i++) {
-      const a = await request(`${server.url}/admin/tenants`, { headers: { "x-admin-key": `wrong-admin-key-${i}` }, localAddress: "127.0.3.3" })
+      const a = await request(`${throttles.server.url}/admin/tenants`, { headers: { "x-admin-key": `wrong-admin-key-${i}` }, localAddress: "127.0.3.3" })
       statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1)
     }
     console.log(`[throttles] 200 wrong x-admin-key headers from one address: ${[...statuses].map(([s, c]) => `${s}=${c}`).join(" ")}`)
     assert.strictEqual(statuses.get(401), 20)
     assert.strictEqual(statuses.get(429), 180)
-    const blocked = await request(`${server.url}/admin/tenants`, { headers: { "x-admin-key": ADMIN_KEY }, localAddress: "127.0.3.3" })
+    const blocked = await request(`${throttles.server.url}/admin/tenants`, { headers: { "x-admin-key": ADMIN_KEY }, localAddress: "127.0.3.3" })
     assert.strictEqual(blocked.status, 429, "while blocked even the right key is refused: a guess cannot be confirmed")
     assert.isAbove(Number(blocked.headers["retry-after"]), 0)
-    const other = await request(`${server.url}/admin/tenants`, { headers: { "x-admin-key": ADMIN_KEY }, localAddress: "127.0.3.4" })
+    const other = await request(`${throttles.server.url}/admin/tenants`, { headers: { "x-admin-key": ADMIN_KEY }, localAddress: "127.0.3.4" })
     assert.strictEqual(other.status, 200, "another address is served")
   })
 
   it("a wrong-token flood from one address does not stop valid deliveries from it", async () => {
-    const url = `${server.url}/webhooks/${t.appId}`
-    const before = webhookRows()
+    const url = `${throttles.server.url}/webhooks/${throttles.tenant.appId}`
+    const before = webhookRows(throttles.server.dataDir)
     const statuses = new Map<number, number>()
     for (let i = 0; i < 100; i++) {
-      const a = await request(url, { body: envelope(t, "productAdd", { id: i }, `wrong-${i}`), localAddress: "127.0.3.5" })
+      const a = await request(url, { body: envelope(throttles.tenant, "productAdd", { id: i }, `wrong-${i}`), localAddress: "127.0.3.5" })
       statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1)
     }
     const valid = []
-    for (let i = 0; i < 5; i++) valid.push((await request(url, { body: envelope(t, "productAdd", { id: 1000 + i, name: "real" }), localAddress: "127.0.3.5" })).status)
+    for (let i = 0; i < 5; i++) valid.push((await request(url, { body: envelope(throttles.tenant, "productAdd", { id: 1000 + i, name: "real" }), localAddress: "127.0.3.5" })).status)
     console.log(`[throttles] 100 wrong tokens from one address: ${[...statuses].map(([s, c]) => `${s}=${c}`).join(" ")}; then valid deliveries from it: ${valid.join(",")}`)
     assert.strictEqual(statuses.get(401), 20)
     assert.strictEqual(statuses.get(429), 80)
     assert.deepStrictEqual(valid, [200, 200, 200, 200, 200])
-    assert.strictEqual(webhookRows() - before, 5)
+    assert.strictEqual(webhookRows(throttles.server.dataDir) - before, 5)
   })
 })

@@ -8,16 +8,12 @@
  * Mounting a tmpfs needs root. Off CI and not root the test is skipped with a message; on CI
  * it runs (and fails if it cannot mount).
  */
-import { afterAll, assert, describe, it } from "vitest"
-import { execFileSync } from "node:child_process"
-import * as Fs from "node:fs"
-import * as Path from "node:path"
+import { assert, describe, it } from "vitest"
 import { envelope, eventually, files, readOnly, request, type Tenant } from "./support/harness.ts"
+import { canMountSmallDisk, smallDisks } from "./support/smallDisk.ts"
 import { reliabilitySuite } from "./support/suite.ts"
 
-const isRoot = process.getuid?.() === 0
-const onCi = process.env["CI"] !== undefined && process.env["CI"] !== "" && process.env["CI"] !== "false"
-if (!isRoot && !onCi) console.log("[store-readiness] skipped: mounting a small tmpfs for the event log needs root (runs on CI)")
+const canMount = canMountSmallDisk("store-readiness", "the event log")
 
 let t: Tenant
 const suite = reliabilitySuite({
@@ -27,23 +23,15 @@ const suite = reliabilitySuite({
   }
 })
 
-const mounts: Array<string> = []
-afterAll(() => {
-  for (const m of mounts) execFileSync("umount", ["-l", m])
-})
+const disks = smallDisks()
 
 const product = (i: number) => envelope(t, "productUpdate", { id: 9_300_000 + i, name: `store-${i}`, pad: "p".repeat(2000) })
 
 describe("readiness follows the webhook store", () => {
-  it.skipIf(!isRoot && !onCi)("/readyz is 503 while stores fail on a full disk, 200 after the first success", async () => {
+  it.skipIf(!canMount)("/readyz is 503 while stores fail on a full disk, 200 after the first success", async () => {
     const server = suite.server("ocs-rel-storeready-", { tenants: [t], extra: { webhooks: { silenceAlertSeconds: 3600, storeTimeoutSeconds: 5 } } })
     const dataDir = server.dataDir
-    const small = Path.join(Path.dirname(dataDir), "small-disk")
-    Fs.mkdirSync(dataDir, { recursive: true })
-    Fs.mkdirSync(small)
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=8m", "tmpfs", small])
-    mounts.push(small)
-    Fs.symlinkSync(Path.join(small, "events.sqlite"), files(dataDir).events)
+    const disk = disks.under(dataDir, files(dataDir).events)
     await server.start()
     const url = server.url
     const accepted = new Set<number>()
@@ -53,15 +41,7 @@ describe("readiness follows the webhook store", () => {
     }
     await eventually("ready", async () => ((await request(`${url}/readyz`)).status === 200 ? true : undefined), 30_000, 100)
 
-    const filler = Path.join(small, "filler")
-    const fd = Fs.openSync(filler, "w")
-    try {
-      for (;;) Fs.writeSync(fd, Buffer.alloc(64 * 1024, 1))
-    } catch (e) {
-      assert.strictEqual((e as NodeJS.ErrnoException).code, "ENOSPC")
-    } finally {
-      Fs.closeSync(fd)
-    }
+    disk.fill()
 
     // Deliver until the log refuses (pages the WAL already holds may take a few more).
     let i = 10
@@ -77,7 +57,7 @@ describe("readiness follows the webhook store", () => {
     assert.strictEqual(notReady.status, 503)
     assert.include(notReady.text, "webhooks are not being stored")
 
-    Fs.rmSync(filler)
+    disk.free()
     // The first delivery after space returns is stored, and readiness follows it.
     const again = await eventually("a delivery stored again", async () => {
       const a = await request(`${url}/webhooks/${t.appId}`, { body: product(i) })

@@ -3,26 +3,19 @@
  * vitest project `kafka` (its globalSetup provides `inject("kafkaBrokers")`); without that setup
  * the suite starts its own broker.
  */
-import { type KafkaBroker, startBroker } from "@ocs/kafka-broker"
+import { brokersOfFile } from "@ocs/kafka-broker/testing"
 import { EventLog, KafkaEventLog } from "@ocs/event-log"
 import { Effect, Stream } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { afterAll, assert, beforeAll, describe, inject, it } from "vitest"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { cli, digest, type Fixture, makeFixture, P1, records, tempDir, TENANT } from "../fixture.ts"
 
-let brokers: ReadonlyArray<string> = []
-let own: KafkaBroker | undefined
+const brokers = brokersOfFile()
 let f: Fixture
 const topic = `replay-test-${process.pid}-${Date.now()}`
 
 beforeAll(async () => {
-  const provided = (inject as (key: string) => unknown)("kafkaBrokers")
-  if (typeof provided === "string" && provided !== "") brokers = provided.split(",")
-  else {
-    own = await startBroker()
-    brokers = own.brokers
-  }
   f = await makeFixture()
   // The writer side: the fixture's records through the Kafka event log (outbox + relay), then
   // wait until the topic holds them all.
@@ -37,7 +30,7 @@ beforeAll(async () => {
     }
     throw new Error("the relay did not deliver the records to the topic")
   }).pipe(Effect.scoped, Effect.provide(KafkaEventLog.layer({
-    brokers,
+    brokers: brokers(),
     topic,
     partitions: 3,
     outboxFilename: NodePath.join(tempDir(), "outbox.sqlite"),
@@ -48,10 +41,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   NodeFs.rmSync(f.dir, { recursive: true, force: true })
-  await own?.close()
 })
 
-const kafka = () => ["--kafka-brokers", brokers.join(","), "--topic", topic]
+const kafka = () => ["--kafka-brokers", brokers().join(","), "--topic", topic]
 
 describe("Kafka topic", () => {
   it("stats, audit and replay read the topic from the beginning", async () => {

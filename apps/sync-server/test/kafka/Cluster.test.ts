@@ -14,6 +14,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { kafkaBrokers, kafkaUnavailable } from "@ocs/kafka-broker/testing"
 import { SimulatorControl } from "@ocs/simulator"
+import { Ids } from "@ocs/protocol"
 import { eventually, type Proc, restartServerProcess, startServerProcess, startSimulatorProcess } from "../processes.ts"
 
 const ADMIN_KEY = "cluster-admin-key-000001"
@@ -64,7 +65,12 @@ describe.skipIf(kafkaUnavailable())("three servers on one cluster, one killed, o
   const callsPerTenant = async () => {
     const { calls } = await control.calls({ operation: "product/list", limit: 100_000 })
     const out = new Map<string, number>()
-    for (const c of calls) out.set(`${c.appId}:${c.businessId}`, (out.get(`${c.appId}:${c.businessId}`) ?? 0) + 1)
+    for (const c of calls) {
+      // A call that names no app belongs to no tenant.
+      if (c.appId === null) continue
+      const key = Ids.tenantKey({ appId: c.appId, businessId: c.businessId })
+      out.set(key, (out.get(key) ?? 0) + 1)
+    }
     return { out, locked: calls.filter((c) => c.locked).length }
   }
 
@@ -110,15 +116,15 @@ describe.skipIf(kafkaUnavailable())("three servers on one cluster, one killed, o
     // relayed yet is in its outbox, and goes to the topic now.
     servers.push({ ...(await restartServerProcess(victim.dir, { OCS_ENCRYPTION_KEY: "68".repeat(32) })), alive: true })
 
-    const expected = new Map<string, number>(tenants.map((t) => [`${t.appId}:${t.businessId}`, PRODUCTS] as const))
-    for (const t of acked.values()) expected.set(`${t.appId}:${t.businessId}`, expected.get(`${t.appId}:${t.businessId}`)! + 1)
+    const expected = new Map<string, number>(tenants.map((t) => [Ids.tenantKey(t), PRODUCTS] as const))
+    for (const t of acked.values()) expected.set(Ids.tenantKey(t), expected.get(Ids.tenantKey(t))! + 1)
     for (const server of servers.filter((s) => s.alive)) {
       await eventually(`server ${server.url}: every tenant's products`, async () => {
         const wrong: Array<string> = []
         for (const t of tenants) {
           const { counts, sync } = await get(server, `/admin/tenants/${t.appId}/${t.businessId}`)
-          const want = expected.get(`${t.appId}:${t.businessId}`)
-          if (counts?.products !== want) wrong.push(`${t.appId}:${t.businessId} ${counts?.products}/${want} ${JSON.stringify(sync?.map((x: any) => [x.cursor !== null, x.fullCompletedAt !== null, x.lastError]))}`)
+          const want = expected.get(Ids.tenantKey(t))
+          if (counts?.products !== want) wrong.push(`${Ids.tenantKey(t)} ${counts?.products}/${want} ${JSON.stringify(sync?.map((x: any) => [x.cursor !== null, x.fullCompletedAt !== null, x.lastError]))}`)
         }
         if (wrong.length > 0) throw new Error(`${wrong.length} tenants differ: ${wrong.slice(0, 5).join("; ")}`)
         return true
@@ -135,14 +141,14 @@ describe.skipIf(kafkaUnavailable())("three servers on one cluster, one killed, o
     assert.strictEqual(after.locked, 0, "calls reached the service for a locked key")
     let most = 0
     for (const t of tenants) {
-      const k = `${t.appId}:${t.businessId}`
+      const k = Ids.tenantKey(t)
       const total = after.out.get(k) ?? 0
       // Each handover may read the page in flight again and run one incremental pass; starting
       // over would read every page again.
       assert.isAtMost(total, PAGES + 6, `${k}: ${total} product/list calls for ${PAGES} pages`)
       most = Math.max(most, total)
     }
-    const midSync = tenants.filter((t) => (atKill.get(`${t.appId}:${t.businessId}`) ?? 0) < PAGES).length
+    const midSync = tenants.filter((t) => (atKill.get(Ids.tenantKey(t)) ?? 0) < PAGES).length
     console.log(`cluster: ${acked.size} webhooks acknowledged; ${midSync} tenants mid-sync when the burst began; at most ${most} product/list calls for ${PAGES} pages`)
   }, 300_000)
 })

@@ -8,7 +8,8 @@
  * - a broker that refuses every request turns the relay down in /metrics and /readyz.
  */
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { kafkaBrokers, kafkaUnavailable } from "@ocs/kafka-broker/testing"
+import { kafkaBrokers, kafkaUnavailable, readTopic } from "@ocs/kafka-broker/testing"
+import { Ids } from "@ocs/protocol"
 import { SimulatorControl } from "@ocs/simulator"
 import { Kafka, logLevel } from "kafkajs"
 import { eventually, type Proc, startServerProcess, startSimulatorProcess } from "../processes.ts"
@@ -34,24 +35,6 @@ const productIds = async (sim: string, t: { readonly appId: string; readonly bus
     body: `{"filters":{},"paginator":{"size":${n}}}`
   })
   return [...(await r.text()).matchAll(/"id"\s*:\s*"?(\d+)/g)].map((m) => m[1]!).slice(0, n)
-}
-
-/** The values of the topic's first `n` messages. */
-const topicValues = async (topic: string, n: number): Promise<ReadonlyArray<string>> => {
-  const consumer = new Kafka({ brokers: [...kafkaBrokers()], logLevel: logLevel.NOTHING }).consumer({ groupId: `check-${topic}` })
-  await consumer.connect()
-  await consumer.subscribe({ topic, fromBeginning: true })
-  const values: Array<string> = []
-  await new Promise<void>((resolve) => {
-    void consumer.run({
-      eachMessage: async ({ message }) => {
-        values.push(message.value?.toString("utf8") ?? "")
-        if (values.length >= n) resolve()
-      }
-    })
-  })
-  await consumer.disconnect()
-  return values
 }
 
 const metric = async (url: string, line: RegExp): Promise<number | undefined> => {
@@ -122,8 +105,7 @@ describe.skipIf(kafkaUnavailable())("sync server in Kafka mode on a broker with 
         return Number(described.resources[0]!.configEntries[0]!.configValue)
       })
       assert.strictEqual(bytes, 1_048_588, "the broker runs with Kafka's default limit")
-      const onTopic = await withAdmin(async (admin) => (await admin.fetchTopicOffsets(topic)).reduce((n, o) => n + Number(o.high), 0))
-      const values = await topicValues(topic, onTopic)
+      const values = (await readTopic(kafkaBrokers(), topic)).map((m) => m.value)
       const total = values.reduce((n, v) => n + v.length, 0)
       assert.isAbove(total, 1_048_588, `${values.length} messages of ${total} bytes`)
       assert.isTrue(values.every((v) => !v.includes("big-xxxx")), "the page past the limit is not on the topic")
@@ -133,7 +115,7 @@ describe.skipIf(kafkaUnavailable())("sync server in Kafka mode on a broker with 
       assert.strictEqual(await metric(server.url, /^ocs_relay_max_request_bytes\b/), 1_048_588)
       assert.strictEqual(await metric(server.url, /^ocs_loop_up\{loop="event-log-relay"\}/), 1)
       assert.match(server.proc.output(), /RecordTooLarge|more than topic .* accepts \(1048588 bytes/)
-      assert.match(server.proc.output(), new RegExp(`${t.app.appId}:${t.business.businessId}`))
+      assert.match(server.proc.output(), new RegExp(Ids.tenantKey({ appId: t.app.appId, businessId: t.business.businessId })))
       const ready = await fetch(`${server.url}/readyz`)
       assert.strictEqual(ready.status, 200, await ready.text())
       const relay = (await (await fetch(`${server.url}/admin/relay`, { headers: { "x-admin-key": ADMIN_KEY } })).json()) as {
@@ -142,7 +124,7 @@ describe.skipIf(kafkaUnavailable())("sync server in Kafka mode on a broker with 
       }
       assert.strictEqual(relay.status.limitSource, `topic ${topic} max.message.bytes`, "the limit as the broker tells it")
       assert.strictEqual(relay.deadLetters.length, 1)
-      assert.strictEqual(relay.deadLetters[0]!.tenant, `${t.app.appId}:${t.business.businessId}`)
+      assert.strictEqual(relay.deadLetters[0]!.tenant, Ids.tenantKey({ appId: t.app.appId, businessId: t.business.businessId }))
       assert.isAbove(relay.deadLetters[0]!.bytes, relay.deadLetters[0]!.limitBytes)
 
       // The operator's way out: raise the topic's limit, then redrive. The page reaches the read models.

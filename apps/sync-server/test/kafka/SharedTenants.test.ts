@@ -3,9 +3,8 @@
  * other server's store holds, tokens sealed on the topic.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { kafkaBrokers, kafkaUnavailable } from "@ocs/kafka-broker/testing"
+import { kafkaBrokers, kafkaUnavailable, readTopic } from "@ocs/kafka-broker/testing"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
-import { Kafka, logLevel } from "kafkajs"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -30,28 +29,7 @@ const start = Effect.map(
 const eventually = <A>(check: Effect.Effect<A | undefined, unknown>): Effect.Effect<A, unknown> =>
   Effect.flatMap(check, (a) => (a !== undefined ? Effect.succeed(a) : Effect.flatMap(Effect.sleep(20), () => eventually(check))))
 
-const topicText = Effect.promise(async () => {
-  const kafka = new Kafka({ brokers: [...kafkaBrokers()], logLevel: logLevel.NOTHING })
-  const admin = kafka.admin()
-  await admin.connect()
-  const ends = await admin.fetchTopicOffsets(topic)
-  await admin.disconnect()
-  const total = ends.reduce((n, e) => n + Number(e.high), 0)
-  const consumer = kafka.consumer({ groupId: `${topic}-reader` })
-  await consumer.connect()
-  await consumer.subscribe({ topic, fromBeginning: true })
-  const values: Array<string> = []
-  await new Promise<void>((resolve) => {
-    void consumer.run({
-      eachMessage: async ({ message }) => {
-        values.push(message.value?.toString("utf8") ?? "")
-        if (values.length >= total) resolve()
-      }
-    })
-  })
-  await consumer.disconnect()
-  return values.join("\n")
-})
+const topicText = Effect.promise(async () => (await readTopic(kafkaBrokers(), topic)).map((m) => m.value).join("\n"))
 
 describe.skipIf(kafkaUnavailable())("tenant registry shared by the servers of one cluster", () => {
   it.live("apps, businesses, status, settings and removals reach every server; tokens stay sealed on the topic", () =>

@@ -3,36 +3,22 @@
  * (tooling/kafka/src/globalSetup.ts) provides `inject("kafkaBrokers")`. Without that setup the
  * suite starts its own broker. The outage test always starts its own, to stop and restart it.
  */
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { type KafkaBroker, startBroker } from "@ocs/kafka-broker"
+import { assert, describe, it } from "@effect/vitest"
+import { startBroker } from "@ocs/kafka-broker"
+import { brokersOfFile } from "@ocs/kafka-broker/testing"
 import { EventLog, KafkaEventLog, LogRecord } from "@ocs/event-log"
 import { SqliteDatabase } from "@ocs/sqlite"
 import { Effect, Layer, Stream } from "effect"
 import { Kafka, logLevel } from "kafkajs"
 import * as NodeNet from "node:net"
 import * as NodePath from "node:path"
-import { inject } from "vitest"
 import { APP, tempDir, webhook } from "../helpers.ts"
 
-let brokers: ReadonlyArray<string> = []
-let own: KafkaBroker | undefined
-
-beforeAll(async () => {
-  const provided = (inject as (key: string) => unknown)("kafkaBrokers")
-  if (typeof provided === "string" && provided !== "") {
-    brokers = provided.split(",")
-  } else {
-    own = await startBroker()
-    brokers = own.brokers
-  }
-}, 180_000)
-afterAll(async () => {
-  await own?.close()
-})
+const brokers = brokersOfFile()
 
 let topicSeq = 0
 const options = (extra: Partial<KafkaEventLog.Options> = {}): KafkaEventLog.Options => ({
-  brokers,
+  brokers: brokers(),
   topic: `event-log-test-${process.pid}-${Date.now()}-${topicSeq++}`,
   partitions: 3,
   outboxFilename: NodePath.join(tempDir(), "outbox.db"),
@@ -68,7 +54,7 @@ const assertOrderPerBusiness = (records: ReadonlyArray<LogRecord.LogRecord>, bus
 
 const topicMessages = (topic: string) =>
   Effect.promise(async () => {
-    const admin = new Kafka({ brokers: [...brokers], logLevel: logLevel.NOTHING }).admin()
+    const admin = new Kafka({ brokers: [...brokers()], logLevel: logLevel.NOTHING }).admin()
     await admin.connect()
     try {
       const offsets = await admin.fetchTopicOffsets(topic)

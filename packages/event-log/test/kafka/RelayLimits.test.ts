@@ -4,38 +4,23 @@
  * redriven once the limit is raised), a limit lowered while running, and a broker that refuses
  * every request shown as a relay that is down.
  */
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { type KafkaBroker, startBroker } from "@ocs/kafka-broker"
+import { assert, describe, it } from "@effect/vitest"
+import { brokersOfFile } from "@ocs/kafka-broker/testing"
 import { EventLog, KafkaEventLog, type LogRecord } from "@ocs/event-log"
 import { SqliteDatabase } from "@ocs/sqlite"
 import { Effect, Stream } from "effect"
 import { ConfigResourceTypes, Kafka, logLevel } from "kafkajs"
 import * as NodePath from "node:path"
-import { inject } from "vitest"
 import { tempDir, webhook } from "../helpers.ts"
 
-let brokers: ReadonlyArray<string> = []
-let own: KafkaBroker | undefined
-
-beforeAll(async () => {
-  const provided = (inject as (key: string) => unknown)("kafkaBrokers")
-  if (typeof provided === "string" && provided !== "") {
-    brokers = provided.split(",")
-  } else {
-    own = await startBroker()
-    brokers = own.brokers
-  }
-}, 180_000)
-afterAll(async () => {
-  await own?.close()
-})
+const brokers = brokersOfFile()
 
 /** Kafka's default `message.max.bytes`, which a topic's `max.message.bytes` inherits. */
 const KAFKA_DEFAULT_LIMIT = 1_048_588
 
 let topicSeq = 0
 const options = (extra: Partial<KafkaEventLog.Options> = {}): KafkaEventLog.Options => ({
-  brokers,
+  brokers: brokers(),
   topic: `relay-limits-${process.pid}-${Date.now()}-${topicSeq++}`,
   partitions: 3,
   outboxFilename: NodePath.join(tempDir(), "outbox.db"),
@@ -52,7 +37,7 @@ const pollUntil = <A, E, R>(self: Effect.Effect<A, E, R>, done: (a: A) => boolea
 
 const withAdmin = <A>(f: (admin: ReturnType<Kafka["admin"]>) => Promise<A>) =>
   Effect.promise(async () => {
-    const admin = new Kafka({ brokers: [...brokers], logLevel: logLevel.NOTHING }).admin()
+    const admin = new Kafka({ brokers: [...brokers()], logLevel: logLevel.NOTHING }).admin()
     await admin.connect()
     try {
       return await f(admin)

@@ -179,14 +179,16 @@ export type DomainEvent =
 export type Tag = DomainEvent["_tag"]
 export type Of<T extends Tag> = Extract<DomainEvent, { readonly _tag: T }>
 
+const compared = ["ProductAdded", "ProductUpdated", "ProductDeleted", "InventoryChanged", "OrderAdded", "OrderUpdated", "OrderDeleted"] as const
+
+/**
+ * The tags the read models derive by comparing a webhook with the copy and relay in `changes`
+ * records (docs/architecture.md §4.14), so that a change is one event whichever told us first.
+ */
+export const comparedTags: ReadonlySet<Tag> = new Set<Tag>(compared)
+
 export const tags: ReadonlyArray<Tag> = [
-  "ProductAdded",
-  "ProductUpdated",
-  "ProductDeleted",
-  "InventoryChanged",
-  "OrderAdded",
-  "OrderUpdated",
-  "OrderDeleted",
+  ...compared,
   "OrderStatusChanged",
   "PaymentReceived",
   "AppUninstalled",
@@ -226,4 +228,9 @@ export const deletionOf = {
   inventory: { change: "InventoryDeleted", idField: "productId" }
 } as const
 export type DeletableKind = keyof typeof deletionOf
+
+/** The deletions only a complete full pass finds (no webhook tells them), each with its kind. */
+export const passDeletions = { CustomerDeleted: "customer", BillDeleted: "bill", DepotDeleted: "depot", CategoryDeleted: "category", BrandDeleted: "brand", InventoryDeleted: "inventory" } as const
+export type PassDeletion = CustomerDeleted | BillDeleted | DepotDeleted | CategoryDeleted | BrandDeleted | InventoryDeleted
+export const isPassDeletion = (event: DomainEvent): event is PassDeletion => Object.hasOwn(passDeletions, event._tag)
 export const isDeletableKind = (kind: string | undefined): kind is DeletableKind => kind !== undefined && Object.hasOwn(deletionOf, kind)

@@ -3,7 +3,7 @@
  * LIKE patterns. Every query starts with `ofTenant`.
  */
 import { Json } from "@ocs/protocol"
-import { and, eq, or, sql } from "drizzle-orm"
+import { and, eq, gt, or, sql } from "drizzle-orm"
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core"
 import { Result } from "effect"
 import type * as V from "../Views.ts"
@@ -35,6 +35,28 @@ export const ofTenant = (table: { appId: SQLiteColumn; businessId: SQLiteColumn 
 /** `eq` when the filter is given, nothing when it is not. */
 export const when = <A>(value: A | undefined, condition: (value: A) => ReturnType<typeof eq>) =>
   value === undefined ? undefined : condition(value)
+
+/** An entity table with tombstones, as its read queries see it. */
+interface EntityColumns {
+  readonly appId: SQLiteColumn
+  readonly businessId: SQLiteColumn
+  readonly id: SQLiteColumn
+  readonly deleted: SQLiteColumn
+}
+
+/**
+ * What every page of an entity with tombstones starts with: the tenant, live rows unless
+ * `includeDeleted`, and the keyset bound (ids after `after`). Spread into the query's `and`.
+ */
+export const entityPage = (table: EntityColumns, tenant: V.Tenant, options: (V.PageOptions & { readonly includeDeleted?: boolean | undefined }) | undefined) => [
+  ofTenant(table, tenant),
+  options?.includeDeleted === true ? undefined : eq(table.deleted, 0),
+  when(options?.after, (v) => gt(table.id, v))
+]
+
+/** One entity of the tenant by id, tombstones included. */
+export const byId = (table: { readonly appId: SQLiteColumn; readonly businessId: SQLiteColumn; readonly id: SQLiteColumn }, tenant: V.Tenant, id: string) =>
+  and(ofTenant(table, tenant), eq(table.id, id))
 
 export const page = <A extends { readonly id: string }>(items: ReadonlyArray<A>, limit: number): V.Page<A> => ({
   items,

@@ -4,6 +4,7 @@
  * built once at the end, the file renamed into place only when complete.
  */
 import { EventLog, type LogRecord } from "@ocs/event-log"
+import { Ids } from "@ocs/protocol"
 import { SqliteDatabase } from "@ocs/sqlite"
 import type Database from "better-sqlite3"
 import { Effect, Stream } from "effect"
@@ -75,7 +76,7 @@ export const rebuild = Effect.fn("ReadModels.rebuild")(function*(options: Rebuil
         step: (s) => (total = addStats(total, s))
       })
     yield* log.read({
-      tenant: options.tenant === undefined ? "all" : `${options.tenant.appId}:${options.tenant.businessId}`,
+      tenant: options.tenant === undefined ? "all" : Ids.tenantKey(options.tenant),
       untilOffset: options.untilOffset,
       untilReceivedAt: options.untilReceivedAt,
       pageSize: batchSize

@@ -10,7 +10,7 @@
  */
 import { type DomainEvent, Json, Records } from "@ocs/protocol"
 import type { BetterSQLite3Database } from "drizzle-orm/better-sqlite3"
-import { integer, text as textColumn } from "drizzle-orm/sqlite-core"
+import { integer, type SQLiteColumnBuilderBase, text as textColumn } from "drizzle-orm/sqlite-core"
 import type { Param, Plan, ProjectableRecord } from "../internal/planTypes.ts"
 import { asText, toMillis } from "../UpdatedAt.ts"
 import type * as V from "../Views.ts"
@@ -224,3 +224,21 @@ export const createdColumns = {
 
 /** 1: tombstone: the entity is gone from the service; content columns are null, `record` holds why. */
 export const deletedColumn = () => integer("deleted").notNull().default(0)
+
+/**
+ * The columns of an entity table keyed by its id, versioned and with tombstones (products,
+ * orders, customers): the key, the entity's own `content` columns, then the record as received,
+ * its version, the tombstone flag and the bookkeeping.
+ */
+export const entityColumns = <C extends Record<string, SQLiteColumnBuilderBase>>(content: C) => ({
+  ...tenantColumns,
+  id: textColumn("id").notNull(),
+  ...content,
+  /** The whole record, lossless JSON (`Json.stringify`); unknown fields kept. */
+  record: textColumn("record").notNull(),
+  ...versionColumns,
+  /** 1: tombstone: the entity is gone (a delete webhook, or a complete full pass no longer served
+   *  it, docs/architecture.md §4.14); content columns are null, `record` holds why. */
+  deleted: deletedColumn(),
+  ...bookkeepingColumns
+})

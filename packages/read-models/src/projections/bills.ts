@@ -4,10 +4,10 @@
  * decides. The lines are those of the version the bill row holds.
  */
 import { Records } from "@ocs/protocol"
-import { and, asc, eq, gt, gte, lte } from "drizzle-orm"
+import { and, asc, eq, gte, lte } from "drizzle-orm"
 import { index, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core"
 import type { Plan, ProjectableRecord } from "../internal/planTypes.ts"
-import { limitOf, ofTenant, page, when, withRecord } from "../internal/queryKit.ts"
+import { byId, entityPage, limitOf, ofTenant, page, when, withRecord } from "../internal/queryKit.ts"
 import type * as V from "../Views.ts"
 import { lineColumns } from "./orders.ts"
 import {
@@ -127,9 +127,7 @@ export const bills = define({
       const limit = limitOf(options)
       const b = table
       const rows = orm.select().from(b).where(and(
-        ofTenant(b, tenant),
-        options?.includeDeleted === true ? undefined : eq(b.deleted, 0),
-        when(options?.after, (v) => gt(b.id, v)),
+        ...entityPage(b, tenant, options),
         when(options?.type, (v) => eq(b.type, v)),
         when(options?.depotId, (v) => eq(b.depotId, v)),
         when(options?.customerId, (v) => eq(b.customerId, v)),
@@ -141,7 +139,7 @@ export const bills = define({
     },
     /** The bill (tombstones included) with its lines. */
     bill: (tenant: V.Tenant, billId: string): V.BillDetail | undefined => {
-      const found = orm.select().from(table).where(and(ofTenant(table, tenant), eq(table.id, billId))).get()
+      const found = orm.select().from(table).where(byId(table, tenant, billId)).get()
       if (found === undefined) return undefined
       const i = itemsTable
       const rows = orm.select().from(i).where(and(ofTenant(i, tenant), eq(i.billId, billId))).orderBy(asc(i.line)).all()

@@ -1,20 +1,17 @@
 /** Customers: customer/list pages and the deletions a complete full pass finds (docs/api-catalogue.md §6). */
 import { Records } from "@ocs/protocol"
-import { and, asc, eq, gt } from "drizzle-orm"
+import { and, asc, eq } from "drizzle-orm"
 import { index, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core"
 import type { Plan, ProjectableRecord } from "../internal/planTypes.ts"
-import { contains, limitOf, ofTenant, page, when } from "../internal/queryKit.ts"
+import { byId, contains, entityPage, limitOf, page, when } from "../internal/queryKit.ts"
 import type * as V from "../Views.ts"
 import {
-  amount, amountText, bookkeepingColumns, define, deletedColumn, entityTable, type EventOf, held, id, row, stringify, tenantColumns, textOf,
-  toMillis, upsert, versionColumns
+  amount, amountText, define, entityColumns, entityTable, type EventOf, held, id, row, stringify, textOf, toMillis, upsert
 } from "./Projection.ts"
 import { tombstoneView } from "./tree.ts"
 import { unknown } from "./unknownEvents.ts"
 
-export const table = sqliteTable("customers", {
-  ...tenantColumns,
-  id: text("id").notNull(),
+export const table = sqliteTable("customers", entityColumns({
   /** 1 retail, 2 wholesale, 3 agent. */
   type: text("type"),
   code: text("code"),
@@ -27,14 +24,8 @@ export const table = sqliteTable("customers", {
   /** `level.name` (else its id). */
   level: text("level"),
   /** `group.name` (else its id). */
-  group: text("group"),
-  record: text("record").notNull(),
-  ...versionColumns,
-  /** 1: tombstone: the entity is gone from the service (a complete full pass did not serve it,
-   *  docs/architecture.md §4.14); content columns are null, `record` holds why. */
-  deleted: deletedColumn(),
-  ...bookkeepingColumns
-}, (t) => [
+  group: text("group")
+}), (t) => [
   primaryKey({ columns: [t.appId, t.businessId, t.id] }),
   index("customers_tenant_mobile").on(t.appId, t.businessId, t.mobile)
 ])
@@ -85,16 +76,14 @@ export const customers = define({
       const limit = limitOf(options)
       const c = table
       const rows = orm.select().from(c).where(and(
-        ofTenant(c, tenant),
-        options?.includeDeleted === true ? undefined : eq(c.deleted, 0),
-        when(options?.after, (v) => gt(c.id, v)),
+        ...entityPage(c, tenant, options),
         when(options?.mobile, (v) => eq(c.mobile, v)),
         contains(options?.search, [c.name, c.code, c.mobile, c.email])
       )).orderBy(asc(c.id)).limit(limit).all()
       return page(rows.map(tombstoneView), limit)
     },
     customer: (tenant: V.Tenant, customerId: string): V.Customer | undefined => {
-      const found = orm.select().from(table).where(and(ofTenant(table, tenant), eq(table.id, customerId))).get()
+      const found = orm.select().from(table).where(byId(table, tenant, customerId)).get()
       return found === undefined ? undefined : tombstoneView(found)
     }
   })

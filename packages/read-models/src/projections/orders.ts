@@ -5,21 +5,19 @@
  * compared with its row (changed fields, and its status: OrderStatusChanged).
  */
 import { Records } from "@ocs/protocol"
-import { and, asc, eq, gt, gte, lte } from "drizzle-orm"
+import { and, asc, eq, gte, lte } from "drizzle-orm"
 import { index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core"
 import type { Plan, ProjectableRecord } from "../internal/planTypes.ts"
-import { limitOf, ofTenant, page, when, withRecord } from "../internal/queryKit.ts"
+import { byId, entityPage, limitOf, ofTenant, page, when, withRecord } from "../internal/queryKit.ts"
 import type * as V from "../Views.ts"
 import {
-  amount, bookkeepingColumns, createdColumns, define, deletedAt, deletedColumn, deletion, entityTable, type EventFacts, type EventOf, held,
-  id, lines, row, stringify, type TableSpec, tenantColumns, textOf, toMillis, upsert, versionColumns
+  amount, createdColumns, define, deletedAt, deletion, entityColumns, entityTable, type EventFacts, type EventOf, held, id, lines,
+  row, stringify, type TableSpec, tenantColumns, textOf, toMillis, upsert
 } from "./Projection.ts"
 import { unknown } from "./unknownEvents.ts"
 
-export const table = sqliteTable("orders", {
-  ...tenantColumns,
-  /** `info.id` (flat `id` in v2 payloads). */
-  id: text("id").notNull(),
+// `id`: `info.id` (the flat `id` of v2 payloads).
+export const table = sqliteTable("orders", entityColumns({
   /** `channel.appOrderId`, else the flat v2 appOrderId or its deprecated alias orderPrivateId. */
   appOrderId: text("app_order_id"),
   type: text("type"),
@@ -35,12 +33,8 @@ export const table = sqliteTable("orders", {
   total: real("total"),
   totalText: text("total_text"),
   lineCount: integer("line_count").notNull().default(0),
-  ...createdColumns,
-  record: text("record").notNull(),
-  ...versionColumns,
-  deleted: deletedColumn(),
-  ...bookkeepingColumns
-}, (t) => [
+  ...createdColumns
+}), (t) => [
   primaryKey({ columns: [t.appId, t.businessId, t.id] }),
   index("orders_tenant_app_order_id").on(t.appId, t.businessId, t.appOrderId),
   index("orders_tenant_mobile").on(t.appId, t.businessId, t.customerMobile),
@@ -192,9 +186,7 @@ export const orders = define({
       const limit = limitOf(options)
       const o = table
       const rows = orm.select().from(o).where(and(
-        ofTenant(o, tenant),
-        options?.includeDeleted === true ? undefined : eq(o.deleted, 0),
-        when(options?.after, (v) => gt(o.id, v)),
+        ...entityPage(o, tenant, options),
         when(options?.status, (v) => eq(o.status, v)),
         when(options?.saleChannel, (v) => eq(o.saleChannel, v)),
         when(options?.depotId, (v) => eq(o.depotId, v)),
@@ -209,7 +201,7 @@ export const orders = define({
     },
     /** The order (tombstones included) with its lines. */
     order: (tenant: V.Tenant, orderId: string): V.OrderDetail | undefined => {
-      const found = orm.select().from(table).where(and(ofTenant(table, tenant), eq(table.id, orderId))).get()
+      const found = orm.select().from(table).where(byId(table, tenant, orderId)).get()
       if (found === undefined) return undefined
       const i = itemsTable
       const rows = orm.select().from(i).where(and(ofTenant(i, tenant), eq(i.orderId, orderId))).orderBy(asc(i.line)).all()

@@ -4,20 +4,18 @@
  * detection (its `inventory` is not: stock has its own feed).
  */
 import { Records } from "@ocs/protocol"
-import { and, asc, eq, gt } from "drizzle-orm"
+import { and, asc } from "drizzle-orm"
 import { index, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core"
 import type { Plan, ProjectableRecord } from "../internal/planTypes.ts"
-import { contains, limitOf, ofTenant, page, parse, when } from "../internal/queryKit.ts"
+import { byId, contains, entityPage, limitOf, page, parse } from "../internal/queryKit.ts"
 import type * as V from "../Views.ts"
 import {
-  amount, amountText, bookkeepingColumns, define, deletedAt, deletedColumn, deletion, entityTable, type EventOf, held, id, row,
-  stringify, tenantColumns, textOf, toMillis, upsert, versionColumns
+  amount, amountText, define, deletedAt, deletion, entityColumns, entityTable, type EventOf, held, id, row, stringify, textOf,
+  toMillis, upsert
 } from "./Projection.ts"
 import { unknown } from "./unknownEvents.ts"
 
-export const table = sqliteTable("products", {
-  ...tenantColumns,
-  id: text("id").notNull(),
+export const table = sqliteTable("products", entityColumns({
   appProductId: text("app_product_id"),
   code: text("code"),
   barcode: text("barcode"),
@@ -29,14 +27,8 @@ export const table = sqliteTable("products", {
   /** `categoryId`, else `category.id` (the product/detail shape webhooks send). */
   categoryId: text("category_id"),
   /** `brandId`, else `brand.id`. */
-  brandId: text("brand_id"),
-  /** The whole record, lossless JSON (`Json.stringify`); unknown fields kept. */
-  record: text("record").notNull(),
-  ...versionColumns,
-  /** 1: tombstone (productDelete); content columns are null, `record` holds the delete data. */
-  deleted: deletedColumn(),
-  ...bookkeepingColumns
-}, (t) => [
+  brandId: text("brand_id")
+}), (t) => [
   primaryKey({ columns: [t.appId, t.businessId, t.id] }),
   index("products_tenant_name").on(t.appId, t.businessId, t.name),
   index("products_tenant_app_product_id").on(t.appId, t.businessId, t.appProductId)
@@ -95,15 +87,13 @@ export const products = define({
       const limit = limitOf(options)
       const p = table
       const rows = orm.select().from(p).where(and(
-        ofTenant(p, tenant),
-        options?.includeDeleted === true ? undefined : eq(p.deleted, 0),
-        when(options?.after, (v) => gt(p.id, v)),
+        ...entityPage(p, tenant, options),
         contains(options?.search, [p.name, p.code, p.barcode, p.appProductId])
       )).orderBy(asc(p.id)).limit(limit).all()
       return page(rows.map(toProduct), limit)
     },
     product: (tenant: V.Tenant, productId: string): V.Product | undefined => {
-      const found = orm.select().from(table).where(and(ofTenant(table, tenant), eq(table.id, productId))).get()
+      const found = orm.select().from(table).where(byId(table, tenant, productId)).get()
       return found === undefined ? undefined : toProduct(found)
     }
   })

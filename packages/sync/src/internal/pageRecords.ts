@@ -6,7 +6,7 @@
  */
 import { Option, type Tracer } from "effect"
 import * as Crypto from "node:crypto"
-import { EngineRecord, type Ids, Operation, Records } from "@ocs/protocol"
+import { EngineRecord, Ids, Operation, Records } from "@ocs/protocol"
 import { type LogRecord, TraceContext } from "@ocs/event-log"
 import type { CommerceClient } from "@ocs/transport"
 import type { PassMeta } from "../Planner.ts"
@@ -35,7 +35,7 @@ export const page = (t: Tenant, op: Operation.Operation<unknown>, p: CommerceCli
   type: Operation.key(op),
   body: p.text,
   // The same page (same cursor in, same content) is the same fact.
-  dedupeKey: `sync:${t.appId}:${t.businessId}:${Operation.resourceKey(op)}:${options.range === undefined ? "" : `${sha(JSON.stringify(options.range))}:`}${sha(cursorText(p.cursor) ?? "")}:${sha(p.text)}`,
+  dedupeKey: `sync:${Ids.tenantKey(t)}:${Operation.resourceKey(op)}:${options.range === undefined ? "" : `${sha(JSON.stringify(options.range))}:`}${sha(cursorText(p.cursor) ?? "")}:${sha(p.text)}`,
   // The page's meta (docs/architecture.md §4.14): the entity, and the full pass it belongs to
   // (its ids count towards tombstones) and whether it is the resource's first (it reveals no
   // change). The append's span is carried in the record (§4.17): the projection links to it.

@@ -243,6 +243,10 @@ export const readOnly = <A>(filename: string, f: (db: Database.Database) => A): 
 export const maxOffset = (dataDir: string): number =>
   readOnly(files(dataDir).events, (db) => (db.prepare("SELECT coalesce(max(offset), 0) AS m FROM records").get() as { m: number }).m)
 
+/** How many webhook records the event log file holds. */
+export const webhookRows = (dataDir: string): number =>
+  readOnly(files(dataDir).events, (db) => (db.prepare("SELECT count(*) AS n FROM records WHERE source = 'webhook'").get() as { n: number }).n)
+
 /** The read models' own checkpoint (offset), 0 when none. */
 export const projectedOffset = (dataDir: string, consumer = "read-models"): number =>
   readOnly(files(dataDir).readModels, (db) => {

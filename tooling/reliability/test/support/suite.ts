@@ -85,3 +85,46 @@ export const reliabilitySuite = (options: SuiteOptions = {}): Suite => {
 
   return suite
 }
+
+/** The simulator most files want: 5 products a business, rate windows of 3 seconds. */
+export const smallSimulator: ReadonlyArray<string> = ["--rate-window", "3", "--products", "5"]
+
+/** A file's one server and its one tenant; read them inside a hook or a test. */
+export interface OneServer {
+  readonly suite: Suite
+  readonly tenant: Tenant
+  readonly server: ServerHandle
+}
+
+/**
+ * The suite of a file that tests one server over one small tenant (5 products, no orders) on
+ * the small simulator: the tenant made and the server started in the setup. `prepare` runs
+ * before the start (to leave a data folder as an operator might have).
+ */
+export const oneServerSuite = (
+  prefix: string,
+  options: { readonly extra?: ServerConfigOptions["extra"]; readonly prepare?: (server: ServerHandle) => void } = {}
+): OneServer => {
+  let tenant: Tenant | undefined
+  let server: ServerHandle | undefined
+  const suite = reliabilitySuite({
+    simFlags: smallSimulator,
+    setup: async (s) => {
+      tenant = await s.tenant({ products: 5, orders: 0 })
+      server = s.server(prefix, { tenants: [tenant], ...(options.extra === undefined ? {} : { extra: options.extra }) })
+      options.prepare?.(server)
+      await server.start()
+    }
+  })
+  return {
+    suite,
+    get tenant() {
+      if (tenant === undefined) throw new Error("the tenant is made in the suite's setup (use it inside a hook or a test)")
+      return tenant
+    },
+    get server() {
+      if (server === undefined) throw new Error("the server is started in the suite's setup (use it inside a hook or a test)")
+      return server
+    }
+  }
+}

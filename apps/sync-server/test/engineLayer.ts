@@ -1,0 +1,34 @@
+/**
+ * The sync engine over real parts, for the tests of how it behaves inside the server: tenant
+ * state and the event log in SQLite files of `dir`, the API client against the simulator (two
+ * attempts, a short backoff, rate-limit locks in memory), every tenant owned by this process.
+ * The state and the log stay in the layer's output, so a test can register tenants and read
+ * what was synced.
+ */
+import { NodeHttpClient } from "@effect/platform-node"
+import { Layer } from "effect"
+import * as Path from "node:path"
+import { SqliteEventLog } from "@ocs/event-log"
+import type { RunningSimulator } from "@ocs/simulator"
+import { Ownership } from "@ocs/sync/Ownership"
+import { SyncEngine } from "@ocs/sync/SyncEngine"
+import { makeSealer } from "@ocs/tenant-store/Secrets"
+import * as TenantState from "@ocs/tenant-store/TenantState"
+import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
+
+export const engineLayer = (dir: string, sim: RunningSimulator, engine: Parameters<typeof SyncEngine.layer>[0]) => {
+  const base = Layer.mergeAll(
+    TenantState.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 7)) }),
+    SqliteEventLog.layer({ filename: Path.join(dir, "events.sqlite") })
+  )
+  const client = CommerceClient.CommerceClient.layer({ posBaseUrl: sim.posBaseUrl, vpageBaseUrl: sim.vpageBaseUrl, maxAttempts: 2, backoffBaseMs: 10 }).pipe(
+    Layer.provide(RateLimiter.RateLimiter.layer().pipe(Layer.provide(RateLimitStore.RateLimitStore.layerMemory), Layer.provide(TransportEvents.TransportEvents.layerLog))),
+    Layer.provide(TransportEvents.TransportEvents.layerLog),
+    Layer.provide(NodeHttpClient.layerUndici)
+  )
+  return SyncEngine.layer(engine).pipe(
+    Layer.provide(client),
+    Layer.provide(Ownership.layerAll),
+    Layer.provideMerge(base)
+  )
+}
