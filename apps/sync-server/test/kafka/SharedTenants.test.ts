@@ -5,6 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { kafkaBrokers, kafkaUnavailable, readTopic } from "@ocs/kafka-broker/testing"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { Kafka, logLevel } from "kafkajs"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
