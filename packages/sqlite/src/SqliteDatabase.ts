@@ -39,22 +39,45 @@ export interface Handle {
   readonly transaction: <A>(operation: string, f: (db: BetterSQLite3Database, client: Database.Database) => A) => Effect.Effect<A, SqliteError>
 }
 
+/**
+ * Whether files opened without an explicit `exclusive` option use exclusive locking (see
+ * `PragmaOptions.exclusive` in ./Connection.ts). A composition root provides it to the layers
+ * whose files only this process opens (`Layer.provide(Layer.succeed(Locking, { exclusive: true }))`),
+ * so a stalled disk cannot freeze the thread that reads them; read-only connections never take it.
+ */
+export const Locking = Context.Reference<{ readonly exclusive: boolean }>("@ocs/sqlite/SqliteDatabase/Locking", {
+  defaultValue: () => ({ exclusive: false })
+})
+
+/**
+ * Whether the disk under the files is stalled now (./DiskProbe.ts gives one); default never.
+ * While it is, `use` and `transaction` fail at once with a `SqliteError` instead of touching
+ * the file from this thread: a write (and on a connection with a memory-mapped `-shm`, any
+ * access) would wait for the disk past every bound. An exclusive connection still reads: it
+ * reads with plain `pread`, which a stalled disk does not hold.
+ */
+export const DiskStall = Context.Reference<() => boolean>("@ocs/sqlite/SqliteDatabase/DiskStall", {
+  defaultValue: () => () => false
+})
+
 const messageOf = (cause: unknown) => cause instanceof Error ? cause.message : String(cause)
 
 /** Opens (creating if needed) and migrates a database file; closes it when the scope closes. */
 export const make = Effect.fnUntraced(function*(options: SqliteOptions): Effect.fn.Return<Handle, SqliteError, Scope.Scope> {
   const filename = options.filename
+  const readonly = options.readonly ?? false
+  const exclusive = options.exclusive ?? (!readonly && (yield* Locking).exclusive)
+  const stalled = yield* DiskStall
   const fail = (operation: string) => (cause: unknown) =>
     new SqliteError({ filename, operation, message: `${operation} on ${filename}: ${messageOf(cause)}`, cause })
 
   const client = yield* Effect.acquireRelease(
     Effect.try({
       try: () => {
-        const readonly = options.readonly ?? false
         if (!readonly) createPrivateFile(filename)
         const db = new Database(filename, { readonly })
         try {
-          applyPragmas(db, options)
+          applyPragmas(db, { ...options, exclusive })
         } catch (cause) {
           db.close()
           throw cause
@@ -72,10 +95,12 @@ export const make = Effect.fnUntraced(function*(options: SqliteOptions): Effect.
     yield* Effect.try({ try: () => migrate(orm, { migrationsFolder }), catch: fail("migrate") })
   }
 
+  const stall = (operation: string) =>
+    new SqliteError({ filename, operation, message: `${operation} on ${filename}: the disk is stalled (writes do not return); not touched until it answers`, cause: undefined })
   const use = <A>(operation: string, f: (db: BetterSQLite3Database, client: Database.Database) => A) =>
-    Effect.try({ try: () => f(orm, client), catch: fail(operation) })
+    !exclusive && stalled() ? Effect.fail(stall(operation)) : Effect.try({ try: () => f(orm, client), catch: fail(operation) })
   const transaction = <A>(operation: string, f: (db: BetterSQLite3Database, client: Database.Database) => A) =>
-    Effect.try({ try: () => client.transaction(() => f(orm, client)).immediate(), catch: fail(operation) })
+    stalled() ? Effect.fail(stall(operation)) : Effect.try({ try: () => client.transaction(() => f(orm, client)).immediate(), catch: fail(operation) })
 
   return { filename, client, drizzle: orm, use, transaction }
 })
