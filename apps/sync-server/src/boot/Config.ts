@@ -84,6 +84,13 @@ export const Config = Schema.Struct({
   }),
   /** Folder of the SQLite files (event log, read models, tenants, rate limits). */
   dataDir: Schema.String,
+  /**
+   * `exclusiveLocking: true` opens the files only this process uses (read models, tenants, rate
+   * limits, plugins) in SQLite's exclusive locking mode: no memory-mapped `-shm` file, so a stalled
+   * disk cannot freeze the main thread's reads; other processes cannot open those files while the
+   * server runs (docs/deployment.md, backup). Default false.
+   */
+  sqlite: Schema.optional(Schema.Struct({ exclusiveLocking: Schema.optional(Schema.Boolean) })),
   eventLog: Schema.Struct({
     mode: Schema.Literals(["sqlite", "kafka"]),
     /** Read in Kafka mode; `brokers` and `topic` default to `defaults.eventLog.kafka`. */
