@@ -60,6 +60,7 @@ export const make = (options: Options): Effect.Effect<DiskProbe, never, Scope.Sc
         const timer = setInterval(() => {
           if (outstandingSince !== undefined) return
           outstandingSince = performance.now()
+          // oxlint-disable-next-line unicorn/require-post-message-target-origin -- node:worker_threads, not window
           worker.postMessage(0)
         }, intervalMillis)
         timer.unref()
