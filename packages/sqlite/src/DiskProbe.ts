@@ -1,14 +1,15 @@
 /**
- * Whether the disk under a folder still takes writes, known without touching it from the
- * calling thread: a worker thread writes one byte to `<folder>/.disk-probe` (page cache only,
- * no fsync) every `intervalMillis`; a write outstanding for longer than `stallAfterMillis` means
- * the disk is stalled (a frozen filesystem, a hung network volume), and it is stalled until
- * that write returns.
+ * Whether the disk under a folder takes writes right now, found out without touching it from
+ * the calling thread: a worker thread writes one byte to `<folder>/.disk-probe` (page cache
+ * only, no fsync) when asked, and every `intervalMillis` on its own.
  *
- * Why: on a stalled disk a write system call, or a write to a memory-mapped page of a file on
- * it (SQLite's `-shm`), waits until the disk returns, past every lock-wait bound; if the main
- * thread makes it, the whole server stops. `SqliteDatabase` handles consult `stalled` (through
- * `SqliteDatabase.DiskStall`) and fail fast instead (docs/architecture.md §4.30).
+ * Why: on a stalled disk (a frozen filesystem, a hung network volume) a write system call, or a
+ * write to a memory-mapped page of a file on it (SQLite's `-shm`), waits until the disk returns,
+ * past every lock-wait bound; made on the main thread it stops the whole server. So a handle of
+ * `SqliteDatabase` that may write asks for a fresh probe first (`answers`): one that started
+ * after the question and came back. A stalled disk answers no within `stallAfterMillis`, and the
+ * handle fails instead of writing (docs/architecture.md §4.30). The window left is the moment
+ * between the probe's return and the write.
  */
 import { Effect, type Scope } from "effect"
 import * as NodePath from "node:path"
@@ -16,15 +17,17 @@ import { Worker } from "node:worker_threads"
 
 export interface Options {
   readonly folder: string
-  /** Default 100. */
+  /** A probe at least this often, asked or not (default 100). */
   readonly intervalMillis?: number | undefined
-  /** Default 300. */
+  /** A probe outstanding this long means a stalled disk (default 500). */
   readonly stallAfterMillis?: number | undefined
 }
 
 export interface DiskProbe {
-  /** True while a probe write has been outstanding for longer than `stallAfterMillis`. */
+  /** True while a probe has been outstanding for longer than `stallAfterMillis`. */
   readonly stalled: () => boolean
+  /** True once a probe started after this call returned; false when none did in time. */
+  readonly answers: Effect.Effect<boolean>
 }
 
 // Plain CommonJS for an eval worker: node built-ins only, nothing to resolve.
@@ -37,37 +40,76 @@ parentPort.on("message", () => {
   let ok = true
   try { fs.writeSync(fd, byte, 0, 1, 0) } catch { ok = false }
   parentPort.postMessage(ok)
-})`
+})
+parentPort.postMessage(true)`
 
-/** Starts the probe in the current scope (the worker is ended with it). */
+type Waiter = (ok: boolean) => void
+
+/** Starts the probe in the current scope, once its worker has written once; ended with the scope. */
 export const make = (options: Options): Effect.Effect<DiskProbe, never, Scope.Scope> =>
   Effect.map(
     Effect.acquireRelease(
-      Effect.sync(() => {
+      Effect.callback<{ readonly probe: DiskProbe; readonly worker: Worker; readonly timer: NodeJS.Timeout }>((resume) => {
         const intervalMillis = options.intervalMillis ?? 100
-        const stallAfterMillis = options.stallAfterMillis ?? 300
+        const stallAfterMillis = options.stallAfterMillis ?? 500
         const worker = new Worker(workerSource, { eval: true, workerData: { file: NodePath.join(options.folder, ".disk-probe") } })
         // A worker stuck in a write must not keep the process alive.
         worker.unref()
-        let outstandingSince: number | undefined
-        worker.on("message", () => {
-          outstandingSince = undefined
+        let started = false
+        /** When the probe in flight was sent, and who waits for it. */
+        let inFlight: { readonly since: number; readonly waiters: Array<Waiter> } | undefined
+        /** Waiters that asked while a probe was in flight: they need the next one. */
+        let next: Array<Waiter> = []
+        const send = (waiters: Array<Waiter>) => {
+          inFlight = { since: performance.now(), waiters }
+          // oxlint-disable-next-line unicorn/require-post-message-target-origin -- node:worker_threads, not window
+          worker.postMessage(0)
+        }
+        const settle = (ok: boolean) => {
+          const done = inFlight
+          inFlight = undefined
+          if (next.length > 0) {
+            send(next)
+            next = []
+          }
+          for (const w of done?.waiters ?? []) w(ok)
+        }
+        const stalled = () => inFlight !== undefined && performance.now() - inFlight.since > stallAfterMillis
+        worker.on("message", (ok: boolean) => {
+          if (!started) {
+            started = true
+            resume(Effect.succeed({ probe, worker, timer }))
+            return
+          }
+          settle(ok)
         })
         // A probe that cannot run (the worker died) reads as a stalled disk: fail fast, never hang.
         worker.on("error", () => {
-          outstandingSince = 0
+          inFlight = { since: Number.NEGATIVE_INFINITY, waiters: [] }
+          for (const w of next) w(false)
+          next = []
+          if (!started) {
+            started = true
+            resume(Effect.succeed({ probe, worker, timer }))
+          }
         })
         const timer = setInterval(() => {
-          if (outstandingSince !== undefined) return
-          outstandingSince = performance.now()
-          // oxlint-disable-next-line unicorn/require-post-message-target-origin -- node:worker_threads, not window
-          worker.postMessage(0)
+          if (inFlight === undefined) send([])
+          else if (stalled()) {
+            // Everyone waiting is told now, not at the thaw.
+            for (const w of inFlight.waiters.splice(0)) w(false)
+            for (const w of next) w(false)
+            next = []
+          }
         }, intervalMillis)
         timer.unref()
-        const probe: DiskProbe = {
-          stalled: () => outstandingSince !== undefined && performance.now() - outstandingSince > stallAfterMillis
-        }
-        return { probe, worker, timer }
+        const answers = Effect.callback<boolean>((resumeAnswer) => {
+          if (stalled()) return resumeAnswer(Effect.succeed(false))
+          const waiter: Waiter = (ok) => resumeAnswer(Effect.succeed(ok))
+          if (inFlight === undefined) send([waiter])
+          else next.push(waiter)
+        })
+        const probe: DiskProbe = { stalled, answers }
       }),
       ({ timer, worker }) =>
         Effect.sync(() => {

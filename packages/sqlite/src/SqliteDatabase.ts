@@ -15,6 +15,7 @@ import Database from "better-sqlite3"
 import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3"
 import { migrate } from "drizzle-orm/better-sqlite3/migrator"
 import { Context, Effect, Layer, type Scope } from "effect"
+import type { DiskProbe } from "./DiskProbe.ts"
 import { applyPragmas, createPrivateFile, type PragmaOptions } from "./Connection.ts"
 import { SqliteError } from "./SqliteError.ts"
 
@@ -50,14 +51,15 @@ export const Locking = Context.Reference<{ readonly exclusive: boolean }>("@ocs/
 })
 
 /**
- * Whether the disk under the files is stalled now (./DiskProbe.ts gives one); default never.
- * While it is, `use` and `transaction` fail at once with a `SqliteError` instead of touching
- * the file from this thread: a write (and on a connection with a memory-mapped `-shm`, any
- * access) would wait for the disk past every bound. An exclusive connection still reads: it
- * reads with plain `pread`, which a stalled disk does not hold.
+ * Whether the disk under the files takes writes (./DiskProbe.ts gives one); by default it always
+ * does. `use` and `transaction` first wait for a fresh probe and, when the disk does not
+ * answer, fail with a `SqliteError` instead of touching the file: a write (and, through a
+ * memory-mapped `-shm`, any access) would wait for the disk past every bound, on the calling
+ * thread. An exclusive connection maps nothing and reads with plain `pread`, which a stalled disk
+ * does not hold: its `use` still runs, under `query_only`, so reads answer and writes fail.
  */
-export const DiskStall = Context.Reference<() => boolean>("@ocs/sqlite/SqliteDatabase/DiskStall", {
-  defaultValue: () => () => false
+export const DiskHealth = Context.Reference<Pick<DiskProbe, "answers">>("@ocs/sqlite/SqliteDatabase/DiskHealth", {
+  defaultValue: () => ({ answers: Effect.succeed(true) })
 })
 
 const messageOf = (cause: unknown) => cause instanceof Error ? cause.message : String(cause)
@@ -67,7 +69,7 @@ export const make = Effect.fnUntraced(function*(options: SqliteOptions): Effect.
   const filename = options.filename
   const readonly = options.readonly ?? false
   const exclusive = options.exclusive ?? (!readonly && (yield* Locking).exclusive)
-  const stalled = yield* DiskStall
+  const disk = yield* DiskHealth
   const fail = (operation: string) => (cause: unknown) =>
     new SqliteError({ filename, operation, message: `${operation} on ${filename}: ${messageOf(cause)}`, cause })
 
@@ -97,10 +99,27 @@ export const make = Effect.fnUntraced(function*(options: SqliteOptions): Effect.
 
   const stall = (operation: string) =>
     new SqliteError({ filename, operation, message: `${operation} on ${filename}: the disk is stalled (writes do not return); not touched until it answers`, cause: undefined })
+  const answered = <A>(operation: string, run: Effect.Effect<A, SqliteError>) =>
+    Effect.flatMap(disk.answers, (ok) => ok ? run : Effect.fail(stall(operation)))
+  // An exclusive connection on a disk that does not answer still reads (with pread, which a
+  // stalled disk does not hold); `query_only` turns any write it tries into an error at once.
+  const readOnly = <A>(operation: string, f: (db: BetterSQLite3Database, client: Database.Database) => A) =>
+    Effect.try({
+      try: () => {
+        client.pragma("query_only = ON")
+        try {
+          return f(orm, client)
+        } finally {
+          client.pragma("query_only = OFF")
+        }
+      },
+      catch: fail(operation)
+    })
   const use = <A>(operation: string, f: (db: BetterSQLite3Database, client: Database.Database) => A) =>
-    !exclusive && stalled() ? Effect.fail(stall(operation)) : Effect.try({ try: () => f(orm, client), catch: fail(operation) })
+    Effect.flatMap(disk.answers, (ok) =>
+      ok ? Effect.try({ try: () => f(orm, client), catch: fail(operation) }) : exclusive ? readOnly(operation, f) : Effect.fail(stall(operation)))
   const transaction = <A>(operation: string, f: (db: BetterSQLite3Database, client: Database.Database) => A) =>
-    stalled() ? Effect.fail(stall(operation)) : Effect.try({ try: () => client.transaction(() => f(orm, client)).immediate(), catch: fail(operation) })
+    answered(operation, Effect.try({ try: () => client.transaction(() => f(orm, client)).immediate(), catch: fail(operation) }))
 
   return { filename, client, drizzle: orm, use, transaction }
 })

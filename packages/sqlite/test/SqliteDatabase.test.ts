@@ -94,35 +94,38 @@ describe("SqliteDatabase.make", () => {
     }))
 
 
-  it.effect("DiskStall: while the disk is stalled nothing touches a shared file, an exclusive one still reads", () =>
+  it.effect("DiskHealth: while the disk does not answer nothing writes, and nothing touches a shared file; an exclusive one still reads", () =>
     Effect.gen(function*() {
       const dir = tempDir()
-      let stalled = false
+      let answers = true
+      const disk = { answers: Effect.sync(() => answers) }
       yield* Effect.scoped(Effect.gen(function*() {
         const shared = yield* SqliteDatabase.make({ filename: NodePath.join(dir, "shared.db") })
         const own = yield* SqliteDatabase.make({ filename: NodePath.join(dir, "own.db"), exclusive: true })
         for (const db of [shared, own]) yield* db.transaction("write", (_, c) => c.exec("CREATE TABLE t (x INTEGER)"))
         const count = (db: SqliteDatabase.Handle) => db.use("read", (_, c) => (c.prepare("SELECT count(*) AS n FROM t").get() as { n: number }).n)
-        stalled = true
+        answers = false
         const refused = yield* Effect.flip(shared.use("read", () => 1))
         assert.match(refused.message, /stalled/)
         assert.strictEqual(refused.operation, "read")
         assert.match((yield* Effect.flip(own.transaction("write", (_, c) => c.exec("INSERT INTO t VALUES (1)")))).message, /stalled/)
         assert.strictEqual(yield* count(own), 0, "an exclusive connection reads on")
-        stalled = false
+        const write = yield* Effect.flip(own.use("write", (_, c) => c.exec("INSERT INTO t VALUES (1)")))
+        assert.match(write.message, /readonly/i, "and its writes fail at once")
+        answers = true
         yield* shared.transaction("write", (_, c) => c.exec("INSERT INTO t VALUES (1)"))
         assert.strictEqual(yield* count(shared), 1, "back once the disk answers")
-      }).pipe(Effect.provideService(SqliteDatabase.DiskStall, () => stalled)))
+      }).pipe(Effect.provideService(SqliteDatabase.DiskHealth, disk)))
     }))
 
   it.live("DiskProbe: a disk that takes writes is not stalled", () =>
     Effect.scoped(Effect.gen(function*() {
       const dir = tempDir()
-      const probe = yield* DiskProbe.make({ folder: dir, intervalMillis: 10, stallAfterMillis: 1000 })
-      // The worker starts within seconds on a loaded machine; then it writes its file.
-      for (let i = 0; i < 100 && !NodeFs.existsSync(NodePath.join(dir, ".disk-probe")); i++) yield* Effect.sleep(50)
-      yield* Effect.sleep(100)
+      // Returns once the worker runs and has opened its probe file.
+      const probe = yield* DiskProbe.make({ folder: dir, intervalMillis: 10, stallAfterMillis: 5000 })
       assert.isTrue(NodeFs.existsSync(NodePath.join(dir, ".disk-probe")), "the worker writes its probe file")
+      const answers = yield* Effect.all(Array.from({ length: 20 }, () => probe.answers), { concurrency: "unbounded" })
+      assert.deepStrictEqual(answers, Array.from({ length: 20 }, () => true), "every question gets a fresh answer")
       assert.isFalse(probe.stalled())
     })), 10_000)
 
