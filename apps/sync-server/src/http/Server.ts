@@ -144,13 +144,13 @@ export const layer = (config: Config) => {
     : undefined
   const eventLog = kafkaLog ?? SqliteEventLog.layer({ filename: f.events, dedupeWindowMillis: (config.webhooks.dedupeWindowSeconds ?? 24 * 3600) * 1000 })
   const sharing = config.eventLog.mode === "kafka" ? config.eventLog.kafka.sharedPulls : undefined
-  // The files only this process opens, on the main thread: with exclusive locking they have no
-  // memory-mapped -shm, so a stalled disk cannot freeze a read (docs/architecture.md §4.30).
-  // The event log and the outbox are shared with their writer thread: never exclusive.
+  // Files only this process opens, on the main thread: with exclusive locking they have no
+  // memory-mapped -shm, so their reads go on while the disk is stalled (docs/architecture.md §4.30). The event log and the outbox are shared with their
+  // writer thread: never exclusive.
   const ownFiles = Layer.succeed(SqliteDatabase.Locking, { exclusive: config.sqlite?.exclusiveLocking ?? false })
-  // Every SQLite handle of the server fails fast instead of touching a stalled disk from the
-  // main thread; a worker thread finds out (docs/architecture.md §4.30).
-  const diskStall = Layer.effect(SqliteDatabase.DiskStall, Effect.map(DiskProbe.make({ folder: config.dataDir }), (probe) => probe.stalled))
+  // Every SQLite handle of the server asks a worker thread whether the disk answers before it
+  // writes, and fails fast instead of waiting on a stalled disk (docs/architecture.md §4.30).
+  const diskStall = Layer.effect(SqliteDatabase.DiskHealth, DiskProbe.make({ folder: config.dataDir }))
   // Servers that share pulls share the tenant registry (tokens sealed) and the sync state, so
   // the admin API of any server changes all and a takeover resumes the cursor.
   const localRegistry = TenantRegistry.layer({ sealer })
