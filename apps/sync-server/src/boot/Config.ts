@@ -86,8 +86,8 @@ export const Config = Schema.Struct({
   dataDir: Schema.String,
   /**
    * `exclusiveLocking: true` opens the files only this process uses (read models, tenants, rate
-   * limits, plugins) in SQLite's exclusive locking mode: no memory-mapped `-shm` file, so a stalled
-   * disk cannot freeze the main thread's reads; other processes cannot open those files while the
+   * limits, plugins) in SQLite's exclusive locking mode: no memory-mapped `-shm` file, so reads (the
+   * admin API) go on while the disk is stalled; other processes cannot open those files while the
    * server runs (docs/deployment.md, backup). Default false.
    */
   sqlite: Schema.optional(Schema.Struct({ exclusiveLocking: Schema.optional(Schema.Boolean) })),
