@@ -7,7 +7,7 @@
  * write to a memory-mapped page of a file on it (SQLite's `-shm`), waits until the disk returns,
  * past every lock-wait bound; made on the main thread it stops the whole server. So a handle of
  * `SqliteDatabase` that may write asks for a fresh probe first (`answers`): one that started
- * after the question and came back. A stalled disk answers no within `stallAfterMillis`, and the
+ * after the question and came back, and writes in the handler of its reply. A stalled disk answers no within `stallAfterMillis`, and the
  * handle fails instead of writing (docs/architecture.md §4.30). The window left is the moment
  * between the probe's return and the write.
  */
@@ -24,10 +24,14 @@ export interface Options {
 }
 
 export interface DiskProbe {
-  /** True while a probe has been outstanding for longer than `stallAfterMillis`. */
+  /** True from when a probe is known late (`stallAfterMillis`) until a probe returns. */
   readonly stalled: () => boolean
-  /** True once a probe started after this call returned; false when none did in time. */
-  readonly answers: Effect.Effect<boolean>
+  /**
+   * Calls `then(true)` when a probe sent after this call returns, synchronously in the handler of
+   * its reply, so that what `then` writes follows the probe as closely as the thread allows;
+   * `then(false)` when none returns in time.
+   */
+  readonly ask: (then: (ok: boolean) => void) => void
 }
 
 // Plain CommonJS for an eval worker: node built-ins only, nothing to resolve.
@@ -49,13 +53,15 @@ type Waiter = (ok: boolean) => void
 export const make = (options: Options): Effect.Effect<DiskProbe, never, Scope.Scope> =>
   Effect.map(
     Effect.acquireRelease(
-      Effect.callback<{ readonly probe: DiskProbe; readonly worker: Worker; readonly timer: NodeJS.Timeout }>((resume) => {
+      Effect.callback<{ readonly probe: DiskProbe; readonly worker: Worker; readonly timer: () => NodeJS.Timeout | undefined }>((resume) => {
         const intervalMillis = options.intervalMillis ?? 100
         const stallAfterMillis = options.stallAfterMillis ?? 500
         const worker = new Worker(workerSource, { eval: true, workerData: { file: NodePath.join(options.folder, ".disk-probe") } })
         // A worker stuck in a write must not keep the process alive.
         worker.unref()
         let started = false
+        /** Set once a probe is known late (messages were read since), cleared by its reply. */
+        let declared = false
         /** When the probe in flight was sent, and who waits for it. */
         let inFlight: { readonly since: number; readonly waiters: Array<Waiter> } | undefined
         /** Waiters that asked while a probe was in flight: they need the next one. */
@@ -68,17 +74,27 @@ export const make = (options: Options): Effect.Effect<DiskProbe, never, Scope.Sc
         const settle = (ok: boolean) => {
           const done = inFlight
           inFlight = undefined
+          declared = !ok
           if (next.length > 0) {
             send(next)
             next = []
           }
           for (const w of done?.waiters ?? []) w(ok)
         }
-        const stalled = () => inFlight !== undefined && performance.now() - inFlight.since > stallAfterMillis
+        const late = () => inFlight !== undefined && performance.now() - inFlight.since > stallAfterMillis
+        /** Everyone waiting is told now, not at the thaw. */
+        const declare = () => {
+          declared = true
+          for (const w of inFlight?.waiters.splice(0) ?? []) w(false)
+          for (const w of next) w(false)
+          next = []
+        }
         worker.on("message", (ok: boolean) => {
           if (!started) {
             started = true
-            resume(Effect.succeed({ probe, worker, timer }))
+            timer = setInterval(tick, intervalMillis)
+            timer.unref()
+            resume(Effect.succeed({ probe, worker, timer: () => timer }))
             return
           }
           settle(ok)
@@ -86,34 +102,30 @@ export const make = (options: Options): Effect.Effect<DiskProbe, never, Scope.Sc
         // A probe that cannot run (the worker died) reads as a stalled disk: fail fast, never hang.
         worker.on("error", () => {
           inFlight = { since: Number.NEGATIVE_INFINITY, waiters: [] }
-          for (const w of next) w(false)
-          next = []
+          declare()
           if (!started) {
             started = true
-            resume(Effect.succeed({ probe, worker, timer }))
+            resume(Effect.succeed({ probe, worker, timer: () => timer }))
           }
         })
-        const timer = setInterval(() => {
+        // Late is judged after a turn of the event loop: a main thread that was busy for longer
+        // than stallAfterMillis has the reply waiting, not a stalled disk.
+        const tick = () => {
           if (inFlight === undefined) send([])
-          else if (stalled()) {
-            // Everyone waiting is told now, not at the thaw.
-            for (const w of inFlight.waiters.splice(0)) w(false)
-            for (const w of next) w(false)
-            next = []
-          }
-        }, intervalMillis)
-        timer.unref()
-        const answers = Effect.callback<boolean>((resumeAnswer) => {
-          if (stalled()) return resumeAnswer(Effect.succeed(false))
-          const waiter: Waiter = (ok) => resumeAnswer(Effect.succeed(ok))
-          if (inFlight === undefined) send([waiter])
-          else next.push(waiter)
-        })
-        const probe: DiskProbe = { stalled, answers }
+          else if (late() && !declared) setImmediate(() => late() && declare())
+        }
+        let timer: NodeJS.Timeout | undefined
+        const stalled = () => declared
+        const ask = (then: Waiter) => {
+          if (declared) then(false)
+          else if (inFlight === undefined) send([then])
+          else next.push(then)
+        }
+        const probe: DiskProbe = { stalled, ask }
       }),
       ({ timer, worker }) =>
         Effect.sync(() => {
-          clearInterval(timer)
+          clearInterval(timer())
           // Not awaited: a worker inside a stalled write ends when the write returns.
           void worker.terminate()
         })

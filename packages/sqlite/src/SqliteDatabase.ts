@@ -58,8 +58,8 @@ export const Locking = Context.Reference<{ readonly exclusive: boolean }>("@ocs/
  * thread. An exclusive connection maps nothing and reads with plain `pread`, which a stalled disk
  * does not hold: its `use` still runs, under `query_only`, so reads answer and writes fail.
  */
-export const DiskHealth = Context.Reference<Pick<DiskProbe, "answers">>("@ocs/sqlite/SqliteDatabase/DiskHealth", {
-  defaultValue: () => ({ answers: Effect.succeed(true) })
+export const DiskHealth = Context.Reference<Pick<DiskProbe, "ask">>("@ocs/sqlite/SqliteDatabase/DiskHealth", {
+  defaultValue: () => ({ ask: (then) => then(true) })
 })
 
 const messageOf = (cause: unknown) => cause instanceof Error ? cause.message : String(cause)
@@ -99,27 +99,38 @@ export const make = Effect.fnUntraced(function*(options: SqliteOptions): Effect.
 
   const stall = (operation: string) =>
     new SqliteError({ filename, operation, message: `${operation} on ${filename}: the disk is stalled (writes do not return); not touched until it answers`, cause: undefined })
-  const answered = <A>(operation: string, run: Effect.Effect<A, SqliteError>) =>
-    Effect.flatMap(disk.answers, (ok) => ok ? run : Effect.fail(stall(operation)))
+  /** Runs `f` with the disk's answer, in the probe's reply handler (./DiskProbe.ts `ask`). */
+  const touch = <A>(operation: string, f: (ok: boolean) => A): Effect.Effect<A, SqliteError> =>
+    Effect.callback<A, SqliteError>((resume) =>
+      disk.ask((ok) => {
+        try {
+          resume(Effect.succeed(f(ok)))
+        } catch (cause) {
+          resume(Effect.fail(cause instanceof SqliteError ? cause : fail(operation)(cause)))
+        }
+      })
+    )
   // An exclusive connection on a disk that does not answer still reads (with pread, which a
   // stalled disk does not hold); `query_only` turns any write it tries into an error at once.
-  const readOnly = <A>(operation: string, f: (db: BetterSQLite3Database, client: Database.Database) => A) =>
-    Effect.try({
-      try: () => {
-        client.pragma("query_only = ON")
-        try {
-          return f(orm, client)
-        } finally {
-          client.pragma("query_only = OFF")
-        }
-      },
-      catch: fail(operation)
-    })
+  const readOnly = <A>(f: (db: BetterSQLite3Database, client: Database.Database) => A): A => {
+    client.pragma("query_only = ON")
+    try {
+      return f(orm, client)
+    } finally {
+      client.pragma("query_only = OFF")
+    }
+  }
   const use = <A>(operation: string, f: (db: BetterSQLite3Database, client: Database.Database) => A) =>
-    Effect.flatMap(disk.answers, (ok) =>
-      ok ? Effect.try({ try: () => f(orm, client), catch: fail(operation) }) : exclusive ? readOnly(operation, f) : Effect.fail(stall(operation)))
+    touch(operation, (ok) => {
+      if (ok) return f(orm, client)
+      if (exclusive) return readOnly(f)
+      throw stall(operation)
+    })
   const transaction = <A>(operation: string, f: (db: BetterSQLite3Database, client: Database.Database) => A) =>
-    answered(operation, Effect.try({ try: () => client.transaction(() => f(orm, client)).immediate(), catch: fail(operation) }))
+    touch(operation, (ok) => {
+      if (!ok) throw stall(operation)
+      return client.transaction(() => f(orm, client)).immediate()
+    })
 
   return { filename, client, drizzle: orm, use, transaction }
 })

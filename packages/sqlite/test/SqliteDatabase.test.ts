@@ -98,7 +98,7 @@ describe("SqliteDatabase.make", () => {
     Effect.gen(function*() {
       const dir = tempDir()
       let answers = true
-      const disk = { answers: Effect.sync(() => answers) }
+      const disk = { ask: (then: (ok: boolean) => void) => then(answers) }
       yield* Effect.scoped(Effect.gen(function*() {
         const shared = yield* SqliteDatabase.make({ filename: NodePath.join(dir, "shared.db") })
         const own = yield* SqliteDatabase.make({ filename: NodePath.join(dir, "own.db"), exclusive: true })
@@ -124,7 +124,7 @@ describe("SqliteDatabase.make", () => {
       // Returns once the worker runs and has opened its probe file.
       const probe = yield* DiskProbe.make({ folder: dir, intervalMillis: 10, stallAfterMillis: 5000 })
       assert.isTrue(NodeFs.existsSync(NodePath.join(dir, ".disk-probe")), "the worker writes its probe file")
-      const answers = yield* Effect.all(Array.from({ length: 20 }, () => probe.answers), { concurrency: "unbounded" })
+      const answers = yield* Effect.all(Array.from({ length: 20 }, () => Effect.callback<boolean>((resume) => probe.ask((ok) => resume(Effect.succeed(ok))))), { concurrency: "unbounded" })
       assert.deepStrictEqual(answers, Array.from({ length: 20 }, () => true), "every question gets a fresh answer")
       assert.isFalse(probe.stalled())
     })), 10_000)
