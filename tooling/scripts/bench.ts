@@ -139,6 +139,14 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
       target: "429 past 20/min",
       met: r.adminKeys.unauthorized <= 20,
       details: r.adminKeys
+    }, {
+      scenario: `attack: ${fmt(r.wrongTokens.wrong)} wrong verify tokens from one address (${Object.entries(r.wrongTokens.refused).map(([status, n]) => `${fmt(n)} x ${status}`).join(", ")}), then its valid deliveries: stored, median ms`,
+      ours: `${fmt(r.wrongTokens.accepted)}/${fmt(r.wrongTokens.valid)} x 200, ${fmt(r.wrongTokens.medianMillis, 1)}`,
+      baseline: `${fmt(r.wrongTokens.otherAddressMedianMillis, 1)} from another address`,
+      ratio: null,
+      target: "every valid delivery 200",
+      met: r.wrongTokens.accepted === r.wrongTokens.valid,
+      details: r.wrongTokens
     }]
   }],
   ["stalled disk", async (quick) => {
