@@ -5,8 +5,9 @@
  * `/healthz` answers every probe (p99 under 250 ms), the admin API answers, `/readyz` is 503,
  * webhooks are answered 503 with `retry-after` at the store timeout (not at the thaw); after
  * the thaw every webhook answered 200 is in the log and `/readyz` is ready again. The server
- * runs with `sqlite.exclusiveLocking` (docs/deployment.md: the setting for a disk that may stall);
- * without it the main thread page-faults on a read model's `-shm` and stalls for the freeze.
+ * runs with `sqlite.exclusiveLocking` (docs/deployment.md: the setting for a disk that may stall):
+ * without it the admin API's reads fail during the freeze, and the webhook path's tenant check
+ * can page-fault on `tenants.sqlite-shm` as the freeze begins (docs/architecture.md §4.30).
  *
  * Mounting and freezing need root. Off CI and not root the test is skipped with a message; on
  * CI it runs (and fails if it cannot mount). The filesystem is thawed and unmounted in a
