@@ -101,15 +101,21 @@ export const make = Effect.fnUntraced(function*(options: SqliteOptions): Effect.
     new SqliteError({ filename, operation, message: `${operation} on ${filename}: the disk is stalled (writes do not return); not touched until it answers`, cause: undefined })
   /** Runs `f` with the disk's answer, in the probe's reply handler (./DiskProbe.ts `ask`). */
   const touch = <A>(operation: string, f: (ok: boolean) => A): Effect.Effect<A, SqliteError> =>
-    Effect.callback<A, SqliteError>((resume) =>
+    Effect.callback<A, SqliteError>((resume) => {
+      let interrupted = false
       disk.ask((ok) => {
+        // A fiber interrupted while it waited wants nothing done any more.
+        if (interrupted) return
         try {
           resume(Effect.succeed(f(ok)))
         } catch (cause) {
           resume(Effect.fail(cause instanceof SqliteError ? cause : fail(operation)(cause)))
         }
       })
-    )
+      return Effect.sync(() => {
+        interrupted = true
+      })
+    })
   // An exclusive connection on a disk that does not answer still reads (with pread, which a
   // stalled disk does not hold); `query_only` turns any write it tries into an error at once.
   const readOnly = <A>(f: (db: BetterSQLite3Database, client: Database.Database) => A): A => {

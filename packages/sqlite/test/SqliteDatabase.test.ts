@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -116,6 +116,27 @@ describe("SqliteDatabase.make", () => {
         yield* shared.transaction("write", (_, c) => c.exec("INSERT INTO t VALUES (1)"))
         assert.strictEqual(yield* count(shared), 1, "back once the disk answers")
       }).pipe(Effect.provideService(SqliteDatabase.DiskHealth, disk)))
+    }))
+
+  it.live("DiskHealth: a fiber interrupted while it waits for the disk writes nothing", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const held: Array<(ok: boolean) => void> = []
+      yield* Effect.scoped(Effect.gen(function*() {
+        const db = yield* SqliteDatabase.make({ filename: NodePath.join(dir, "x.db") })
+        const waiting = yield* Effect.forkChild(db.transaction("write", (_, c) => c.exec("CREATE TABLE t (x INTEGER)")))
+        yield* Effect.sleep(10)
+        yield* Fiber.interrupt(waiting)
+        assert.strictEqual(held.length, 1, "the transaction asked the disk")
+        // The disk answers after the interruption: the transaction must not run.
+        for (const then of held.splice(0)) then(true)
+        const tables = new Database(NodePath.join(dir, "x.db"), { readonly: true })
+        try {
+          assert.strictEqual((tables.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 't'").get() as { n: number }).n, 0)
+        } finally {
+          tables.close()
+        }
+      }).pipe(Effect.provideService(SqliteDatabase.DiskHealth, { ask: (then: (ok: boolean) => void) => void held.push(then) })))
     }))
 
   it.live("DiskProbe: a disk that takes writes is not stalled", () =>
