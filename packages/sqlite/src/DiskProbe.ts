@@ -75,11 +75,10 @@ export const make = (options: Options): Effect.Effect<DiskProbe, never, Scope.Sc
           const done = inFlight
           inFlight = undefined
           declared = !ok
-          if (next.length > 0) {
-            send(next)
-            next = []
-          }
           for (const w of done?.waiters ?? []) w(ok)
+          // One waiter per probe, sent once its work is done: a second waiter would write after
+          // that work, and a freeze may have started meanwhile.
+          if (inFlight === undefined && next.length > 0) send(next.splice(0, 1))
         }
         const late = () => inFlight !== undefined && performance.now() - inFlight.since > stallAfterMillis
         /** Everyone waiting is told now, not at the thaw. */
