@@ -5,7 +5,9 @@
  *     `/healthz` and a valid webhook still answered (ms), against `/healthz` on the idle server;
  *   - 1,000 unfinished 1 MiB bodies (all but 600 bytes sent, no token), each from its own
  *     address: resident memory growth while held and after close, against idle RSS;
- *   - 2,000 wrong `x-admin-key` headers from one address: how they were answered.
+ *   - 2,000 wrong `x-admin-key` headers from one address: how they were answered;
+ *   - 30 wrong verify tokens from one address, then valid deliveries from the same address:
+ *     how they were answered, against valid deliveries from another address.
  *
  *   ./ocs node apps/sync-server/bench/attacks.bench.ts [--quick]
  */
@@ -25,6 +27,7 @@ export interface AttacksBenchResult {
   readonly slots: { readonly connections: number; readonly healthMillis: number; readonly healthStatus: number; readonly webhookMillis: number; readonly webhookStatus: number }
   readonly bodies: { readonly connections: number; readonly refused: number; readonly peakRssMb: number; readonly afterCloseRssMb: number }
   readonly adminKeys: { readonly requests: number; readonly unauthorized: number; readonly throttled: number; readonly seconds: number }
+  readonly wrongTokens: { readonly wrong: number; readonly refused: Record<string, number>; readonly valid: number; readonly accepted: number; readonly medianMillis: number; readonly otherAddressMedianMillis: number }
 }
 
 interface Answer {
@@ -83,7 +86,7 @@ const hold = (port: number, localAddress: string, head: string, body?: Buffer) =
 
 const addressOf = (block: number, i: number) => `127.${block}.${1 + Math.floor(i / 250)}.${1 + (i % 250)}`
 
-const envelope = (id: number) => `{"event":"productAdd","businessId":${BUSINESS},"webhooksVerifyToken":"${TOKEN}","data":{"id":${id}}}`
+const envelope = (id: number, token = TOKEN) => `{"event":"productAdd","businessId":${BUSINESS},"webhooksVerifyToken":"${token}","data":{"id":${id}}}`
 
 export const runAttacksBench = async (options: { readonly quick?: boolean } = {}): Promise<AttacksBenchResult> => {
   const server = await startWebhookServer({ adminKey: ADMIN_KEY, encryptionKey: "59".repeat(32) })
@@ -136,13 +139,36 @@ export const runAttacksBench = async (options: { readonly quick?: boolean } = {}
     }
     const seconds = (performance.now() - started) / 1000
 
+    // Wrong verify tokens from one (shared) address, then the real sender behind it.
+    const wrong = 30
+    const refused: Record<string, number> = {}
+    for (let i = 0; i < wrong; i++) {
+      const a = await request(`${server.url}/webhooks/${APP}`, { body: envelope(200 + i, `wrong-token-${i}`), localAddress: "127.5.0.1" })
+      refused[a.status] = (refused[a.status] ?? 0) + 1
+    }
+    const valid = options.quick ? 10 : 50
+    const sameAddress: Array<Answer> = []
+    const otherAddress: Array<Answer> = []
+    for (let i = 0; i < valid; i++) {
+      sameAddress.push(await request(`${server.url}/webhooks/${APP}`, { body: envelope(300 + i), localAddress: "127.5.0.1" }))
+      otherAddress.push(await request(`${server.url}/webhooks/${APP}`, { body: envelope(400 + i), localAddress: "127.5.0.2" }))
+    }
+
     return {
       bench: "sync-server-attacks",
       idleHealthMillis: Math.round(median(idle) * 10) / 10,
       idleRssMb: Math.round(idleRssMb),
       slots: { connections: n, healthMillis: Math.round(health.millis * 10) / 10, healthStatus: health.status, webhookMillis: Math.round(webhook.millis * 10) / 10, webhookStatus: webhook.status },
       bodies: { connections: m, refused: answers.filter((a) => a.startsWith("HTTP/1.1 503")).length, peakRssMb: Math.round(peak), afterCloseRssMb: Math.round(afterClose) },
-      adminKeys: { requests: k, unauthorized, throttled, seconds: Math.round(seconds * 10) / 10 }
+      adminKeys: { requests: k, unauthorized, throttled, seconds: Math.round(seconds * 10) / 10 },
+      wrongTokens: {
+        wrong,
+        refused,
+        valid,
+        accepted: sameAddress.filter((a) => a.status === 200).length,
+        medianMillis: Math.round(median(sameAddress.map((a) => a.millis)) * 10) / 10,
+        otherAddressMedianMillis: Math.round(median(otherAddress.map((a) => a.millis)) * 10) / 10
+      }
     }
   } finally {
     await server.proc.stop("SIGKILL")

@@ -12,15 +12,25 @@ export const APP = "7001"
 export const BUSINESS = "8001"
 export const TOKEN = "bench-verify-token"
 
-export const startWebhookServer = (options: { readonly adminKey: string; readonly encryptionKey: string; readonly eventLog?: unknown; readonly tracing?: unknown }) =>
+export const startWebhookServer = (options: {
+  readonly adminKey: string
+  readonly encryptionKey: string
+  readonly eventLog?: unknown
+  readonly tracing?: unknown
+  /** Default `data` beside the configuration file. */
+  readonly dataDir?: string
+  readonly storeTimeoutSeconds?: number
+  readonly sqlite?: unknown
+}) =>
   startServerProcess({
     tracing: options.tracing,
     server: { host: "127.0.0.1", port: 0, adminKey: options.adminKey },
-    dataDir: "data",
+    dataDir: options.dataDir ?? "data",
     eventLog: options.eventLog,
+    sqlite: options.sqlite,
     api: { posBaseUrl: "http://127.0.0.1:9/pos", vpageBaseUrl: "http://127.0.0.1:9/vpage" },
     sync: { resources: [], intervalSeconds: 3600, reconcileSeconds: 86_400, overlapSeconds: 0 },
-    webhooks: { silenceAlertSeconds: 86_400 },
+    webhooks: { silenceAlertSeconds: 86_400, storeTimeoutSeconds: options.storeTimeoutSeconds },
     tenants: [{ appId: APP, verifyTokens: [TOKEN], businesses: [{ businessId: BUSINESS, accessToken: "unused" }] }]
   }, { OCS_ENCRYPTION_KEY: options.encryptionKey })
 

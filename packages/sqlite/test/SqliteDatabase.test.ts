@@ -1,10 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { Connection, SqliteDatabase, SqliteError } from "@ocs/sqlite"
+import { Connection, DiskProbe, SqliteDatabase, SqliteError } from "@ocs/sqlite"
 
 const tempDir = () => NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "ocs-sqlite-"))
 
@@ -66,6 +66,89 @@ describe("SqliteDatabase.make", () => {
       }
     }))
 
+  it.effect("Locking: files opened where exclusive locking is provided take it, read-only and explicit ones do not", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const inherited = NodePath.join(dir, "inherited.db")
+      const explicit = NodePath.join(dir, "explicit.db")
+      yield* Effect.scoped(Effect.gen(function*() {
+        const a = yield* SqliteDatabase.make({ filename: inherited })
+        yield* a.use("write", (_, c) => c.exec("CREATE TABLE t (x INTEGER)"))
+        const b = yield* SqliteDatabase.make({ filename: explicit, exclusive: false })
+        yield* b.use("write", (_, c) => c.exec("CREATE TABLE t (x INTEGER)"))
+        assert.isFalse(NodeFs.existsSync(`${inherited}-shm`), "exclusive from the context: no shared-memory file")
+        assert.isTrue(NodeFs.existsSync(`${explicit}-shm`), "an explicit option wins")
+      }).pipe(Effect.provideService(SqliteDatabase.Locking, { exclusive: true })))
+      // Read-only over a file another connection may hold: never exclusive.
+      const writer = new Database(explicit)
+      try {
+        writer.pragma("journal_mode = WAL")
+        yield* Effect.scoped(Effect.gen(function*() {
+          const r = yield* SqliteDatabase.make({ filename: explicit, readonly: true })
+          yield* r.use("read", (_, c) => c.prepare("SELECT count(*) FROM t").get())
+          writer.exec("INSERT INTO t VALUES (1)")
+        }).pipe(Effect.provideService(SqliteDatabase.Locking, { exclusive: true })))
+      } finally {
+        writer.close()
+      }
+    }))
+
+
+  it.effect("DiskHealth: while the disk does not answer nothing writes, and nothing touches a shared file; an exclusive one still reads", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      let answers = true
+      const disk = { ask: (then: (ok: boolean) => void) => then(answers) }
+      yield* Effect.scoped(Effect.gen(function*() {
+        const shared = yield* SqliteDatabase.make({ filename: NodePath.join(dir, "shared.db") })
+        const own = yield* SqliteDatabase.make({ filename: NodePath.join(dir, "own.db"), exclusive: true })
+        for (const db of [shared, own]) yield* db.transaction("write", (_, c) => c.exec("CREATE TABLE t (x INTEGER)"))
+        const count = (db: SqliteDatabase.Handle) => db.use("read", (_, c) => (c.prepare("SELECT count(*) AS n FROM t").get() as { n: number }).n)
+        answers = false
+        const refused = yield* Effect.flip(shared.use("read", () => 1))
+        assert.match(refused.message, /stalled/)
+        assert.strictEqual(refused.operation, "read")
+        assert.match((yield* Effect.flip(own.transaction("write", (_, c) => c.exec("INSERT INTO t VALUES (1)")))).message, /stalled/)
+        assert.strictEqual(yield* count(own), 0, "an exclusive connection reads on")
+        const write = yield* Effect.flip(own.use("write", (_, c) => c.exec("INSERT INTO t VALUES (1)")))
+        assert.match(write.message, /readonly/i, "and its writes fail at once")
+        answers = true
+        yield* shared.transaction("write", (_, c) => c.exec("INSERT INTO t VALUES (1)"))
+        assert.strictEqual(yield* count(shared), 1, "back once the disk answers")
+      }).pipe(Effect.provideService(SqliteDatabase.DiskHealth, disk)))
+    }))
+
+  it.live("DiskHealth: a fiber interrupted while it waits for the disk writes nothing", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const held: Array<(ok: boolean) => void> = []
+      yield* Effect.scoped(Effect.gen(function*() {
+        const db = yield* SqliteDatabase.make({ filename: NodePath.join(dir, "x.db") })
+        const waiting = yield* Effect.forkChild(db.transaction("write", (_, c) => c.exec("CREATE TABLE t (x INTEGER)")))
+        yield* Effect.sleep(10)
+        yield* Fiber.interrupt(waiting)
+        assert.strictEqual(held.length, 1, "the transaction asked the disk")
+        // The disk answers after the interruption: the transaction must not run.
+        for (const then of held.splice(0)) then(true)
+        const tables = new Database(NodePath.join(dir, "x.db"), { readonly: true })
+        try {
+          assert.strictEqual((tables.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 't'").get() as { n: number }).n, 0)
+        } finally {
+          tables.close()
+        }
+      }).pipe(Effect.provideService(SqliteDatabase.DiskHealth, { ask: (then: (ok: boolean) => void) => void held.push(then) })))
+    }))
+
+  it.live("DiskProbe: a disk that takes writes is not stalled", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const dir = tempDir()
+      // Returns once the worker runs and has opened its probe file.
+      const probe = yield* DiskProbe.make({ folder: dir, intervalMillis: 10, stallAfterMillis: 5000 })
+      assert.isTrue(NodeFs.existsSync(NodePath.join(dir, ".disk-probe")), "the worker writes its probe file")
+      const answers = yield* Effect.all(Array.from({ length: 20 }, () => Effect.callback<boolean>((resume) => probe.ask((ok) => resume(Effect.succeed(ok))))), { concurrency: "unbounded" })
+      assert.deepStrictEqual(answers, Array.from({ length: 20 }, () => true), "every question gets a fresh answer")
+      assert.isFalse(probe.stalled())
+    })), 10_000)
 
   it.effect("applies the durability pragmas (FULL by default, the given level and busy timeout otherwise)", () =>
     Effect.gen(function*() {

@@ -58,6 +58,13 @@ export const Config = Schema.Struct({
   }),
   /** Folder of the SQLite files (event log, read models, tenants, rate limits). */
   dataDir: Schema.String,
+  /**
+   * `exclusiveLocking: true` opens the files only this process uses (read models, tenants, rate
+   * limits, plugins) in SQLite's exclusive locking mode: no memory-mapped `-shm` file, so reads (the
+   * admin API) go on while the disk is stalled; other processes cannot open those files while the
+   * server runs (docs/deployment.md, backup). Default false.
+   */
+  sqlite: Schema.optional(Schema.Struct({ exclusiveLocking: Schema.optional(Schema.Boolean) })),
   /** The event log: @ocs/event-log's section (its defaults: `EventLogOptions.defaults`). */
   eventLog: EventLogOptions.Section,
   /** 32 bytes, base64 or hex: encrypts access tokens and verify tokens at rest. */

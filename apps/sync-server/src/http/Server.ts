@@ -24,6 +24,7 @@ import { Ingestion, WebhookApps } from "@ocs/ingestion"
 import { PluginRuntime } from "@ocs/plugin-runtime"
 import { Ids } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
+import { DiskProbe, SqliteDatabase } from "@ocs/sqlite"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
 import * as Admin from "./Admin.ts"
 import * as BackgroundLoops from "../ops/BackgroundLoops.ts"
@@ -143,6 +144,13 @@ export const layer = (config: Config) => {
     : undefined
   const eventLog = kafkaLog ?? SqliteEventLog.layer({ filename: f.events, dedupeWindowMillis: (config.webhooks.dedupeWindowSeconds ?? 24 * 3600) * 1000 })
   const sharing = config.eventLog.mode === "kafka" ? config.eventLog.kafka.sharedPulls : undefined
+  // Files only this process opens, on the main thread: with exclusive locking they have no
+  // memory-mapped -shm, so their reads go on while the disk is stalled (docs/architecture.md §4.30). The event log and the outbox are shared with their
+  // writer thread: never exclusive.
+  const ownFiles = Layer.succeed(SqliteDatabase.Locking, { exclusive: config.sqlite?.exclusiveLocking ?? false })
+  // Every SQLite handle of the server asks a worker thread whether the disk answers before it
+  // writes, and fails fast instead of waiting on a stalled disk (docs/architecture.md §4.30).
+  const diskStall = Layer.effect(SqliteDatabase.DiskHealth, DiskProbe.make({ folder: config.dataDir }))
   // Servers that share pulls share the tenant registry (tokens sealed) and the sync state, so
   // the admin API of any server changes all and a takeover resumes the cursor.
   const localRegistry = TenantRegistry.layer({ sealer })
@@ -164,7 +172,7 @@ export const layer = (config: Config) => {
       Layer.provide(kafkaLog)
     )
   const tenantState = Layer.mergeAll(TenantRegistry.layerSyncTenants.pipe(Layer.provideMerge(stores)), SqliteNotices.layer).pipe(
-    Layer.provide(TenantDatabase.layer({ filename: f.tenants }))
+    Layer.provide(TenantDatabase.layer({ filename: f.tenants }).pipe(Layer.provide(ownFiles)))
   )
   // A 16 MiB page cache: reads are per tenant and small; the file is the source of the rest.
   // Only this process writes the file: a short busy timeout, so that a lock someone else takes
@@ -176,12 +184,12 @@ export const layer = (config: Config) => {
     cacheSizeKiB: 16 * 1024,
     busyTimeoutMillis: 100,
     maxBatchWaitMillis: config.eventLog.mode === "kafka" ? 50 : undefined
-  })
+  }).pipe(Layer.provide(ownFiles))
   const base = Layer.mergeAll(tenantState, eventLog, readModels)
 
   const events = transportEventsToLog
   // Servers that share pulls share their rate-limit locks too (a lock one receives holds all).
-  const localRateLimitStore = RateLimitStore.RateLimitStore.layerSqlite({ filename: f.rateLimits })
+  const localRateLimitStore = RateLimitStore.RateLimitStore.layerSqlite({ filename: f.rateLimits }).pipe(Layer.provide(ownFiles))
   const rateLimitStore = sharing === undefined ? localRateLimitStore : SharedRateLimits.layer({
     brokers: config.eventLog.kafka.brokers,
     topic: `${config.eventLog.kafka.topic}-rate-limits`
@@ -238,7 +246,7 @@ export const layer = (config: Config) => {
             Option.map((b) => ({ ...Ids.makeTenant(b.appId, b.businessId), accessToken: b.accessToken }))
           )
       }))
-  )
+  ).pipe(Layer.provide(ownFiles))
   const shared = config.eventLog.mode === "kafka" ? config.eventLog.kafka.sharedPulls : undefined
   const ownership = shared === undefined
     ? Ownership.layerAll
@@ -253,7 +261,8 @@ export const layer = (config: Config) => {
     Layer.provideMerge(Layer.merge(Metrics.layer, Layer.succeed(LoopHealth, health))),
     // Below everything: every service and every fiber of the server sees the one metric
     // registry and (when configured) the OTLP tracer.
-    Layer.provideMerge(Telemetry.layer(config))
+    Layer.provideMerge(Telemetry.layer(config)),
+    Layer.provideMerge(diskStall)
   )
 }
 

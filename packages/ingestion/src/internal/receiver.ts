@@ -6,7 +6,6 @@
 import { DirectAppend, type LogRecord, TraceContext } from "@ocs/event-log"
 import { Json } from "@ocs/protocol"
 import { Cause, Clock, Context, Effect, Exit, Option, Predicate, Result, Tracer } from "effect"
-import * as Crypto from "node:crypto"
 import * as DedupeKey from "../DedupeKey.ts"
 import type { RejectReason } from "../IngestionMetrics.ts"
 import * as IngestionMetrics from "../IngestionMetrics.ts"
@@ -14,8 +13,10 @@ import * as SourceAddresses from "../SourceAddresses.ts"
 import { type WebhookApp, WebhookApps } from "../WebhookApps.ts"
 import * as AuthFailures from "./authFailures.ts"
 import type { Watch } from "./nodeBody.ts"
+import * as Envelope from "./envelope.ts"
 import * as TokenField from "./tokenField.ts"
 import * as Unverified from "./unverified.ts"
+import * as VerifyToken from "./verifyToken.ts"
 
 export interface Config {
   readonly basePath: string
@@ -144,71 +145,6 @@ export interface Receiver {
 }
 
 const APP_ID = /^(?:0|[1-9][0-9]{0,39})$/
-const INTEGER = /^(?:0|[1-9][0-9]*)$/
-const BEARER = /^bearer\s+/i
-
-// One-shot `Crypto.hash`: about 0.3 µs less per call than createHash().update().digest().
-const sha256 = (data: string | Uint8Array): Buffer => Crypto.hash("sha256", data, "buffer")
-
-/** The verify-token digests of an app, cached per app object (a tenant store may reuse them). */
-const digests = new WeakMap<WebhookApp, ReadonlyArray<Buffer>>()
-const tokenDigests = (app: WebhookApp): ReadonlyArray<Buffer> => {
-  let d = digests.get(app)
-  if (d === undefined) {
-    d = app.verifyTokens.filter((t) => t.length > 0).map(sha256)
-    digests.set(app, d)
-  }
-  return d
-}
-
-/**
- * Constant-time check against every configured token: equal-length SHA-256 digests compared
- * with `timingSafeEqual`, and no early exit, so timing says nothing about which token or how
- * many characters matched.
- */
-const tokenValid = (app: WebhookApp, presented: string): boolean => {
-  const digest = sha256(presented)
-  let ok = false
-  for (const d of tokenDigests(app)) ok = Crypto.timingSafeEqual(digest, d) || ok
-  return ok
-}
-
-/** `Authorization: <token>` or `Authorization: Bearer <token>`. */
-const headerToken = (authorization: string): string => {
-  const raw = authorization.trim()
-  return BEARER.test(raw) ? raw.replace(BEARER, "") : raw
-}
-
-/** Nothing but whitespace (or nothing at all), a byte order mark aside. */
-const blank = (bytes: Uint8Array): boolean => {
-  for (let i = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0; i < bytes.length; i++) {
-    const b = bytes[i]
-    if (b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09) return false
-  }
-  return true
-}
-
-const short = (message: string): string => (message.length > 300 ? `${message.slice(0, 300)}...` : message)
-
-/**
- * docs/api-catalogue.md, Envelope: businessId is a bigint. Judged on its exact text so that no rounding can
- * turn `9007199254740993.5` or `1e3` into an id: only a non-negative integer literal (or a
- * string of digits) is accepted, and its canonical digits are kept.
- */
-const businessIdOf = (text: string, value: Record<string, unknown>): Result.Result<string | null, string> => {
-  const v = value["businessId"]
-  if (v === undefined || v === null) return Result.succeed(null)
-  if (typeof v === "string") {
-    return INTEGER.test(v)
-      ? Result.succeed(BigInt(v).toString())
-      : Result.fail("businessId must be a non-negative integer")
-  }
-  const literal = Json.extract(text, ["businessId"])
-  return literal !== undefined && INTEGER.test(literal)
-    ? Result.succeed(BigInt(literal).toString())
-    : Result.fail(`businessId must be a non-negative integer, got ${short(literal ?? typeof v)}`)
-}
-
 export const make = Effect.fnUntraced(function*(initial: Config) {
   const log = yield* DirectAppend.DirectAppend
   const apps = yield* WebhookApps
@@ -275,7 +211,7 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
     // 404 rather than 401: the path names no application here (docs/architecture.md, section 6).
     if (app === undefined || !app.enabled) return { _tag: "Reject", answer: closing(UNKNOWN_APP) }
     if (authorization !== undefined) {
-      return tokenValid(app, headerToken(authorization))
+      return VerifyToken.tokenValid(app, VerifyToken.headerToken(authorization))
         ? VERIFIED
         : { _tag: "Reject", answer: closing(refuse(appId, source.client, "wrong verify token in Authorization")) }
     }
@@ -294,7 +230,7 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
           nextScan = size * 2
           const field = TokenField.scan(bytes())
           if (field._tag === "Found") {
-            if (field.token === undefined || !tokenValid(g.app, field.token)) {
+            if (field.token === undefined || !VerifyToken.tokenValid(g.app, field.token)) {
               return closing(refuse(appId, source.client, field.token === undefined ? "webhooksVerifyToken must be a string" : "wrong webhooksVerifyToken"))
             }
             verified = true
@@ -386,18 +322,18 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
    * Returns the answer of a refused delivery, or where the token is.
    */
   const authenticate = (d: Delivery, app: WebhookApp): Answer | { readonly tokenSource: "body" | "header"; readonly field: TokenField.Scan } => {
-    const header = d.authorization === undefined ? undefined : headerToken(d.authorization)
-    if (header !== undefined && !tokenValid(app, header)) return unauthorized(d, "wrong verify token in Authorization")
+    const header = d.authorization === undefined ? undefined : VerifyToken.headerToken(d.authorization)
+    if (header !== undefined && !VerifyToken.tokenValid(app, header)) return unauthorized(d, "wrong verify token in Authorization")
     const field = TokenField.scan(d.bytes)
     switch (field._tag) {
       case "Malformed":
-        return reject(400, "bad_json", blank(d.bytes) ? "empty body: expected a JSON document" : "invalid JSON")
+        return reject(400, "bad_json", Envelope.blank(d.bytes) ? "empty body: expected a JSON document" : "invalid JSON")
       case "Absent":
       case "NotObject":
         return header === undefined ? unauthorized(d, "missing webhooksVerifyToken") : { tokenSource: "header", field }
       case "Found": {
         if (field.token === undefined) return unauthorized(d, "webhooksVerifyToken must be a string")
-        if (!tokenValid(app, field.token)) return unauthorized(d, "wrong webhooksVerifyToken")
+        if (!VerifyToken.tokenValid(app, field.token)) return unauthorized(d, "wrong webhooksVerifyToken")
         // JSON.parse keeps the last of duplicate keys: refusing them leaves no doubt about
         // which token was checked, and leaves one value to redact.
         const again = TokenField.scan(d.bytes, field.next)
@@ -430,7 +366,7 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
     const fields = value as Record<string, unknown>
     // A leading byte order mark is kept in the stored text (byte-exact) but is no JSON.
     const json = text.success.charCodeAt(0) === 0xfeff ? text.success.slice(1) : text.success
-    const businessId = businessIdOf(json, fields)
+    const businessId = Envelope.businessIdOf(json, fields)
     if (Result.isFailure(businessId)) return done(reject(400, "bad_envelope", businessId.failure))
     // docs/api-catalogue.md, §10 Webhooks: `event` names the event; every other field is kept as is.
     const event = fields["event"]
