@@ -9,13 +9,16 @@ import { defineConfig } from "vitest/config"
 // latency and floods, and the console drives Chromium: each runs its files one at a time, after
 // group 0, alone on the machine (groups 1 and 2), so no other suite skews what they measure.
 const PARALLEL = 3
-const pkg = (name: string, dir: string, exclude: ReadonlyArray<string> = []) => ({
+// A test's timeout is a guard against hangs, not a speed target: suites that start real
+// processes (servers, the replay CLI, npm) many times per test get a longer one.
+const pkg = (name: string, dir: string, exclude: ReadonlyArray<string> = [], testTimeout = 30_000) => ({
   extends: true as const,
   test: {
     name,
     root: `./${dir}`,
     include: ["test/**/*.test.ts"],
     exclude: ["test/kafka/**", "**/node_modules/**", ...exclude],
+    testTimeout,
     maxWorkers: PARALLEL,
     sequence: { groupOrder: 0 }
   }
@@ -40,8 +43,8 @@ export default defineConfig({
       pkg("observability", "packages/observability"),
       pkg("config", "packages/config"),
       // The console's browser suite runs in its own project ("console", below).
-      pkg("sync-server", "apps/sync-server", ["test/console/**"]),
-      pkg("replay", "apps/replay"),
+      pkg("sync-server", "apps/sync-server", ["test/console/**"], 180_000),
+      pkg("replay", "apps/replay", [], 180_000),
       pkg("plugin-sdk", "packages/plugin-sdk"),
       pkg("plugin-runtime", "packages/plugin-runtime"),
       pkg("plugin-low-stock-alert", "plugins/low-stock-alert"),
