@@ -30,20 +30,20 @@ import * as Admin from "./Admin.ts"
 import * as BackgroundLoops from "../ops/BackgroundLoops.ts"
 import * as RelayHealth from "../ops/RelayHealth.ts"
 import type { Config } from "../boot/Config.ts"
-import * as LoopHealthModule from "../ops/LoopHealth.ts"
-import { LoopHealth } from "../ops/LoopHealth.ts"
+import * as LoopHealthModule from "@ocs/observability/LoopHealth"
+import { LoopHealth } from "@ocs/observability/LoopHealth"
 import * as ProjectionLag from "../ops/ProjectionLag.ts"
 import * as DataDir from "../boot/DataDir.ts"
 import * as ServerLimits from "./ServerLimits.ts"
 import * as Sessions from "./console/Sessions.ts"
 import * as ServerTls from "./ServerTls.ts"
 import { makeSealer, resolveKey } from "@ocs/tenant-store/Secrets"
-import { Metrics } from "../ops/ServerMetrics.ts"
+import { Metrics } from "@ocs/observability/ServerMetrics"
 import { Operations, SyncOptions } from "@ocs/sync"
 import { type RunReport, SyncEngine } from "@ocs/sync/SyncEngine"
 import { Ownership } from "@ocs/sync/Ownership"
-import * as Telemetry from "../ops/Telemetry.ts"
-import * as SharedRateLimits from "../cluster/SharedRateLimits.ts"
+import * as Telemetry from "@ocs/observability/Telemetry"
+import * as SharedRateLimits from "@ocs/tenant-store/SharedRateLimits"
 import * as SharedSyncState from "@ocs/tenant-store/SharedSyncState"
 import * as SharedTenants from "@ocs/tenant-store/SharedTenants"
 import * as SqliteNotices from "@ocs/tenant-store/SqliteNotices"
@@ -130,8 +130,11 @@ export const layer = (config: Config) => {
   // included, so that /metrics and /readyz show all of them.
   const health = LoopHealthModule.make()
   // One layer value (built once, wherever it is provided).
+  // Both modes drop a redelivered webhook within the same window (`webhooks.dedupeWindowSeconds`).
+  const dedupeWindowMillis = (config.webhooks.dedupeWindowSeconds ?? 24 * 3600) * 1000
   const kafkaLog = config.eventLog.mode === "kafka"
     ? KafkaEventLog.layer({
+      dedupeWindowMillis,
       brokers: config.eventLog.kafka.brokers,
       topic: config.eventLog.kafka.topic,
       partitions: config.eventLog.kafka.partitions,
@@ -142,7 +145,7 @@ export const layer = (config: Config) => {
       supervise: health.supervise
     })
     : undefined
-  const eventLog = kafkaLog ?? SqliteEventLog.layer({ filename: f.events, dedupeWindowMillis: (config.webhooks.dedupeWindowSeconds ?? 24 * 3600) * 1000 })
+  const eventLog = kafkaLog ?? SqliteEventLog.layer({ filename: f.events, dedupeWindowMillis })
   const sharing = config.eventLog.mode === "kafka" ? config.eventLog.kafka.sharedPulls : undefined
   // Files only this process opens, on the main thread: with exclusive locking they have no
   // memory-mapped -shm, so their reads go on while the disk is stalled (docs/architecture.md §4.30). The event log and the outbox are shared with their

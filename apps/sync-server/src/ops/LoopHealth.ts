@@ -1,2 +1,0 @@
-/** Moved to @ocs/observability; re-exported here while http/Server.ts imports it from this path. */
-export * from "@ocs/observability/LoopHealth"
