@@ -2,34 +2,18 @@
  * The write operations (docs/api-catalogue.md, "Write operations"), one module each, chosen
  * by the catalogue entry's kind. Every write checks all its fields first and answers
  * ERR_INVALID_FORM_FIELDS naming each one, stores nothing unless all pass, then applies its
- * effect to the business's data (records, stock, the effects ledger, webhooks) and answers.
- *
- * The answer goes through `answered`, where the after-effect faults act: `latency` with
- * phase "after" (a slow answer to a write that took effect) and `lostAnswer` (the
- * connection destroyed with no response, the effect kept).
+ * effect to the business's data (records, stock, the effects ledger, webhooks) and answers
+ * through WriteCall.ts.
  */
 import type { WriteKind } from "@ocs/protocol/Catalogue"
-import * as Json from "@ocs/protocol/Json"
-import { type Call, failure, finish, logCall, type Messages } from "./ApiCall.ts"
-import { sleep } from "./ApiFaults.ts"
-import type { Business, Token } from "./Auth.ts"
-import { Form } from "./internal/Form.ts"
-import type { WriteOperation } from "./Operations.ts"
 import { billAddRetail } from "./WriteBillAddRetail.ts"
+import type { WriteCall } from "./WriteCall.ts"
 import { customerAdd } from "./WriteCustomerAdd.ts"
 import { inventoryMove } from "./WriteInventoryMove.ts"
 import { orderAdd } from "./WriteOrderAdd.ts"
 import { orderEdit } from "./WriteOrderEdit.ts"
 import { productAdd } from "./WriteProductAdd.ts"
 import { productEdit } from "./WriteProductEdit.ts"
-
-export interface WriteCall {
-  readonly call: Call
-  readonly op: WriteOperation
-  readonly business: Business
-  readonly token: Token
-  readonly body: Json.JsonValue
-}
 
 const handlers: { readonly [K in WriteKind]: (w: WriteCall) => void | Promise<void> } = {
   "product.add": productAdd,
@@ -45,27 +29,3 @@ const handlers: { readonly [K in WriteKind]: (w: WriteCall) => void | Promise<vo
 }
 
 export const write = (w: WriteCall): void | Promise<void> => handlers[w.op.entry.kind](w)
-
-/** ERR_INVALID_FORM_FIELDS with every message the form collected. */
-export const refuse = (w: WriteCall, form: Form | Messages): void =>
-  failure(w.call, "ERR_INVALID_FORM_FIELDS", form instanceof Form ? form.messages : form)
-
-/** The depots the token may act on (Authentication 5: a depot not granted gives ERR_INVALID_DEPOT_ID). */
-export const depotGranted = (w: WriteCall, depotId: number): boolean =>
-  w.business.depots.includes(depotId) && w.token.depots.includes(depotId)
-
-/** Answers a write that took effect: `{ code: 1, data }`, unless an after-effect fault acts. */
-export const answered = async (w: WriteCall, data: unknown): Promise<void> => {
-  const { call } = w
-  const { faults } = call.env
-  if (!faults.empty) {
-    const delay = faults.take("latency", call, (f) => f.phase === "after").reduce((sum, f) => sum + f.ms, 0)
-    if (delay > 0) await sleep(delay)
-    if (faults.first("lostAnswer", call) !== undefined) {
-      logCall(call, 0, "fault:lostAnswer")
-      call.res.socket?.destroy()
-      return
-    }
-  }
-  finish(call, 200, "ok", Json.stringify({ code: 1, data }))
-}

@@ -78,7 +78,7 @@ export class BusinessData {
     return product
   }
 
-  updateProduct(id: bigint, changes: Partial<Pick<Product, "name" | "price" | "code" | "barcode">>, now: number): Product | undefined {
+  updateProduct(id: bigint, changes: Partial<Pick<Product, "name" | "price" | "code" | "barcode" | "status">>, now: number): Product | undefined {
     return update(this.products, id, (p) => ({ ...p, ...changes, updatedAtMs: nextVersion(now, p.updatedAtMs) }))
   }
 

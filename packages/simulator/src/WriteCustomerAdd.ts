@@ -9,7 +9,7 @@
  * service has no customer webhook (§10).
  */
 import { isObj } from "./ApiCall.ts"
-import { answered, refuse, type WriteCall } from "./ApiWrite.ts"
+import { answered, refuse, type WriteCall } from "./WriteCall.ts"
 import type { Customer } from "./Catalog.ts"
 import { Form } from "./internal/Form.ts"
 

@@ -9,7 +9,7 @@
  */
 import { ORDER_STATUS, type OrderLine } from "./Catalog.ts"
 import { isObj } from "./ApiCall.ts"
-import { answered, depotGranted, refuse, type WriteCall } from "./ApiWrite.ts"
+import { answered, depotGranted, refuse, type WriteCall } from "./WriteCall.ts"
 import { Form } from "./internal/Form.ts"
 import { orderView } from "./Views.ts"
 

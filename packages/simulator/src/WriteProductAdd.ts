@@ -8,7 +8,7 @@
  * key would; the harder case for a client that retries).
  */
 import { isObj } from "./ApiCall.ts"
-import { answered, refuse, type WriteCall } from "./ApiWrite.ts"
+import { answered, refuse, type WriteCall } from "./WriteCall.ts"
 import { Form } from "./internal/Form.ts"
 import { productEventView } from "./Views.ts"
 

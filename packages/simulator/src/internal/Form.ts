@@ -5,10 +5,10 @@
  * (docs/api-catalogue.md §11, messages form 3), and stores nothing when there is any.
  */
 import type * as Json from "@ocs/protocol/Json"
+import { isObj, type Obj } from "../ApiCall.ts"
 import { canonicalId } from "../Auth.ts"
 
-export type Obj = { readonly [key: string]: Json.JsonValue }
-export const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v)
+export type { Obj }
 
 interface Presence {
   readonly required?: boolean | undefined
@@ -96,3 +96,7 @@ export class Form {
     return out
   }
 }
+
+/** The entries of `o` whose value is not undefined (a change of only the fields sent). */
+export const defined = <A extends object>(o: A): { [K in keyof A]?: Exclude<A[K], undefined> } =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as { [K in keyof A]?: Exclude<A[K], undefined> }
