@@ -8,7 +8,7 @@
  * caller leaves a marker to find the bill again (the service keeps no key for bills).
  */
 import { isObj } from "./ApiCall.ts"
-import { answered, refuse, type WriteCall } from "./WriteCall.ts"
+import { answered, depotGranted, refuse, refuseDepot, type WriteCall } from "./WriteCall.ts"
 import { Form } from "./internal/Form.ts"
 import { depotOf, linesOf, storeBill } from "./WriteStock.ts"
 
@@ -17,7 +17,7 @@ export const billAddRetail = (w: WriteCall) => {
   if (!isObj(body)) return refuse(w, { body: "must be a JSON object" })
   const data = w.business.data
   const form = new Form()
-  const depotId = depotOf(form, w, body)
+  const depotId = depotOf(form, body)
   const customer = form.obj(body, "customer", "customer")
   const customerId = customer === undefined ? undefined : form.id(customer, "id", "customer.id")
   const customerName = customer === undefined ? undefined : form.str(customer, "name", "customer.name", { max: 255 })
@@ -27,6 +27,7 @@ export const billAddRetail = (w: WriteCall) => {
   const lines = linesOf(form, w, body, (p) => p.price)
   if (lines.length === 0 && form.ok) form.fail("products", "must not be empty")
   if (!form.ok || depotId === undefined) return refuse(w, form)
+  if (!depotGranted(w, depotId)) return refuseDepot(w, depotId)
   const known = customerId !== undefined ? data.customers.get(customerId) : customerMobile !== undefined ? data.customerByMobile(customerMobile) : undefined
   const { bill, totalAmount } = storeBill(w, {
     orderId: undefined,

@@ -23,9 +23,13 @@ export interface WriteCall {
 export const refuse = (w: WriteCall, form: Form | Messages): void =>
   failure(w.call, "ERR_INVALID_FORM_FIELDS", form instanceof Form ? form.messages : form)
 
-/** The depots the token may act on (Authentication 5: a depot not granted gives ERR_INVALID_DEPOT_ID). */
+/** Whether the token may act on the depot (a depot of the business granted to the token). */
 export const depotGranted = (w: WriteCall, depotId: number): boolean =>
   w.business.depots.includes(depotId) && w.token.depots.includes(depotId)
+
+/** docs/api-catalogue.md, Authentication 5: a depot not granted gives ERR_INVALID_DEPOT_ID. */
+export const refuseDepot = (w: WriteCall, depotId: number): void =>
+  failure(w.call, "ERR_INVALID_DEPOT_ID", `depot ${depotId} is not granted to this access token`)
 
 /** Answers a write that took effect: `{ code: 1, data }`, unless an after-effect fault acts. */
 export const answered = async (w: WriteCall, data: unknown): Promise<void> => {

@@ -11,7 +11,7 @@
 import type { WriteKind } from "@ocs/protocol/Catalogue"
 import { isObj } from "./ApiCall.ts"
 import { round2 } from "./Catalog.ts"
-import { answered, refuse, type WriteCall } from "./WriteCall.ts"
+import { answered, depotGranted, refuse, refuseDepot, type WriteCall } from "./WriteCall.ts"
 import { Form } from "./internal/Form.ts"
 import { depotOf, linesOf, storeBill } from "./WriteStock.ts"
 
@@ -28,7 +28,7 @@ export const inventoryMove = (w: WriteCall) => {
   const move = MOVES[kind]!
   if (!isObj(body)) return refuse(w, { body: "must be a JSON object" })
   const form = new Form()
-  const depotId = depotOf(form, w, body)
+  const depotId = depotOf(form, body)
   const supplierId = move.supplier ? form.num(body, "supplierId", "supplierId", { required: true, int: true, positive: true }) : undefined
   const customer = move.supplier ? undefined : form.obj(body, "customer", "customer")
   const customerName = customer === undefined ? undefined : form.str(customer, "name", "customer.name", { max: 255 })
@@ -37,6 +37,7 @@ export const inventoryMove = (w: WriteCall) => {
   const lines = linesOf(form, w, body, (p) => round2(p.price * 0.6))
   if (lines.length === 0 && form.ok) form.fail("products", "must not be empty")
   if (!form.ok || depotId === undefined) return refuse(w, form)
+  if (!depotGranted(w, depotId)) return refuseDepot(w, depotId)
   const { bill, totalAmount } = storeBill(w, {
     orderId: undefined,
     depotId,

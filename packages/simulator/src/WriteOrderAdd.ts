@@ -9,7 +9,7 @@
  */
 import { ORDER_STATUS, type OrderLine } from "./Catalog.ts"
 import { isObj } from "./ApiCall.ts"
-import { answered, depotGranted, refuse, type WriteCall } from "./WriteCall.ts"
+import { answered, depotGranted, refuse, refuseDepot, type WriteCall } from "./WriteCall.ts"
 import { Form } from "./internal/Form.ts"
 import { orderView } from "./Views.ts"
 
@@ -55,12 +55,12 @@ export const orderAdd = (w: WriteCall) => {
     if (product === undefined || price === undefined || quantity === undefined) return undefined
     return { productId: product.id, code: product.code, name: product.name, quantity, price, discount: discount ?? 0 }
   })
-  if (depotId !== undefined && !depotGranted(w, depotId)) form.fail("info.depotId", `depot ${depotId} is not granted`)
   const appId = w.call.appId ?? ""
   if (appOrderId !== undefined && data.orderOfApp(appId, appOrderId) !== undefined) {
     form.fail("channel.appOrderId", `an order with appOrderId ${appOrderId} already exists`)
   }
   if (!form.ok || appOrderId === undefined || name === undefined || mobile === undefined) return refuse(w, form)
+  if (depotId !== undefined && !depotGranted(w, depotId)) return refuseDepot(w, depotId)
   const now = w.call.env.now()
   const customer = data.customerByMobile(mobile)
   const order = data.addAppOrder(appId, {

@@ -5,7 +5,7 @@
  * every product touched is announced in one inventoryChange (docs/api-catalogue.md §10).
  */
 import type * as Json from "@ocs/protocol/Json"
-import { depotGranted, type WriteCall } from "./WriteCall.ts"
+import type { WriteCall } from "./WriteCall.ts"
 import type { Bill, BillLine, Product } from "./Catalog.ts"
 import { lineAmount, round2 } from "./Catalog.ts"
 import type { Form, Obj } from "./internal/Form.ts"
@@ -46,15 +46,9 @@ export const linesOf = (form: Form, w: WriteCall, body: Obj, defaultPrice: (p: P
   })
 }
 
-/** `depotId` (required), granted to the token. */
-export const depotOf = (form: Form, w: WriteCall, body: Obj): number | undefined => {
-  const depotId = form.num(body, "depotId", "depotId", { required: true, int: true, positive: true })
-  if (depotId !== undefined && !depotGranted(w, depotId)) {
-    form.fail("depotId", `depot ${depotId} is not granted`)
-    return undefined
-  }
-  return depotId
-}
+/** `depotId` (required); whether the token may use it is checked once the form passes. */
+export const depotOf = (form: Form, body: Obj): number | undefined =>
+  form.num(body, "depotId", "depotId", { required: true, int: true, positive: true })
 
 /** Stores the bill, moves its stock (`sign` +1 import, -1 export) and emits inventoryChange. */
 export const storeBill = (w: WriteCall, input: Omit<Bill, "id" | "createdAtMs">, sign: 1 | -1): { readonly bill: Bill; readonly totalAmount: number } => {

@@ -51,7 +51,7 @@ describe("order/add and order/edit", () => {
 
   it("refuses each invalid field, naming it, and stores nothing", async () => {
     const bad = await call(sim, demo, "order/add", {
-      info: { status: 60, depotId: 9 },
+      info: { status: 60, depotId: "9" },
       channel: {},
       shippingAddress: { name: "" },
       products: [{ id: "999999999", price: -1, quantity: 0 }, { price: 1 }, "x"]
@@ -71,6 +71,8 @@ describe("order/add and order/edit", () => {
       "shippingAddress.mobile",
       "shippingAddress.name"
     ])
+    const depot = await call(sim, demo, "order/add", order("DEPOT-9", { info: { depotId: 9 } }))
+    assert.strictEqual(depot.json.errorCode, "ERR_INVALID_DEPOT_ID")
     const missing = await call(sim, demo, "order/add", { channel: { appOrderId: "X" } })
     assert.deepStrictEqual(Object.keys(missing.json.messages).sort(), ["products", "shippingAddress"])
     const tooMany = await call(sim, demo, "order/add", order("X", { products: Array.from({ length: 501 }, () => ({ id: productIds[0], price: 1, quantity: 1 })) }))
