@@ -1,12 +1,13 @@
 /**
  * customer/add (docs/api-catalogue.md §6, "Write operations"): an array of at most 100
- * customers, each with `name` and `mobile` (required) and optional `type` (1 retail,
- * 2 wholesale, 3 agent), `email`, `gender` (1, 2), `address`, `code`. Answers
- * `data[{ id, mobile }]`, one entry per item in order.
+ * customers, each with `name` and `mobile` (required) and optional `type` (1 retail, the
+ * default, 2 wholesale), `address`, `gender` (1 male, 2 female), `birthday` (Y-m-d),
+ * `email`, `code`. Answers `data[{ id, mobile }]`, one entry per item in order.
  *
- * inferred: the service keeps one customer per mobile, so an item whose mobile is known
- * updates that customer and answers its id (no second customer; no effect counted). The
- * service has no customer webhook (§10).
+ * The mobile is the customer's key: the v1 and v2 references say an item whose mobile is known
+ * updates that customer; the v3 text is silent, so the simulator keeps that behaviour
+ * (inferred for v3). An update answers the existing id and counts no effect. The service has
+ * no customer webhook (§10).
  */
 import { isObj } from "./ApiCall.ts"
 import { answered, refuse, type WriteCall } from "./WriteCall.ts"
@@ -28,11 +29,13 @@ export const customerAdd = (w: WriteCall) => {
     if (mobile !== undefined && !/^\+?[0-9]{8,15}$/.test(mobile)) form.fail(`${at}.mobile`, "must be a phone number")
     else if (mobile !== undefined && seen.has(mobile)) form.fail(`${at}.mobile`, "appears twice in this call")
     if (mobile !== undefined) seen.add(mobile)
-    const type = form.oneOf(item, "type", `${at}.type`, [1, 2, 3])
+    const type = form.oneOf(item, "type", `${at}.type`, [1, 2])
     const email = form.str(item, "email", `${at}.email`, { max: 255 })
     if (email !== undefined && email !== "" && !/^[^@\s]+@[^@\s]+$/.test(email)) form.fail(`${at}.email`, "must be an email address")
     const gender = form.oneOf(item, "gender", `${at}.gender`, [1, 2])
     const address = form.str(item, "address", `${at}.address`)
+    const birthday = form.str(item, "birthday", `${at}.birthday`)
+    if (birthday !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(birthday)) form.fail(`${at}.birthday`, "must be a date (Y-m-d)")
     const code = form.str(item, "code", `${at}.code`, { max: 255 })
     if (name === undefined || mobile === undefined) return undefined
     return { name, mobile, type, email, gender, address, code }

@@ -3,8 +3,8 @@
  * `inventory/importsupplier` (goods in from a supplier), `exportsupplier` (goods back to a
  * supplier), `importother` and `exportother` (any other reason). Each takes `depotId*`,
  * `supplierId*` (supplier variants) or an optional `customer{}` (other variants), `products[]`
- * (each `id*`, `quantity*`, optional `price`, default the product's import price) and
- * `description` (inferred: the reference's field list does not name it; bill/list returns one).
+ * (each `id*`, `quantity*`, optional `price`, default the product's import price, and
+ * `discount{ type, value }`) and `description` (a note; bill/list returns it).
  * The movement is stored as a bill (type 1 import or 2 export; mode 5 supplier or 10 other,
  * §5.2), the depot's stock moves (inventoryChange) and the answer is `{ id, totalAmount }`.
  */

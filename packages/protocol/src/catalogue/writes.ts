@@ -104,7 +104,7 @@ export const writes: ReadonlyArray<WriteEntry> = [
     permission: "customer",
     body: "array",
     maxItems: 100,
-    // inferred: the service keeps one customer per mobile; a known mobile updates it.
+    // The v1/v2 references key customers by mobile (a known mobile updates); v3 is silent.
     naturalKey: { path: "mobile", scope: "business", refusesDuplicates: false },
     required: ["name", "mobile"],
     answer: [{ id: "number", mobile: "string" }],
