@@ -102,4 +102,30 @@ describe("write faults", () => {
     assert.deepStrictEqual(a, b)
     assert.isTrue(a.includes("lost") && a.includes("1"), a.join(","))
   })
+
+  it("mixed faults on movements: each answered or lost write applied once, each 5xx not at all", async () => {
+    await sim.control.reset()
+    const who = sim.demo!
+    await sim.control.addFault({ kind: "lostAnswer", operation: "inventory/importother", probability: 0.2 })
+    await sim.control.addFault({ kind: "status", status: 502, operation: "inventory/importother", probability: 0.1 })
+    const outcome = new Map<string, string>()
+    for (let i = 0; i < 60; i++) {
+      const marker = `[m:${i}]`
+      const a = await attempt(sim, who, "inventory/importother", { depotId: 1, description: `restock ${marker}`, products: [{ id: productId, quantity: 1 }] })
+      outcome.set(marker, a === "lost" ? "lost" : a.status === 502 ? "5xx" : a.json.code === 1 ? "ok" : a.text)
+    }
+    const counts = await sim.control.countEffects(who.businessId, { kind: "inventory.importOther", markers: [...outcome.keys()] })
+    const seen = new Set(outcome.values())
+    assert.isTrue(seen.has("ok") && seen.has("lost") && seen.has("5xx"), [...seen].join(","))
+    for (const [marker, o] of outcome) assert.strictEqual(counts.markers[marker], o === "5xx" ? 0 : 1, `${marker} ${o}`)
+  })
+
+  it("a lost answer to 100 products: all 100 stored once", async () => {
+    await sim.control.addFault({ kind: "lostAnswer", operation: "product/add", count: 1 })
+    const items = Array.from({ length: 100 }, (_, i) => ({ appProductId: `LP-${i}`, name: `Lost ${i}`, price: 1 }))
+    assert.strictEqual(await attempt(sim, demo, "product/add", items), "lost")
+    const counts = await sim.control.countEffects(demo.businessId, { kind: "product.add", keys: items.map((p) => p.appProductId) })
+    assert.isTrue(Object.values(counts.keys).every((n) => n === 1))
+    assert.strictEqual(Object.keys(counts.keys).length, 100)
+  })
 })
