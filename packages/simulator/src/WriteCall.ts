@@ -17,6 +17,8 @@ export interface WriteCall {
   readonly business: Business
   readonly token: Token
   readonly body: Json.JsonValue
+  /** The size of the business's effects ledger when the call began: its effects follow. */
+  readonly effectsFrom: number
 }
 
 /** ERR_INVALID_FORM_FIELDS with every message the form collected. */
@@ -35,14 +37,18 @@ export const refuseDepot = (w: WriteCall, depotId: number): void =>
 export const answered = async (w: WriteCall, data: unknown): Promise<void> => {
   const { call } = w
   const { faults } = call.env
+  // Taken before any wait: other calls may add effects while this answer is delayed.
+  const mine = w.business.data.effects.since(w.effectsFrom)
   if (!faults.empty) {
     const delay = faults.take("latency", call, (f) => f.phase === "after").reduce((sum, f) => sum + f.ms, 0)
     if (delay > 0) await sleep(delay)
     if (faults.first("lostAnswer", call) !== undefined) {
+      for (const e of mine) e.answer = "lost"
       logCall(call, 0, "fault:lostAnswer")
       call.res.socket?.destroy()
       return
     }
   }
+  for (const e of mine) e.answer = "answered"
   finish(call, 200, "ok", Json.stringify({ code: 1, data }))
 }

@@ -33,6 +33,7 @@ describe("write faults", () => {
     assert.strictEqual(await attempt(sim, demo, "order/add", order("LOST-1", productId)), "lost")
     const counted = await sim.control.countEffects(demo.businessId, { kind: "order.add", keys: ["LOST-1"] })
     assert.strictEqual(counted.keys["LOST-1"], 1, "the order exists once although no answer came")
+    assert.deepStrictEqual(counted.lost.map((e) => e.key), ["LOST-1"], "the ledger knows the answer was lost")
     // A blind retry is refused as a duplicate: the effect is not applied twice.
     const again = await call(sim, demo, "order/add", order("LOST-1", productId))
     assert.strictEqual(again.json.errorCode, "ERR_INVALID_FORM_FIELDS")
@@ -118,6 +119,11 @@ describe("write faults", () => {
     const seen = new Set(outcome.values())
     assert.isTrue(seen.has("ok") && seen.has("lost") && seen.has("5xx"), [...seen].join(","))
     for (const [marker, o] of outcome) assert.strictEqual(counts.markers[marker], o === "5xx" ? 0 : 1, `${marker} ${o}`)
+    // The ledger's lost answers are exactly the calls that got no answer.
+    const lost = [...outcome].filter(([, o]) => o === "lost").map(([m]) => `restock ${m}`)
+    assert.deepStrictEqual(counts.lost.map((e) => e.key), lost)
+    const listed = await sim.control.effects(who.businessId, "inventory.importOther")
+    assert.isTrue(listed.effects.every((e) => e.answer === (lost.includes(e.key) ? "lost" : "answered")))
   })
 
   it("a lost answer to 100 products: all 100 stored once", async () => {
