@@ -2,7 +2,8 @@
  * One write call in flight and how it ends: refused with ERR_INVALID_FORM_FIELDS naming each
  * field, or answered after its effect was applied. The answer goes through `answered`, where
  * the after-effect faults act: `latency` with phase "after" (a slow answer to a write that
- * took effect) and `lostAnswer` (the connection destroyed with no response, the effect kept).
+ * took effect; a caller that gives up meanwhile never gets the answer) and `lostAnswer` (the
+ * connection destroyed with no response, the effect kept).
  */
 import * as Json from "@ocs/protocol/Json"
 import { type Call, failure, finish, logCall, type Messages } from "./ApiCall.ts"
@@ -42,6 +43,12 @@ export const answered = async (w: WriteCall, data: unknown): Promise<void> => {
   if (!faults.empty) {
     const delay = faults.take("latency", call, (f) => f.phase === "after").reduce((sum, f) => sum + f.ms, 0)
     if (delay > 0) await sleep(delay)
+    if (call.res.destroyed || call.res.socket?.destroyed === true) {
+      // The caller gave up while the answer was delayed: it cannot know the write took effect.
+      for (const e of mine) e.answer = "lost"
+      logCall(call, 0, "callerGone")
+      return
+    }
     if (faults.first("lostAnswer", call) !== undefined) {
       for (const e of mine) e.answer = "lost"
       logCall(call, 0, "fault:lostAnswer")

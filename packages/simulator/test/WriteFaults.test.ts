@@ -1,6 +1,6 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import type { RunningSimulator } from "../src/index.ts"
-import { call, type Caller, start } from "./helpers.ts"
+import { call, type Caller, eventually, start } from "./helpers.ts"
 
 const order = (appOrderId: string, productId: string) => ({
   channel: { appOrderId },
@@ -62,6 +62,28 @@ describe("write faults", () => {
     const answer = await pending
     assert.strictEqual(answer.json.code, 1)
     assert.isAtLeast(Date.now() - t0, 280)
+  })
+
+  it("a caller that gives up on a slow answer: the effect stays, recorded as lost", async () => {
+    await sim.control.addFault({ kind: "latency", ms: 400, phase: "after", operation: "order/add", count: 1 })
+    const url = `${sim.posBaseUrl}/v3.0/order/add?appId=${demo.appId}&businessId=${demo.businessId}`
+    let timedOut = false
+    try {
+      await fetch(url, {
+        method: "POST",
+        headers: { authorization: demo.accessToken, "content-type": "application/json" },
+        body: JSON.stringify(order("GONE-1", productId)),
+        signal: AbortSignal.timeout(100)
+      })
+    } catch {
+      timedOut = true
+    }
+    assert.isTrue(timedOut)
+    const counted = await eventually(async () => {
+      const c = await sim.control.countEffects(demo.businessId, { kind: "order.add", keys: ["GONE-1"] })
+      return c.lost.some((e) => e.key === "GONE-1") ? c : undefined
+    })
+    assert.strictEqual(counted.keys["GONE-1"], 1)
   })
 
   it("forced429 locks the URL as the budget does: refused, extended while locked, other URLs free", async () => {
