@@ -34,6 +34,8 @@ export const depotGranted = (w: WriteCall, depotId: number): boolean =>
 export const refuseDepot = (w: WriteCall, depotId: number): void =>
   failure(w.call, "ERR_INVALID_DEPOT_ID", `depot ${depotId} is not granted to this access token`)
 
+const gone = (call: Call): boolean => call.res.destroyed || call.res.socket?.destroyed === true
+
 /** Answers a write that took effect: `{ code: 1, data }`, unless an after-effect fault acts. */
 export const answered = async (w: WriteCall, data: unknown): Promise<void> => {
   const { call } = w
@@ -43,18 +45,18 @@ export const answered = async (w: WriteCall, data: unknown): Promise<void> => {
   if (!faults.empty) {
     const delay = faults.take("latency", call, (f) => f.phase === "after").reduce((sum, f) => sum + f.ms, 0)
     if (delay > 0) await sleep(delay)
-    if (call.res.destroyed || call.res.socket?.destroyed === true) {
-      // The caller gave up while the answer was delayed: it cannot know the write took effect.
-      for (const e of mine) e.answer = "lost"
-      logCall(call, 0, "callerGone")
-      return
-    }
-    if (faults.first("lostAnswer", call) !== undefined) {
+    if (!gone(call) && faults.first("lostAnswer", call) !== undefined) {
       for (const e of mine) e.answer = "lost"
       logCall(call, 0, "fault:lostAnswer")
       call.res.socket?.destroy()
       return
     }
+  }
+  if (gone(call)) {
+    // The caller gave up before the answer left: it cannot know the write took effect.
+    for (const e of mine) e.answer = "lost"
+    logCall(call, 0, "callerGone")
+    return
   }
   for (const e of mine) e.answer = "answered"
   finish(call, 200, "ok", Json.stringify({ code: 1, data }))
