@@ -126,6 +126,21 @@ describe("write faults", () => {
     assert.isTrue(a.includes("lost") && a.includes("1"), a.join(","))
   })
 
+  it("a fault's own seed gives the same draws whatever rules came before", async () => {
+    const run = async (before: number) => {
+      await sim.control.reset()
+      const who = sim.demo!
+      for (let i = 0; i < before; i++) await sim.control.addFault({ kind: "latency", ms: 0, operation: "order/list" })
+      await sim.control.addFault({ kind: "status", status: 503, operation: "customer/add", probability: 0.5, seed: 4242 })
+      const out: Array<number> = []
+      for (let i = 0; i < 16; i++) out.push((await call(sim, who, "customer/add", [{ name: "S", mobile: `09200${String(i).padStart(5, "0")}` }])).status)
+      return out
+    }
+    const a = await run(0)
+    assert.deepStrictEqual(await run(3), a)
+    assert.isTrue(a.includes(503) && a.includes(200), a.join(","))
+  })
+
   it("mixed faults on movements: each answered or lost write applied once, each 5xx not at all", async () => {
     await sim.control.reset()
     const who = sim.demo!
