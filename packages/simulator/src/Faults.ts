@@ -1,7 +1,8 @@
 /**
  * Faults on demand. A rule has a kind, a scope (appId, businessId, operation, event; absent
  * means any), and how often it fires: `count` times, and/or with `probability` drawn from a
- * stream seeded by the simulator seed and the rule id (reproducible runs).
+ * stream seeded by the rule's `seed`, or else by the simulator seed and the rule id
+ * (reproducible runs).
  *
  * API-side kinds act on calls to the service; webhook-side kinds act on deliveries.
  */
@@ -18,15 +19,25 @@ const scope = {
   /** Webhook event name; for API kinds, ignored. */
   event: Schema.optionalKey(Schema.String),
   count: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
-  probability: Schema.optionalKey(Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 1 })))
+  probability: Schema.optionalKey(Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 1 }))),
+  /** Seed of this rule's draws (default: the simulator's seed mixed with the rule id). */
+  seed: Schema.optionalKey(Schema.Int)
 }
 
 const Ms = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 600_000 }))
 
 /** Fault kinds and their parameters, as accepted by `POST /_sim/faults`. */
 export const FaultSpecs = {
-  /** Delay the API response by `ms`. */
-  latency: Schema.Struct({ kind: Schema.Literal("latency"), ms: Ms, ...scope }),
+  /**
+   * Delay the API response by `ms`: before the call is handled (default), or, for a write,
+   * `after` its effect was applied (a slow answer to a write that took effect).
+   */
+  latency: Schema.Struct({
+    kind: Schema.Literal("latency"),
+    ms: Ms,
+    phase: Schema.optionalKey(Schema.Literals(["before", "after"])),
+    ...scope
+  }),
   /** Answer with an HTTP 5xx (body: `body`, default a plain-text reason). */
   status: Schema.Struct({
     kind: Schema.Literal("status"),
@@ -34,8 +45,18 @@ export const FaultSpecs = {
     body: Schema.optionalKey(Schema.String),
     ...scope
   }),
-  /** Destroy the connection without an answer. */
+  /** Destroy the connection without an answer, before the call is handled (nothing applied). */
   reset: Schema.Struct({ kind: Schema.Literal("reset"), ...scope }),
+  /**
+   * A write's answer lost after its effect was applied: the data changed (and its webhooks
+   * left), then the connection is destroyed without a response.
+   */
+  lostAnswer: Schema.Struct({ kind: Schema.Literal("lostAnswer"), ...scope }),
+  /**
+   * Answer ERR_429 and lock the key (appId + businessId + URL) as a call over budget does:
+   * later calls during the lock are refused and extend it (docs/api-catalogue.md, Limits 2).
+   */
+  forced429: Schema.Struct({ kind: Schema.Literal("forced429"), ...scope }),
   /** Answer 200 with a hostile body. */
   malformed: Schema.Struct({
     kind: Schema.Literal("malformed"),
@@ -130,7 +151,7 @@ export class Faults {
       businessId: spec.businessId === undefined ? undefined : canonicalId(spec.businessId) ?? String(spec.businessId),
       remaining: spec.count,
       fired: 0,
-      random: stream(this.seed ^ fnv1a(id))
+      random: stream(spec.seed ?? (this.seed ^ fnv1a(id)))
     }
     this.rules.push(rule)
     return rule
@@ -144,6 +165,12 @@ export class Faults {
 
   clear(): void {
     this.rules = []
+  }
+
+  /** Back to the start: no rules, and ids (which seed each rule's stream) counted from f1 again. */
+  reset(): void {
+    this.rules = []
+    this.nextId = 1
   }
 
   list(): ReadonlyArray<FaultRule> {
