@@ -10,8 +10,10 @@
 import { Schema } from "effect"
 import type { CatalogueEntry, FieldTree, FieldType } from "./catalogue/CatalogueEntry.ts"
 import { documented } from "./catalogue/documented.ts"
+import { type WriteEntry, type WriteKind, writes as writeEntries } from "./catalogue/writes.ts"
 
 export type { CatalogueEntry, Certainty, FieldTree, FieldType, FilterKind, WindowRule } from "./catalogue/CatalogueEntry.ts"
+export type { WriteEntry, WriteKind } from "./catalogue/writes.ts"
 
 /** Every documented read operation, POS and Vpage. */
 export const entries: ReadonlyArray<CatalogueEntry> = documented
@@ -25,6 +27,14 @@ const byKey = new Map(entries.map((e) => [keyOf(e), e]))
 /** The entry of an operation, if the catalogue has it. */
 export const find = (family: "pos" | "vpage", resource: string, operation: string): CatalogueEntry | undefined =>
   byKey.get(keyOf({ family, resource, operation }))
+
+/** Every write operation the engine sends (docs/api-catalogue.md, "Write operations"). */
+export const writes: ReadonlyArray<WriteEntry> = writeEntries
+
+const writeByKind = new Map(writes.map((w) => [w.kind, w]))
+
+/** The write entry of a command kind. */
+export const write = (kind: WriteKind): WriteEntry => writeByKind.get(kind)!
 
 const Rest = [Schema.Record(Schema.String, Schema.Unknown)] as const
 

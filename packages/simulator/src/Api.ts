@@ -8,11 +8,11 @@
  */
 import type * as Http from "node:http"
 import * as Json from "@ocs/protocol/Json"
-import { add } from "./ApiAdd.ts"
 import { type ApiEnv, type Call, failure, finish } from "./ApiCall.ts"
 import { applyFaults } from "./ApiFaults.ts"
 import { list } from "./ApiList.ts"
 import { readObject } from "./ApiObject.ts"
+import { write } from "./ApiWrite.ts"
 import { canonicalId, permits } from "./Auth.ts"
 import { find, type Family, operationKey } from "./Operations.ts"
 
@@ -68,7 +68,10 @@ export const handle = async (
   if (!auth.ok) return failure(call, auth.errorCode, auth.message)
 
   if (rateKey !== undefined) {
-    const verdict = env.limiter.check(rateKey, call.operation, op.rateLimit, started)
+    // A forced 429 (fault `forced429`) locks the key as a call over budget would.
+    const verdict = !env.faults.empty && env.faults.first("forced429", call) !== undefined
+      ? env.limiter.lockNow(rateKey, started)
+      : env.limiter.check(rateKey, call.operation, op.rateLimit, started)
     if (!verdict.allowed) {
       const skew = env.faults.first("skewUnlockedAt", call)?.seconds ?? 0
       const lockedSeconds = Math.max(0, verdict.lockedSeconds - skew)
@@ -91,5 +94,5 @@ export const handle = async (
   const { text, value } = parsed.success
   if (op.kind === "list") return list(call, op, auth.business, auth.token, text, value)
   if (op.kind === "object") return readObject(call, op, auth.business, auth.token, value)
-  return add(call, op, auth.business, auth.token, value)
+  return write({ call, op, business: auth.business, token: auth.token, body: value })
 }

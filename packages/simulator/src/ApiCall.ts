@@ -37,6 +37,8 @@ export interface ApiSettings {
   /** Refuse cursors that are JSON-equal to the issued one but not the same text. */
   strictCursors: boolean
   messagesForm: MessagesForm
+  /** product/add with an appProductId already used: refused (default) or a second product created. */
+  appProductIdDuplicates: "refuse" | "accept"
 }
 
 /** Field path -> message, as `messages` of ERR_INVALID_FORM_FIELDS. */

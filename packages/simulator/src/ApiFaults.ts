@@ -6,12 +6,12 @@ import type * as Http from "node:http"
 import { type Call, finish, logCall } from "./ApiCall.ts"
 import type { FaultOf } from "./Faults.ts"
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 /** Runs the API-side faults; true when the call was answered (or dropped) by a fault. */
 export const applyFaults = async (call: Call, req: Http.IncomingMessage): Promise<boolean> => {
   const { faults } = call.env
-  const delay = faults.take("latency", call).reduce((sum, f) => sum + f.ms, 0)
+  const delay = faults.take("latency", call, (f) => f.phase !== "after").reduce((sum, f) => sum + f.ms, 0)
   if (delay > 0) await sleep(delay)
   if (faults.first("reset", call) !== undefined) {
     logCall(call, 0, "fault:reset")

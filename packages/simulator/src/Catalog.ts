@@ -6,6 +6,7 @@
  * Seeded records are generated on demand (Seeds.ts, Table.ts); only mutations are stored.
  * Times are epoch milliseconds; the wire carries unix seconds.
  */
+import { Effects } from "./Effects.ts"
 import { hash3 } from "./internal/Random.ts"
 import { seedTables } from "./Seeds.ts"
 
@@ -31,6 +32,12 @@ export class BusinessData {
   stockVersion = 0
   /** appProductId -> position, for products added after seeding. */
   private readonly addedAppProductIds = new Map<string, number>()
+  /** `${appId}|${appOrderId}` -> order id, for orders added through order/add. */
+  private readonly appOrderIds = new Map<string, bigint>()
+  /** mobile -> customer position, built on first use. */
+  private mobiles: Map<string, number> | undefined
+  /** What the write operations applied (control API: counted by key or marker). */
+  readonly effects = new Effects()
 
   constructor(options: CatalogOptions) {
     this.options = options
@@ -71,7 +78,7 @@ export class BusinessData {
     return product
   }
 
-  updateProduct(id: bigint, changes: Partial<Pick<Product, "name" | "price" | "code" | "barcode">>, now: number): Product | undefined {
+  updateProduct(id: bigint, changes: Partial<Pick<Product, "name" | "price" | "code" | "barcode" | "status">>, now: number): Product | undefined {
     return update(this.products, id, (p) => ({ ...p, ...changes, updatedAtMs: nextVersion(now, p.updatedAtMs) }))
   }
 
@@ -93,7 +100,22 @@ export class BusinessData {
     return this.orders.append((id) => ({ ...input, id, createdAtMs: now, updatedAtMs: now }))
   }
 
-  updateOrder(id: bigint, changes: Partial<Pick<Order, "status" | "customerName" | "customerMobile">>, now: number): Order | undefined {
+  /** The order an application added with this appOrderId (order/add refuses a second one). */
+  orderOfApp(appId: string, appOrderId: string): bigint | undefined {
+    return this.appOrderIds.get(`${appId}|${appOrderId}`)
+  }
+
+  addAppOrder(appId: string, input: Omit<Order, "id" | "createdAtMs" | "updatedAtMs">, now: number): Order {
+    const order = this.addOrder(input, now)
+    this.appOrderIds.set(`${appId}|${order.appOrderId}`, order.id)
+    return order
+  }
+
+  updateOrder(
+    id: bigint,
+    changes: Partial<Pick<Order, "status" | "customerName" | "customerMobile" | "customerAddress" | "description" | "privateDescription" | "transfer">>,
+    now: number
+  ): Order | undefined {
     return update(this.orders, id, (o) => ({ ...o, ...changes, updatedAtMs: nextVersion(now, o.updatedAtMs) }))
   }
 
@@ -101,8 +123,48 @@ export class BusinessData {
     return remove(this.orders, id)
   }
 
+  /** The live customer with this mobile. */
+  customerByMobile(mobile: string): Customer | undefined {
+    if (this.mobiles === undefined) {
+      this.mobiles = new Map()
+      for (let pos = 0; pos < this.customers.positions; pos++) {
+        const c = this.customers.at(pos)
+        if (c !== undefined && !this.mobiles.has(c.mobile)) this.mobiles.set(c.mobile, pos)
+      }
+    }
+    const pos = this.mobiles.get(mobile)
+    return pos === undefined ? undefined : this.customers.at(pos)
+  }
+
+  addCustomer(input: Omit<Customer, "id" | "updatedAtMs">, now: number): Customer {
+    this.customerByMobile(input.mobile)
+    const customer = this.customers.append((id) => ({ ...input, id, updatedAtMs: now }))
+    this.mobiles!.set(customer.mobile, this.customers.positions - 1)
+    return customer
+  }
+
+  updateCustomer(id: bigint, changes: Partial<Omit<Customer, "id" | "updatedAtMs" | "mobile">>, now: number): Customer | undefined {
+    return update(this.customers, id, (c) => ({ ...c, ...changes, updatedAtMs: nextVersion(now, c.updatedAtMs) }))
+  }
+
+  addBill(input: Omit<Bill, "id" | "createdAtMs">, now: number): Bill {
+    return this.bills.append((id) => ({ ...input, id, createdAtMs: now }))
+  }
+
+  /** Adds `delta` to a product's stock in a depot (an import adds, an export or a sale takes away). */
+  moveStock(productId: bigint, depotId: number, delta: number, now: number): StockLevel | undefined {
+    const pos = this.products.posOf(productId)
+    const current = pos === undefined ? undefined : this.stockAt(pos, depotId)
+    if (pos === undefined || current === undefined) return undefined
+    const level: StockLevel = { ...current, remain: current.remain + delta, updatedAtMs: now }
+    this.stockChanges.set(`${pos}:${depotId}`, level)
+    this.stockVersion++
+    return level
+  }
+
   /** The service has no webhook for these: a deletion is found only by a pull (a silent delete). */
   deleteCustomer(id: bigint): Customer | undefined {
+    this.mobiles = undefined
     return remove(this.customers, id)
   }
 

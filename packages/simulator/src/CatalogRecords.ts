@@ -72,6 +72,10 @@ export interface Order {
   readonly transfer: number
   readonly createdAtMs: number
   readonly updatedAtMs: number
+  /** Set by order/add and order/edit (empty on seeded orders). */
+  readonly description?: string | undefined
+  readonly privateDescription?: string | undefined
+  readonly customerAddress?: string | undefined
 }
 
 export interface BillLine {
@@ -97,6 +101,9 @@ export interface Bill {
   readonly customerMobile: string
   readonly lines: ReadonlyArray<BillLine>
   readonly createdAtMs: number
+  /** Set by the bill and stock-movement writes (empty on seeded bills). */
+  readonly description?: string | undefined
+  readonly supplierId?: number | undefined
 }
 
 export interface Customer {

@@ -4,10 +4,12 @@
  * rate-limit settings and reset. Inputs are decoded with the schemas of ControlWire.ts; a bad
  * input answers HTTP 400 with `{ "error": "..." }`, an unknown entity 404.
  *
- * The routes live by concept in ControlSettings, ControlTenants, ControlData and ControlLogs;
+ * The routes live by concept in ControlSettings, ControlTenants, ControlData, ControlEffects
+ * and ControlLogs;
  * a new control operation is one more `route(...)` in the list it belongs to.
  */
 import * as Data from "./ControlData.ts"
+import * as Effects from "./ControlEffects.ts"
 import * as Logs from "./ControlLogs.ts"
 import { type Route, router } from "./ControlRouter.ts"
 import * as Settings from "./ControlSettings.ts"
@@ -22,6 +24,7 @@ const routes: ReadonlyArray<Route> = [
   ...Data.orders,
   ...Data.silentDeletes,
   ...Data.events,
+  ...Effects.effects,
   ...Logs.logs,
   ...Settings.faults,
   ...Settings.limits

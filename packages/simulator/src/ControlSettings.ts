@@ -35,6 +35,7 @@ export const simulator: ReadonlyArray<Route> = [
     const patch = decode(ApiSwitches, req.body)
     if (patch.strictCursors !== undefined) world.env.settings.strictCursors = patch.strictCursors
     if (patch.messagesForm !== undefined) world.env.settings.messagesForm = patch.messagesForm
+    if (patch.appProductIdDuplicates !== undefined) world.env.settings.appProductIdDuplicates = patch.appProductIdDuplicates
     return world.env.settings
   }),
   route("POST", "/_sim/reset", (world) => {

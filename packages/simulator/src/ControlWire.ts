@@ -96,7 +96,9 @@ export const ApiSwitches = Schema.Struct({
   /** Refuse cursors that are not the issued text (keys reordered), as a strict client test wants. */
   strictCursors: opt(Schema.Boolean),
   /** The form of `messages` in failures (docs/api-catalogue.md §11); "default" as each check words it. */
-  messagesForm: opt(Schema.Literals(messagesForms))
+  messagesForm: opt(Schema.Literals(messagesForms)),
+  /** product/add with an appProductId already used: refused, or a second product created. */
+  appProductIdDuplicates: opt(Schema.Literals(["refuse", "accept"]))
 })
 export const RawEvent = Schema.Struct({ businessId: Id, event: Event, data: Schema.Unknown })
 export const RateLimitPatch = Schema.Struct({

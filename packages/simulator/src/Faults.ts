@@ -25,8 +25,16 @@ const Ms = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 600_000 }))
 
 /** Fault kinds and their parameters, as accepted by `POST /_sim/faults`. */
 export const FaultSpecs = {
-  /** Delay the API response by `ms`. */
-  latency: Schema.Struct({ kind: Schema.Literal("latency"), ms: Ms, ...scope }),
+  /**
+   * Delay the API response by `ms`: before the call is handled (default), or, for a write,
+   * `after` its effect was applied (a slow answer to a write that took effect).
+   */
+  latency: Schema.Struct({
+    kind: Schema.Literal("latency"),
+    ms: Ms,
+    phase: Schema.optionalKey(Schema.Literals(["before", "after"])),
+    ...scope
+  }),
   /** Answer with an HTTP 5xx (body: `body`, default a plain-text reason). */
   status: Schema.Struct({
     kind: Schema.Literal("status"),
@@ -34,8 +42,18 @@ export const FaultSpecs = {
     body: Schema.optionalKey(Schema.String),
     ...scope
   }),
-  /** Destroy the connection without an answer. */
+  /** Destroy the connection without an answer, before the call is handled (nothing applied). */
   reset: Schema.Struct({ kind: Schema.Literal("reset"), ...scope }),
+  /**
+   * A write's answer lost after its effect was applied: the data changed (and its webhooks
+   * left), then the connection is destroyed without a response.
+   */
+  lostAnswer: Schema.Struct({ kind: Schema.Literal("lostAnswer"), ...scope }),
+  /**
+   * Answer ERR_429 and lock the key (appId + businessId + URL) as a call over budget does:
+   * later calls during the lock are refused and extend it (docs/api-catalogue.md, Limits 2).
+   */
+  forced429: Schema.Struct({ kind: Schema.Literal("forced429"), ...scope }),
   /** Answer 200 with a hostile body. */
   malformed: Schema.Struct({
     kind: Schema.Literal("malformed"),
@@ -144,6 +162,12 @@ export class Faults {
 
   clear(): void {
     this.rules = []
+  }
+
+  /** Back to the start: no rules, and ids (which seed each rule's stream) counted from f1 again. */
+  reset(): void {
+    this.rules = []
+    this.nextId = 1
   }
 
   list(): ReadonlyArray<FaultRule> {

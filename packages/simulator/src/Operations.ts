@@ -1,6 +1,6 @@
 /**
- * The operations the simulator serves: every read of the catalogue (`@ocs/protocol`
- * Catalogue, written from docs/api-catalogue.md) at its family and path, plus product/add.
+ * The operations the simulator serves: every read and every write of the catalogue
+ * (`@ocs/protocol` Catalogue, written from docs/api-catalogue.md) at its family and path.
  * The catalogue gives each read its filters, page-size maximum and window; this module adds
  * what the simulator decides on its own: the permission it needs, the cursor shapes it
  * issues, how its last page says "no more", and whether the world answers it (a typed
@@ -45,12 +45,13 @@ export interface ObjectOperation extends Common {
   readonly filters: ReadonlyArray<string>
 }
 
-export interface AddOperation extends Common {
-  readonly kind: "add"
-  readonly maxItems: number
+/** A write (docs/api-catalogue.md, "Write operations"); ApiWrite.ts serves it by `entry.kind`. */
+export interface WriteOperation extends Common {
+  readonly kind: "write"
+  readonly entry: Catalogue.WriteEntry
 }
 
-export type Operation = ListOperation | ObjectOperation | AddOperation
+export type Operation = ListOperation | ObjectOperation | WriteOperation
 
 const TYPED: Readonly<Record<string, Typed>> = {
   "product/list": "product",
@@ -115,8 +116,14 @@ const fromEntry = (e: Catalogue.CatalogueEntry): Operation => {
 
 export const operations: ReadonlyArray<Operation> = [
   ...Catalogue.entries.map(fromEntry),
-  // docs/api-catalogue.md §2.3: an array of at most 100 products.
-  { kind: "add", family: "pos", resource: "product", operation: "add", permission: "product", maxItems: 100 }
+  ...Catalogue.writes.map((entry): WriteOperation => ({
+    kind: "write",
+    family: entry.family,
+    resource: entry.resource,
+    operation: entry.operation,
+    permission: entry.permission,
+    entry
+  }))
 ]
 
 export const operationKey = (operation: Pick<Operation, "resource" | "operation">): string =>

@@ -130,7 +130,26 @@ export class RateLimiter {
     return this.denied(state, now, false)
   }
 
-  private denied(state: KeyState, now: number, locked: boolean): Verdict {
+  /**
+   * Locks the key now, as the call over budget does (a forced 429): the lock starts afresh
+   * unless one is running, in which case the call extends it like any call during a lock.
+   */
+  lockNow(key: string, now: number): Verdict & { readonly allowed: false } {
+    let state = this.keys.get(key)
+    if (state === undefined) {
+      state = { times: new Float64Array(Math.max(1, this.config.limit)), head: 0, count: 0, lockStart: 0, lockedUntil: 0 }
+      this.keys.set(key, state)
+    }
+    if (state.lockedUntil > now) {
+      state.lockedUntil = Math.min(state.lockedUntil + this.config.lockGrowthMs, state.lockStart + this.config.maxLockMs)
+      return this.denied(state, now, true)
+    }
+    state.lockStart = now
+    state.lockedUntil = now + this.config.lockMs
+    return this.denied(state, now, false)
+  }
+
+  private denied(state: KeyState, now: number, locked: boolean): Verdict & { readonly allowed: false } {
     const remaining = state.lockedUntil - now
     return this.config.fractionalSeconds
       ? {

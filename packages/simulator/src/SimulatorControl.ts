@@ -33,6 +33,28 @@ import type {
   WebhookSettings
 } from "./ControlWire.ts"
 import type { RateLimitConfig, RateLimitPatch } from "./RateLimits.ts"
+import type { EffectCountInput } from "./ControlEffects.ts"
+import type { WriteKind } from "@ocs/protocol/Catalogue"
+
+export type { EffectCountInput }
+
+/** One effect of a write, as `GET /_sim/businesses/:id/effects` lists it (ids as strings). */
+export interface EffectEntry {
+  readonly kind: WriteKind
+  readonly key: string
+  readonly id: string
+  readonly atMs: number
+}
+
+export interface EffectCounts {
+  readonly kind: WriteKind
+  /** Effects of this kind in all. */
+  readonly total: number
+  readonly keys: Readonly<Record<string, number>>
+  readonly markers: Readonly<Record<string, number>>
+  /** Keys applied more than once, with their counts. */
+  readonly duplicates: Readonly<Record<string, number>>
+}
 
 /** A change the service makes without a webhook (fault injection: silent edits and deletes). */
 export interface Silent {
@@ -244,6 +266,17 @@ export class SimulatorControl {
   }
   deleteBill(businessId: Id, billId: Id): Promise<Changed<"bills", ReadonlyArray<string>>> {
     return this.request("POST", `/businesses/${businessId}/bills/${billId}/delete`)
+  }
+  /** What the write operations applied to a business, oldest first (optionally of one kind). */
+  effects(businessId: Id, kind?: WriteKind): Promise<{ readonly effects: ReadonlyArray<EffectEntry> }> {
+    return this.request("GET", `/businesses/${businessId}/effects${this.query({ kind })}`)
+  }
+  /**
+   * Counts the effects of one write kind: by exact key (appOrderId, appProductId, mobile) and
+   * by marker (found in a bill's or movement's description), with every key applied twice or more.
+   */
+  countEffects(businessId: Id, input: EffectCountInput): Promise<EffectCounts> {
+    return this.request("POST", `/businesses/${businessId}/effects/count`, input)
   }
   emitEvent(businessId: Id, event: EventName, data: unknown): Promise<{ readonly queued: number }> {
     return this.request("POST", "/events", { businessId: wireId(businessId), event, data })

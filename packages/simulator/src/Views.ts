@@ -104,10 +104,11 @@ export const orderView = (o: Order) => {
       status: o.status,
       createdAt: unix(o.createdAtMs),
       updatedAt: unix(o.updatedAtMs),
-      description: ""
+      description: o.description ?? "",
+      privateDescription: o.privateDescription ?? ""
     },
     channel: { appOrderId: o.appOrderId, saleChannel: o.saleChannel },
-    shippingAddress: { id: o.customerId, name: o.customerName, mobile: o.customerMobile },
+    shippingAddress: { id: o.customerId, name: o.customerName, mobile: o.customerMobile, address: o.customerAddress ?? "" },
     products: o.lines.map((l) => ({
       productId: l.productId,
       code: l.code,
@@ -149,7 +150,8 @@ export const billView = (b: Bill) => {
       amount: lineAmount(l)
     })),
     payment: { amount, customerAmount: amount, discount: 0, transfer: { amount: 0 }, cash: { amount } },
-    description: ""
+    ...(b.supplierId === undefined ? {} : { supplier: { id: b.supplierId, name: `Supplier ${b.supplierId}`, mobile: "" } }),
+    description: b.description ?? ""
   }
 }
 

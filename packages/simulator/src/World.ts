@@ -54,6 +54,8 @@ export interface SimulatorOptions extends DataOptions {
   readonly strictCursors?: boolean | undefined
   /** The form of `messages` in failures (default: as each check words it). */
   readonly messagesForm?: MessagesForm | undefined
+  /** product/add with an appProductId already used: "refuse" (default) or "accept" (a second product). */
+  readonly appProductIdDuplicates?: "refuse" | "accept" | undefined
   readonly callLogLimit?: number | undefined
   readonly deliveryLogLimit?: number | undefined
   readonly maxBodyBytes?: number | undefined
@@ -112,7 +114,11 @@ export class World {
       webhooks: this.webhooks,
       now: this.now,
       cursorSecret: `ocs-sim-${this.seed}`,
-      settings: { strictCursors: options.strictCursors ?? false, messagesForm: options.messagesForm ?? "default" },
+      settings: {
+        strictCursors: options.strictCursors ?? false,
+        messagesForm: options.messagesForm ?? "default",
+        appProductIdDuplicates: options.appProductIdDuplicates ?? "refuse"
+      },
       errorHttpStatus: options.errorHttpStatus ?? {}
     }
     this.seedDemo()
@@ -199,9 +205,10 @@ export class World {
     this.registry.clear()
     this.limiter.configure({ ...defaultRateLimitConfig, ...this.options.rateLimit })
     this.calls.clear()
-    this.faults.clear()
+    this.faults.reset()
     this.env.settings.strictCursors = this.options.strictCursors ?? false
     this.env.settings.messagesForm = this.options.messagesForm ?? "default"
+    this.env.settings.appProductIdDuplicates = this.options.appProductIdDuplicates ?? "refuse"
     this.seedDemo()
   }
 

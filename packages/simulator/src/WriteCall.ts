@@ -1,0 +1,48 @@
+/**
+ * One write call in flight and how it ends: refused with ERR_INVALID_FORM_FIELDS naming each
+ * field, or answered after its effect was applied. The answer goes through `answered`, where
+ * the after-effect faults act: `latency` with phase "after" (a slow answer to a write that
+ * took effect) and `lostAnswer` (the connection destroyed with no response, the effect kept).
+ */
+import * as Json from "@ocs/protocol/Json"
+import { type Call, failure, finish, logCall, type Messages } from "./ApiCall.ts"
+import { sleep } from "./ApiFaults.ts"
+import type { Business, Token } from "./Auth.ts"
+import { Form } from "./internal/Form.ts"
+import type { WriteOperation } from "./Operations.ts"
+
+export interface WriteCall {
+  readonly call: Call
+  readonly op: WriteOperation
+  readonly business: Business
+  readonly token: Token
+  readonly body: Json.JsonValue
+}
+
+/** ERR_INVALID_FORM_FIELDS with every message the form collected. */
+export const refuse = (w: WriteCall, form: Form | Messages): void =>
+  failure(w.call, "ERR_INVALID_FORM_FIELDS", form instanceof Form ? form.messages : form)
+
+/** Whether the token may act on the depot (a depot of the business granted to the token). */
+export const depotGranted = (w: WriteCall, depotId: number): boolean =>
+  w.business.depots.includes(depotId) && w.token.depots.includes(depotId)
+
+/** docs/api-catalogue.md, Authentication 5: a depot not granted gives ERR_INVALID_DEPOT_ID. */
+export const refuseDepot = (w: WriteCall, depotId: number): void =>
+  failure(w.call, "ERR_INVALID_DEPOT_ID", `depot ${depotId} is not granted to this access token`)
+
+/** Answers a write that took effect: `{ code: 1, data }`, unless an after-effect fault acts. */
+export const answered = async (w: WriteCall, data: unknown): Promise<void> => {
+  const { call } = w
+  const { faults } = call.env
+  if (!faults.empty) {
+    const delay = faults.take("latency", call, (f) => f.phase === "after").reduce((sum, f) => sum + f.ms, 0)
+    if (delay > 0) await sleep(delay)
+    if (faults.first("lostAnswer", call) !== undefined) {
+      logCall(call, 0, "fault:lostAnswer")
+      call.res.socket?.destroy()
+      return
+    }
+  }
+  finish(call, 200, "ok", Json.stringify({ code: 1, data }))
+}
