@@ -26,6 +26,7 @@ export default defineConfig({
       pkg("read-models", "packages/read-models"),
       pkg("ingestion", "packages/ingestion"),
       pkg("sync", "packages/sync"),
+      pkg("commands", "packages/commands"),
       pkg("tenant-store", "packages/tenant-store"),
       // The console's browser suite runs in its own project ("console", below).
       pkg("sync-server", "apps/sync-server", ["test/console/**"]),

@@ -144,8 +144,10 @@ export const dedupeKey = (tenantKey: string, t: Transition): string => {
       return `command:${tenantKey}:${t.idempotencyKey}`
     case "sent":
     case "answered":
-    case "inDoubt":
       return `command-${t.state}:${t.command}:${t.attempt}`
+    case "inDoubt":
+      // One attempt can be in doubt for several reasons in turn (lost, then unreadable back).
+      return `command-inDoubt:${t.command}:${t.attempt}:${t.reason.tag}`
     case "failed":
     case "confirmed":
     case "cancelled":
