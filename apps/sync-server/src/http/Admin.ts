@@ -14,6 +14,7 @@
 import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
 import * as AdminApi from "./admin/AdminApi.ts"
+import * as CommandRoutes from "./admin/CommandRoutes.ts"
 import { type AdminOptions, guard, json, keyFailureDefaults } from "./admin/AdminHttp.ts"
 import * as HealthRoutes from "./admin/HealthRoutes.ts"
 import * as HistoryRoutes from "./admin/HistoryRoutes.ts"
@@ -47,6 +48,7 @@ export const routes = (given: AdminOptions) =>
     yield* OverviewRoutes.add(router, options)
     yield* HistoryRoutes.add(router, options)
     yield* RelayRoutes.add(router, options)
+    yield* CommandRoutes.add(router, options)
     // The operator console (`/ui`), when the server keeps console sessions.
     if (options.sessions !== undefined) yield* ConsoleRoutes.add(router, { ...options, sessions: options.sessions })
     return Object.assign(router, { table: table as ReadonlyArray<AdminApi.RouteKey> })

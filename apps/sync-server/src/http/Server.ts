@@ -25,6 +25,7 @@ import { PluginRuntime } from "@ocs/plugin-runtime"
 import { Ids } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
+import { Command, CommandEngine } from "@ocs/commands"
 import * as Admin from "./Admin.ts"
 import * as BackgroundLoops from "../ops/BackgroundLoops.ts"
 import * as RelayHealth from "../ops/RelayHealth.ts"
@@ -239,6 +240,22 @@ export const layer = (config: Config) => {
           )
       }))
   )
+  // The write path (docs/architecture.md §4.30): commands sent with the tenant's token, through
+  // the same client and budgets; their ledger is this log.
+  const commands = CommandEngine.CommandEngine.layer().pipe(
+    Layer.provide(Layer.effect(CommandEngine.CommandTenants, Effect.map(TenantRegistry, (store) => CommandEngine.CommandTenants.of({
+      access: (t) =>
+        Effect.flatMap(
+          store.business(t.appId, t.businessId).pipe(
+            Effect.mapError((e) => new Command.NoAccess({ ...t, message: `the tenant store failed: ${e.message}` }))
+          ),
+          (found): Effect.Effect<CommerceClient.TenantAccess, Command.NoAccess> =>
+            Option.isNone(found)
+              ? Effect.fail(new Command.NoAccess({ ...t, message: `no tenant ${t.appId}:${t.businessId}` }))
+              : Effect.succeed({ ...Ids.makeTenant(found.value.appId, found.value.businessId), accessToken: found.value.accessToken })
+        )
+    }))))
+  )
   const shared = config.eventLog.mode === "kafka" ? config.eventLog.kafka.sharedPulls : undefined
   const ownership = shared === undefined
     ? Ownership.layerAll
@@ -248,7 +265,7 @@ export const layer = (config: Config) => {
       partitions: shared.partitions,
       handoverMs: (shared.handoverSeconds ?? 31) * 1000
     })
-  return Layer.mergeAll(client, ingestion, sync.pipe(Layer.provide(client), Layer.provideMerge(ownership)), plugins.pipe(Layer.provide(client))).pipe(
+  return Layer.mergeAll(client, ingestion, sync.pipe(Layer.provide(client), Layer.provideMerge(ownership)), plugins.pipe(Layer.provide(client)), commands.pipe(Layer.provide(client))).pipe(
     Layer.provideMerge(base),
     Layer.provideMerge(Layer.merge(Metrics.layer, Layer.succeed(LoopHealth, health))),
     // Below everything: every service and every fiber of the server sees the one metric
