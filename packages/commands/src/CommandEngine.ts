@@ -133,6 +133,12 @@ const refusedAsDuplicate = (error: CallError, kind: CommandKind.CommandKind<unkn
   return key !== undefined && Object.keys(error.fields).some((f) => f.endsWith(key))
 }
 
+/** Left to a person: the engine's read-back could not tell. */
+export const LEFT_TO_A_PERSON = "ReadBackFailed"
+
+const resumable = (c: Command): boolean =>
+  c.state === "pending" || c.state === "sending" || (c.state === "inDoubt" && c.reason?.tag !== LEFT_TO_A_PERSON)
+
 const emptyCounts = (): Record<EngineRecordCommands.State, number> => ({ pending: 0, sending: 0, inDoubt: 0, confirmed: 0, failed: 0, cancelled: 0 })
 
 export const make = Effect.fnUntraced(function*(options: Options) {
@@ -244,7 +250,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           }
           if (outcome._tag === "Unknown") {
             // Cannot tell: it stays in doubt with what was seen, for a person.
-            yield* transition(command, { state: "inDoubt", command: command.id, attempt: command.attempts, reason: { tag: "ReadBackFailed", message: "the targeted read could not answer" }, evidence: outcome.evidence })
+            yield* transition(command, { state: "inDoubt", command: command.id, attempt: command.attempts, reason: { tag: LEFT_TO_A_PERSON, message: "the targeted read could not answer" }, evidence: outcome.evidence })
             return
           }
           // Provably absent: sent again.
@@ -369,8 +375,10 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     Effect.flatMap(found(tenant, id), (c) =>
       c.state === "inDoubt" ? Effect.succeed(c) : Effect.fail(new NotInDoubt({ commandId: id, state: c.state, message: `command ${id} is ${c.state}, not in doubt` })))
 
-  // Resume: a pending command is sent; an attempt in flight at the crash is in doubt first.
-  for (const c of commands.values()) if (c.state === "pending" || c.state === "sending") yield* launch(c)
+  // Resume: a pending command is sent; an attempt in flight at the crash is in doubt first; a
+  // doubt being resolved when the process stopped is resolved again. Only one the engine left
+  // to a person (its read-back could not answer) waits for their decision.
+  for (const c of commands.values()) if (resumable(c)) yield* launch(c)
 
   return CommandEngine.of({
     submit,
