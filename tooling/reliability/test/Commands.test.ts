@@ -18,6 +18,9 @@ import { reliabilitySuite } from "./support/suite.ts"
 const TENANTS = Number(process.env["OCS_COMMANDS_TENANTS"] ?? 8)
 const PER_TENANT = Number(process.env["OCS_COMMANDS_PER_TENANT"] ?? 30)
 const CONCURRENCY = 32
+/** Bounds that grow with the scale (a hand-run at full scale takes minutes). */
+const SETTLE_MS = Math.max(90_000, TENANTS * PER_TENANT * 40)
+const TEST_MS = Math.max(240_000, TENANTS * PER_TENANT * 120)
 
 const KINDS = [
   "product.add", "product.edit", "order.add", "order.edit", "customer.add", "bill.addRetail",
@@ -54,7 +57,7 @@ const list = async (sim: string, t: Tenant, operation: string, idPath: (r: any) 
 
 const suite = reliabilitySuite({
   simFlags: ["--rate-window", "3", "--products", "10"],
-  setupTimeoutMs: 120_000,
+  setupTimeoutMs: 120_000 + TENANTS * 2000,
   setup: async (s) => {
     for (let i = 0; i < TENANTS; i++) {
       const t = await s.tenant({ products: 20, orders: 0 })
@@ -135,9 +138,9 @@ describe("commands: lost answers, 5xx, 429s and a SIGKILL", () => {
         since = page.calls[page.calls.length - 1]!.seq
       }
     }
-    let following = true
+    const run = { following: true }
     const follower = (async () => {
-      while (following) {
+      while (run.following) {
         await follow()
         await new Promise((r) => setTimeout(r, 500))
       }
@@ -192,8 +195,8 @@ describe("commands: lost answers, 5xx, 429s and a SIGKILL", () => {
       const lists = await Promise.all(tenants.map((t) => admin(server.url, `${base(t)}?limit=1000`)))
       const items = lists.flatMap((l) => l.body.items as Array<any>)
       return items.length === asks.length && items.every((c) => c.state !== "pending" && c.state !== "sending") ? items : undefined
-    }, 90_000, 1000)
-    following = false
+    }, SETTLE_MS, 1000)
+    run.following = false
     await follower
     await follow()
     const elapsed = Math.round(performance.now() - started)
@@ -235,5 +238,5 @@ describe("commands: lost answers, 5xx, 429s and a SIGKILL", () => {
     assert.strictEqual(lockedCalls, 0, "a call reached a locked key")
     for (const c of inDoubt) assert.isDefined(c.evidence ?? c.reason, `in doubt without what the engine saw: ${c.id}`)
     assert.isAtLeast(byState["confirmed"] ?? 0, asks.length * 0.8)
-  }, 240_000)
+  }, TEST_MS)
 })
