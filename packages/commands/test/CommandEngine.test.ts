@@ -100,6 +100,36 @@ describe("CommandEngine", () => {
       assert.strictEqual((yield* count("bill.addRetail", { markers: [bill.marker!] })).markers[bill.marker!], 1)
     }).pipe(Effect.provide(engineLayer(sim, tempLog(), tokens))), 30_000)
 
+  it.live("a doubt the read-back cannot answer waits for a person: mark done, or retry", () =>
+    Effect.gen(function*() {
+      const faults = yield* Effect.promise(() => Promise.all([
+        sim.control.addFault({ kind: "lostAnswer", operation: "customer/add", businessId: tenant.businessId, count: 2 }),
+        sim.control.addFault({ kind: "status", status: 503, operation: "customer/list", businessId: tenant.businessId })
+      ]))
+      const engine = yield* CommandEngine
+      const a = yield* engine.submit({ tenant, kind: "customer.add", payload: { name: "Ba", mobile: "0987000444" }, requestedBy: admin, idempotencyKey: "p-1" })
+      const b = yield* engine.submit({ tenant, kind: "customer.add", payload: { name: "Bon", mobile: "0987000555" }, requestedBy: admin, idempotencyKey: "p-2" })
+      const [da, db] = yield* Effect.all([engine.outcome(tenant, a.command.id), engine.outcome(tenant, b.command.id)], { concurrency: 2 })
+      for (const d of [da, db]) {
+        assert.strictEqual(d.state, "inDoubt")
+        assert.strictEqual(d.reason?.tag, "ReadBackFailed")
+        assert.match(d.evidence ?? "", /customer\/list .*0987000/)
+      }
+      // Not in doubt: no decision to take.
+      const confirmed = (yield* engine.list(tenant, { state: "confirmed" }))[0]
+      if (confirmed !== undefined) assert.strictEqual((yield* Effect.flip(engine.retry(tenant, confirmed.id, "admin")))._tag, "NotInDoubt")
+      const done = yield* engine.markDone(tenant, da.id, { by: "admin", entityId: "123", note: "seen in the back office" })
+      assert.strictEqual(done.state, "confirmed")
+      assert.strictEqual(done.entityId, "123")
+      yield* Effect.promise(() => sim.control.removeFault(faults[1].id))
+      yield* engine.retry(tenant, db.id, "admin")
+      const retried = yield* engine.outcome(tenant, db.id)
+      assert.strictEqual(retried.state, "confirmed")
+      assert.strictEqual(retried.attempts, 2)
+      // A person's retry sends again (their decision); the customer exists.
+      assert.isAtLeast((yield* count("customer.add", { keys: ["0987000555"] })).keys["0987000555"]!, 1)
+    }).pipe(Effect.provide(engineLayer(sim, tempLog(), tokens))), 30_000)
+
   it.live("a crash during an attempt: at start the attempt is in doubt and resolved by reading back, never sent blindly", () => {
     const file = tempLog()
     return Effect.gen(function*() {
