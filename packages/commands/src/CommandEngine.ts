@@ -351,9 +351,13 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     const { result, at } = yield* Ledger.append(request.tenant, t).pipe(Effect.provide(context))
     if (result._tag === "Duplicate") {
       // Another request with this key won the race (or came before the log's dedupe window): its record decides.
+      // The winner may not be in memory yet (its append is still returning): its record is enough.
       const winner = yield* Ledger.at(result.offset).pipe(Effect.provide(context))
-      const existing = Option.flatMap(winner, (w) => Option.fromUndefinedOr(commands.get(w.command)))
+      const existing = Option.flatMap(winner, (w) =>
+        Option.fromUndefinedOr(commands.get(w.command) ?? Ledger.step(undefined, request.tenant, w, at)))
       if (Option.isSome(existing)) return yield* compare(existing.value)
+      // A duplicate whose record cannot be read: never a second command for one key.
+      return yield* Effect.die(new Error(`idempotency key ${request.idempotencyKey}: the log holds a request at offset ${result.offset} that cannot be read`))
     }
     const command = Ledger.step(undefined, request.tenant, t, at)!
     commands.set(id, command)

@@ -69,10 +69,18 @@ describe("CommandEngine", () => {
       const other = yield* Effect.flip(engine.submit({ tenant, kind: "order.add", payload: order("IDEM-2"), requestedBy: admin, idempotencyKey: "k-1" }))
       assert.strictEqual(other._tag, "IdempotencyKeyReused")
       assert.strictEqual(other._tag === "IdempotencyKeyReused" ? other.commandId : "", first.command.id)
+      // Two requests racing with one key: one command.
+      const raced = yield* Effect.all(
+        Array.from({ length: 8 }, () => engine.submit({ tenant, kind: "order.add", payload: order("IDEM-3"), requestedBy: admin, idempotencyKey: "k-3" })),
+        { concurrency: "unbounded" }
+      )
+      assert.strictEqual(new Set(raced.map((r) => r.command.id)).size, 1)
+      assert.strictEqual(raced.filter((r) => r.created).length, 1)
       const done = yield* engine.outcome(tenant, first.command.id)
       assert.strictEqual(done.state, "confirmed")
       assert.isDefined(done.entityId)
-      assert.strictEqual((yield* count("order.add", { keys: ["IDEM-1", "IDEM-2"] })).keys["IDEM-1"], 1)
+      yield* engine.outcome(tenant, raced[0]!.command.id)
+      assert.deepStrictEqual((yield* count("order.add", { keys: ["IDEM-1", "IDEM-2", "IDEM-3"] })).keys, { "IDEM-1": 1, "IDEM-2": 0, "IDEM-3": 1 })
     }).pipe(Effect.provide(engineLayer(sim, tempLog(), tokens))))
 
   it.live("lost answers after the effect and 5xx before it: every command confirmed, each effect exactly once", () =>
