@@ -133,11 +133,16 @@ const refusedAsDuplicate = (error: CallError, kind: CommandKind.CommandKind<unkn
   return key !== undefined && Object.keys(error.fields).some((f) => f.endsWith(key))
 }
 
-/** Left to a person: the engine's read-back could not tell. */
-export const LEFT_TO_A_PERSON = "ReadBackFailed"
+/**
+ * The reasons of a doubt the engine leaves to a person: its read-back could not tell, or every
+ * attempt of a kind it may send again was lost. Any other doubt is still being resolved.
+ */
+export const LEFT_TO_A_PERSON: ReadonlySet<string> = new Set(["ReadBackFailed", "AttemptsExhausted"])
 
-const resumable = (c: Command): boolean =>
-  c.state === "pending" || c.state === "sending" || (c.state === "inDoubt" && c.reason?.tag !== LEFT_TO_A_PERSON)
+/** Whether the command waits for a person's decision (retry, mark done). */
+export const waitsForAPerson = (c: Command): boolean => c.state === "inDoubt" && LEFT_TO_A_PERSON.has(c.reason?.tag ?? "")
+
+const resumable = (c: Command): boolean => c.state === "pending" || c.state === "sending" || (c.state === "inDoubt" && !waitsForAPerson(c))
 
 const emptyCounts = (): Record<EngineRecordCommands.State, number> => ({ pending: 0, sending: 0, inDoubt: 0, confirmed: 0, failed: 0, cancelled: 0 })
 
@@ -176,8 +181,28 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       return next
     }).pipe(Effect.provide(context))
 
+  /**
+   * One call in flight per write key (tenant + URL): a call already on the wire when another one
+   * is answered ERR_429 would reach the service during the lock. The write lane waits instead.
+   */
+  const lanes = new Map<string, { readonly lock: Semaphore.Semaphore; users: number }>()
+  const inLane = <A, E>(key: string, effect: Effect.Effect<A, E>) =>
+    Effect.acquireUseRelease(
+      Effect.sync(() => {
+        const lane = lanes.get(key) ?? { lock: Semaphore.makeUnsafe(1), users: 0 }
+        lane.users++
+        lanes.set(key, lane)
+        return lane
+      }),
+      (lane) => lane.lock.withPermit(effect),
+      (lane) =>
+        Effect.sync(() => {
+          if (--lane.users === 0) lanes.delete(key)
+        })
+    )
+
   const attemptOnce = (command: Command, access: TenantAccess, kind: CommandKind.CommandKind<unknown>) =>
-    Effect.gen(function*() {
+    inLane(`${Ids.tenantKey(command.tenant)}:${kind.operation.path}`, Effect.gen(function*() {
       let answer: { readonly status: number; readonly text: string } | undefined
       const result = yield* client.call(access, kind.operation, kind.body(command.payload, command.marker), {
         priority: "interactive",
@@ -186,7 +211,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       }).pipe(Effect.result)
       if (result._tag === "Success") return { _tag: "Answered", data: result.success.data, text: result.success.text, status: answer?.status ?? 200 } as Outcome
       return classify(result.failure, answer)
-    })
+    }))
 
   /** A targeted read for a kind without a safe resend: found (with the id), absent, or cannot tell. */
   const readBack = (command: Command, access: TenantAccess, identity: CommandKind.ListRead) =>
@@ -250,14 +275,23 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           }
           if (outcome._tag === "Unknown") {
             // Cannot tell: it stays in doubt with what was seen, for a person.
-            yield* transition(command, { state: "inDoubt", command: command.id, attempt: command.attempts, reason: { tag: LEFT_TO_A_PERSON, message: "the targeted read could not answer" }, evidence: outcome.evidence })
+            yield* transition(command, { state: "inDoubt", command: command.id, attempt: command.attempts, reason: { tag: "ReadBackFailed", message: "the targeted read could not answer" }, evidence: outcome.evidence })
             return
           }
           // Provably absent: sent again.
         }
         // Kinds the service makes safe to send again (order/add by appOrderId, edits) go on without a read.
         if (command.attempts - notSent >= maxAttempts) {
-          if (doubtful && kind.identity._tag === "resend") return
+          if (doubtful && kind.identity._tag === "resend") {
+            yield* transition(command, {
+              state: "inDoubt",
+              command: command.id,
+              attempt: command.attempts,
+              reason: { tag: "AttemptsExhausted", message: `every one of ${command.attempts} attempts lost its answer` },
+              evidence: `last: ${command.reason?.tag ?? "?"}: ${command.reason?.message ?? ""}`
+            })
+            return
+          }
           yield* transition(command, { state: "failed", command: command.id, attempt: command.attempts, reason: { tag: "AttemptsExhausted", message: `${command.attempts} attempts, none took effect` } })
           return
         }

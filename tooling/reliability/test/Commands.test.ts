@@ -190,11 +190,15 @@ describe("commands: lost answers, 5xx, 429s and a SIGKILL", () => {
     await server.kill()
     await server.start()
 
-    // 3. Every command settles: nothing pending or sending.
+    // 3. Every command settles: final, or in doubt and left to a person with its evidence.
     const all = await eventually("every command settled", async () => {
       const lists = await Promise.all(tenants.map((t) => admin(server.url, `${base(t)}?limit=1000`)))
       const items = lists.flatMap((l) => l.body.items as Array<any>)
-      return items.length === asks.length && items.every((c) => c.state !== "pending" && c.state !== "sending") ? items : undefined
+      // Final, or in doubt left to a person (a doubt still being read back is not settled).
+      const settled = (c: any) =>
+        c.state === "confirmed" || c.state === "failed" || c.state === "cancelled" ||
+        (c.state === "inDoubt" && ["ReadBackFailed", "AttemptsExhausted"].includes(c.reason?.tag))
+      return items.length === asks.length && items.every(settled) ? items : undefined
     }, SETTLE_MS, 1000)
     run.following = false
     await follower
