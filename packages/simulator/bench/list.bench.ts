@@ -6,10 +6,10 @@
  *
  * Prints requests/s and p99 latency, then one JSON line. `runListBench` returns the figures.
  */
-import { spawn } from "node:child_process"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import autocannon from "autocannon"
+import { startServer } from "./server.ts"
 
 export interface ListBenchResult {
   readonly name: "simulator.product-list"
@@ -23,27 +23,6 @@ export interface ListBenchResult {
   readonly pageSize: number
   readonly products: number
 }
-
-const here = Path.dirname(fileURLToPath(import.meta.url))
-
-const startServer = (products: number) =>
-  new Promise<{ readonly url: string; readonly stop: () => void }>((resolve, reject) => {
-    const child = spawn(process.execPath, [
-      Path.join(here, "..", "src", "bin.ts"),
-      "--port",
-      "0",
-      "--products",
-      String(products),
-      "--no-rate-limit"
-    ], { stdio: ["ignore", "pipe", "inherit"] })
-    let out = ""
-    child.stdout.on("data", (chunk: Buffer) => {
-      out += chunk.toString()
-      const match = /listening on (http:\/\/\S+)/.exec(out)
-      if (match !== null) resolve({ url: match[1]!, stop: () => child.kill("SIGINT") })
-    })
-    child.once("exit", (code) => reject(new Error(`simulator exited with ${code}: ${out}`)))
-  })
 
 export const runListBench = async (options: { readonly quick?: boolean } = {}): Promise<ListBenchResult> => {
   const products = 1_000_000

@@ -28,4 +28,5 @@ const handlers: { readonly [K in WriteKind]: (w: WriteCall) => void | Promise<vo
   "inventory.exportOther": inventoryMove
 }
 
-export const write = (w: WriteCall): void | Promise<void> => handlers[w.op.entry.kind](w)
+export const write = (w: Omit<WriteCall, "effectsFrom">): void | Promise<void> =>
+  handlers[w.op.entry.kind]({ ...w, effectsFrom: w.business.data.effects.size })

@@ -151,12 +151,20 @@ export class BusinessData {
     return this.bills.append((id) => ({ ...input, id, createdAtMs: now }))
   }
 
-  /** Adds `delta` to a product's stock in a depot (an import adds, an export or a sale takes away). */
-  moveStock(productId: bigint, depotId: number, delta: number, now: number): StockLevel | undefined {
+  /**
+   * Moves a product's stock in a depot: `remain` (an import adds, an export or a sale takes
+   * away) and `holding` (what orders hold until they are delivered or cancelled).
+   */
+  moveStock(productId: bigint, depotId: number, delta: { readonly remain?: number; readonly holding?: number }, now: number): StockLevel | undefined {
     const pos = this.products.posOf(productId)
     const current = pos === undefined ? undefined : this.stockAt(pos, depotId)
     if (pos === undefined || current === undefined) return undefined
-    const level: StockLevel = { ...current, remain: current.remain + delta, updatedAtMs: now }
+    const level: StockLevel = {
+      ...current,
+      remain: current.remain + (delta.remain ?? 0),
+      holding: Math.max(0, current.holding + (delta.holding ?? 0)),
+      updatedAtMs: now
+    }
     this.stockChanges.set(`${pos}:${depotId}`, level)
     this.stockVersion++
     return level

@@ -76,6 +76,8 @@ export interface Order {
   readonly description?: string | undefined
   readonly privateDescription?: string | undefined
   readonly customerAddress?: string | undefined
+  /** order/add with a depot: its lines hold stock there until it succeeds or is cancelled. */
+  readonly holdsStock?: boolean | undefined
 }
 
 export interface BillLine {

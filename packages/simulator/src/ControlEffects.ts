@@ -29,7 +29,7 @@ export const effects: ReadonlyArray<Route> = [
   route("GET", "/_sim/businesses/:businessId/effects", (world, req, [bid]) => {
     const b = findBusiness(world, bid)
     const kind = kindOf(strParam(req.query, "kind"))
-    return { effects: b.data.effects.list(kind).map((e) => ({ kind: e.kind, key: e.key, id: e.id, atMs: e.atMs })) }
+    return { effects: b.data.effects.list(kind).map((e) => ({ kind: e.kind, key: e.key, id: e.id, atMs: e.atMs, answer: e.answer })) }
   }),
   route("POST", "/_sim/businesses/:businessId/effects/count", (world, req, [bid]) => {
     const b = findBusiness(world, bid)
@@ -40,7 +40,8 @@ export const effects: ReadonlyArray<Route> = [
       total: ledger.list(input.kind).length,
       keys: ledger.countKeys(input.kind, input.keys ?? []),
       markers: ledger.countMarkers(input.kind, input.markers ?? []),
-      duplicates: ledger.duplicates(input.kind)
+      duplicates: ledger.duplicates(input.kind),
+      lost: ledger.lost(input.kind).map((e) => ({ key: e.key, id: e.id }))
     }
   })
 ]

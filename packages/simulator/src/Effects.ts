@@ -2,9 +2,9 @@
  * What the service applied through its write operations, per business: one entry per effect
  * (a product, an order, a customer added or updated, a bill, a stock movement), with the key
  * a caller can find it by: `appProductId`, `appOrderId`, the customer's mobile, or the
- * description of a bill or movement (where a caller leaves a marker). Tests count them
- * through the control API to prove a write took effect exactly once, whatever was lost on
- * the way back.
+ * description of a bill or movement (where a caller leaves a marker), and whether its answer
+ * reached the caller. Tests count them through the control API to prove a write took effect
+ * exactly once, whatever was lost on the way back, and to list the writes whose answer was lost.
  */
 import type { WriteKind } from "@ocs/protocol/Catalogue"
 
@@ -14,13 +14,28 @@ export interface Effect {
   readonly key: string
   readonly id: bigint
   readonly atMs: number
+  /**
+   * What the caller was told: "answered" (the success was sent), "lost" (a `lostAnswer`
+   * fault cut the connection: the caller cannot know the write took effect), or "pending"
+   * while the answer is being delayed.
+   */
+  answer: "pending" | "answered" | "lost"
 }
 
 export class Effects {
   private readonly entries: Array<Effect> = []
 
-  add(effect: Effect): void {
-    this.entries.push(effect)
+  get size(): number {
+    return this.entries.length
+  }
+
+  add(effect: Omit<Effect, "answer">): void {
+    this.entries.push({ ...effect, answer: "pending" })
+  }
+
+  /** The effects recorded from position `from` on (those of one call, taken before it answers). */
+  since(from: number): ReadonlyArray<Effect> {
+    return this.entries.slice(from)
   }
 
   list(kind?: WriteKind): ReadonlyArray<Effect> {
@@ -42,6 +57,11 @@ export class Effects {
       for (const m of markers) if (e.key.includes(m)) counts[m]!++
     }
     return counts
+  }
+
+  /** Effects of `kind` whose answer was lost (the caller cannot know they took effect). */
+  lost(kind: WriteKind): ReadonlyArray<Effect> {
+    return this.entries.filter((e) => e.kind === kind && e.answer === "lost")
   }
 
   /** Keys of `kind` applied more than once. */

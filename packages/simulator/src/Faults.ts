@@ -1,7 +1,8 @@
 /**
  * Faults on demand. A rule has a kind, a scope (appId, businessId, operation, event; absent
  * means any), and how often it fires: `count` times, and/or with `probability` drawn from a
- * stream seeded by the simulator seed and the rule id (reproducible runs).
+ * stream seeded by the rule's `seed`, or else by the simulator seed and the rule id
+ * (reproducible runs).
  *
  * API-side kinds act on calls to the service; webhook-side kinds act on deliveries.
  */
@@ -18,7 +19,9 @@ const scope = {
   /** Webhook event name; for API kinds, ignored. */
   event: Schema.optionalKey(Schema.String),
   count: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
-  probability: Schema.optionalKey(Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 1 })))
+  probability: Schema.optionalKey(Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 1 }))),
+  /** Seed of this rule's draws (default: the simulator's seed mixed with the rule id). */
+  seed: Schema.optionalKey(Schema.Int)
 }
 
 const Ms = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 600_000 }))
@@ -148,7 +151,7 @@ export class Faults {
       businessId: spec.businessId === undefined ? undefined : canonicalId(spec.businessId) ?? String(spec.businessId),
       remaining: spec.count,
       fired: 0,
-      random: stream(this.seed ^ fnv1a(id))
+      random: stream(spec.seed ?? (this.seed ^ fnv1a(id)))
     }
     this.rules.push(rule)
     return rule

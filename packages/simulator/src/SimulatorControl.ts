@@ -44,6 +44,8 @@ export interface EffectEntry {
   readonly key: string
   readonly id: string
   readonly atMs: number
+  /** Whether the caller got the answer ("lost": a lostAnswer fault cut it). */
+  readonly answer: "pending" | "answered" | "lost"
 }
 
 export interface EffectCounts {
@@ -54,6 +56,8 @@ export interface EffectCounts {
   readonly markers: Readonly<Record<string, number>>
   /** Keys applied more than once, with their counts. */
   readonly duplicates: Readonly<Record<string, number>>
+  /** Effects whose answer a lostAnswer fault cut: the caller cannot know they took effect. */
+  readonly lost: ReadonlyArray<{ readonly key: string; readonly id: string }>
 }
 
 /** A change the service makes without a webhook (fault injection: silent edits and deletes). */

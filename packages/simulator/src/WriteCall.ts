@@ -2,7 +2,8 @@
  * One write call in flight and how it ends: refused with ERR_INVALID_FORM_FIELDS naming each
  * field, or answered after its effect was applied. The answer goes through `answered`, where
  * the after-effect faults act: `latency` with phase "after" (a slow answer to a write that
- * took effect) and `lostAnswer` (the connection destroyed with no response, the effect kept).
+ * took effect; a caller that gives up meanwhile never gets the answer) and `lostAnswer` (the
+ * connection destroyed with no response, the effect kept).
  */
 import * as Json from "@ocs/protocol/Json"
 import { type Call, failure, finish, logCall, type Messages } from "./ApiCall.ts"
@@ -17,6 +18,8 @@ export interface WriteCall {
   readonly business: Business
   readonly token: Token
   readonly body: Json.JsonValue
+  /** The size of the business's effects ledger when the call began: its effects follow. */
+  readonly effectsFrom: number
 }
 
 /** ERR_INVALID_FORM_FIELDS with every message the form collected. */
@@ -31,18 +34,30 @@ export const depotGranted = (w: WriteCall, depotId: number): boolean =>
 export const refuseDepot = (w: WriteCall, depotId: number): void =>
   failure(w.call, "ERR_INVALID_DEPOT_ID", `depot ${depotId} is not granted to this access token`)
 
+const gone = (call: Call): boolean => call.res.destroyed || call.res.socket?.destroyed === true
+
 /** Answers a write that took effect: `{ code: 1, data }`, unless an after-effect fault acts. */
 export const answered = async (w: WriteCall, data: unknown): Promise<void> => {
   const { call } = w
   const { faults } = call.env
+  // Taken before any wait: other calls may add effects while this answer is delayed.
+  const mine = w.business.data.effects.since(w.effectsFrom)
   if (!faults.empty) {
     const delay = faults.take("latency", call, (f) => f.phase === "after").reduce((sum, f) => sum + f.ms, 0)
     if (delay > 0) await sleep(delay)
-    if (faults.first("lostAnswer", call) !== undefined) {
+    if (!gone(call) && faults.first("lostAnswer", call) !== undefined) {
+      for (const e of mine) e.answer = "lost"
       logCall(call, 0, "fault:lostAnswer")
       call.res.socket?.destroy()
       return
     }
   }
+  if (gone(call)) {
+    // The caller gave up before the answer left: it cannot know the write took effect.
+    for (const e of mine) e.answer = "lost"
+    logCall(call, 0, "callerGone")
+    return
+  }
+  for (const e of mine) e.answer = "answered"
   finish(call, 200, "ok", Json.stringify({ code: 1, data }))
 }

@@ -5,13 +5,15 @@
  * `price` and `quantity`. `info.status` may only be new, confirming, awaiting customer
  * confirmation or confirmed (default new). The service blocks a second order with the same
  * `appOrderId` from the same application: refused naming `channel.appOrderId`, without the
- * existing order's id. A stored order emits orderAdd and answers `{ id, trackingUrl, carrierCode }`.
+ * existing order's id. A stored order emits orderAdd and answers `{ id, trackingUrl, carrierCode }`;
+ * with `info.depotId` its quantities are held in that depot (`holding`, inventoryChange).
  */
 import { ORDER_STATUS, type OrderLine } from "./Catalog.ts"
 import { isObj } from "./ApiCall.ts"
 import { answered, depotGranted, refuse, refuseDepot, type WriteCall } from "./WriteCall.ts"
 import { Form } from "./internal/Form.ts"
 import { orderView } from "./Views.ts"
+import { moveLines } from "./WriteStock.ts"
 
 /** The statuses an order may be created in (docs/api-catalogue.md §3.4). */
 export const ADD_STATUSES: ReadonlyArray<number> = [
@@ -78,9 +80,12 @@ export const orderAdd = (w: WriteCall) => {
     shipFee: shipFee ?? 0,
     transfer: transfer ?? 0,
     description,
-    privateDescription
+    privateDescription,
+    holdsStock: depotId !== undefined
   }, now)
   data.effects.add({ kind: "order.add", key: order.appOrderId, id: order.id, atMs: now })
   w.call.env.webhooks.emit(business.businessId, "orderAdd", orderView(order))
+  // §3.4: an order given a depot holds its quantities there, as one made in the back office.
+  if (order.holdsStock === true) moveLines(w, order.depotId, order.lines, { holding: 1 })
   return answered(w, { id: order.id, trackingUrl: `https://tracking.example/${order.id}`, carrierCode: "" })
 }

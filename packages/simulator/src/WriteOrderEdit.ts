@@ -12,13 +12,16 @@
  * - `info.status` may only become confirmed, customer cancelled, system cancelled, success or
  *   returned; a cancelled order stays cancelled (inferred). A refused move names `info.status`.
  *
- * The change emits orderUpdate and answers `{ id }`.
+ * The change emits orderUpdate and answers `{ id }`. An order that holds stock (order/add with a
+ * depot) gives it up on a status change: it leaves the depot on success, and is released on a
+ * cancellation or a return (inventoryChange).
  */
 import { ORDER_STATUS } from "./Catalog.ts"
 import { isObj } from "./ApiCall.ts"
 import { answered, refuse, type WriteCall } from "./WriteCall.ts"
 import { defined, Form, type Obj } from "./internal/Form.ts"
 import { orderView } from "./Views.ts"
+import { moveLines } from "./WriteStock.ts"
 
 /** Statuses order/edit may set (docs/api-catalogue.md §3.4). */
 export const EDIT_STATUSES: ReadonlyArray<number> = [
@@ -79,5 +82,10 @@ export const orderEdit = (w: WriteCall) => {
   const updated = data.updateOrder(order.id, changes, now)!
   data.effects.add({ kind: "order.edit", key: String(updated.id), id: updated.id, atMs: now })
   w.call.env.webhooks.emit(business.businessId, "orderUpdate", orderView(updated))
+  if (order.holdsStock === true && status !== undefined && status !== order.status && !CANCELLED.includes(order.status)) {
+    // The held quantities leave the depot on success, and are released on a cancellation or a return.
+    if (status === ORDER_STATUS.success) moveLines(w, order.depotId, order.lines, { holding: -1, remain: -1 })
+    else if (status !== ORDER_STATUS.confirmed) moveLines(w, order.depotId, order.lines, { holding: -1 })
+  }
   return answered(w, { id: updated.id })
 }

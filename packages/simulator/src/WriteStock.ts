@@ -50,18 +50,34 @@ export const linesOf = (form: Form, w: WriteCall, body: Obj, defaultPrice: (p: P
 export const depotOf = (form: Form, body: Obj): number | undefined =>
   form.num(body, "depotId", "depotId", { required: true, int: true, positive: true })
 
-/** Stores the bill, moves its stock (`sign` +1 import, -1 export) and emits inventoryChange. */
-export const storeBill = (w: WriteCall, input: Omit<Bill, "id" | "createdAtMs">, sign: 1 | -1): { readonly bill: Bill; readonly totalAmount: number } => {
+/**
+ * Moves the stock of `lines` in a depot (`remain` and `holding` per unit of quantity) and
+ * announces every product touched in one inventoryChange.
+ */
+export const moveLines = (
+  w: WriteCall,
+  depotId: number,
+  lines: ReadonlyArray<{ readonly productId: bigint; readonly quantity: number }>,
+  perUnit: { readonly remain?: number; readonly holding?: number }
+): void => {
   const { business } = w
   const data = business.data
   const now = w.call.env.now()
-  const bill = data.addBill(input, now)
   const touched = new Set<bigint>()
-  for (const line of bill.lines) {
-    data.moveStock(line.productId, bill.depotId, sign * line.quantity, now)
-    touched.add(line.productId)
+  for (const line of lines) {
+    const delta = {
+      ...(perUnit.remain === undefined ? {} : { remain: perUnit.remain * line.quantity }),
+      ...(perUnit.holding === undefined ? {} : { holding: perUnit.holding * line.quantity })
+    }
+    if (data.moveStock(line.productId, depotId, delta, now) !== undefined) touched.add(line.productId)
   }
   const items = [...touched].map((id) => inventoryChangeView(data, data.products.get(id)!, business.depots))
   if (items.length > 0) w.call.env.webhooks.emit(business.businessId, "inventoryChange", items)
+}
+
+/** Stores the bill, moves its stock (`sign` +1 import, -1 export) and emits inventoryChange. */
+export const storeBill = (w: WriteCall, input: Omit<Bill, "id" | "createdAtMs">, sign: 1 | -1): { readonly bill: Bill; readonly totalAmount: number } => {
+  const bill = w.business.data.addBill(input, w.call.env.now())
+  moveLines(w, bill.depotId, bill.lines, { remain: sign })
   return { bill, totalAmount: round2(bill.lines.reduce((sum, l) => sum + lineAmount(l), 0)) }
 }

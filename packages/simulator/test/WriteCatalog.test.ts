@@ -1,4 +1,5 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Catalogue from "@ocs/protocol/Catalogue"
 import type { RunningSimulator } from "../src/index.ts"
 import { call, type Caller, start } from "./helpers.ts"
 
@@ -13,6 +14,21 @@ describe("product/add, product/edit and customer/add", () => {
 
   const products = (prefix: string, n: number) =>
     Array.from({ length: n }, (_, i) => ({ appProductId: `${prefix}-${i}`, name: `Item ${i}`, price: 1000 + i }))
+
+  it("serves every declared write, and an empty one names each required field of its declaration", async () => {
+    assert.strictEqual(Catalogue.writes.length, 10)
+    for (const w of Catalogue.writes) {
+      const res = await call(sim, demo, `${w.resource}/${w.operation}`, w.body === "array" ? [{}] : {})
+      assert.strictEqual(res.json.errorCode, "ERR_INVALID_FORM_FIELDS", `${w.kind}: ${res.text}`)
+      const keys = Object.keys(res.json.messages)
+      for (const path of w.required) {
+        const named = w.body === "array"
+          ? keys.some((k) => k.endsWith(`.0.${path}`))
+          : keys.some((k) => k === path.split(/[.[]/)[0] || k.startsWith(`${path.split(/[.[]/)[0]}.`))
+        assert.isTrue(named, `${w.kind}: ${path} not named in ${keys.join(", ")}`)
+      }
+    }
+  })
 
   it("adds 100 products in one call, answered in order and listed by product/list", async () => {
     const added = await call(sim, demo, "product/add", products("P100", 100))

@@ -1,6 +1,6 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import type { RunningSimulator } from "../src/index.ts"
-import { call, type Caller, start } from "./helpers.ts"
+import { call, type Caller, eventually, start } from "./helpers.ts"
 
 const order = (appOrderId: string, productId: string) => ({
   channel: { appOrderId },
@@ -33,6 +33,7 @@ describe("write faults", () => {
     assert.strictEqual(await attempt(sim, demo, "order/add", order("LOST-1", productId)), "lost")
     const counted = await sim.control.countEffects(demo.businessId, { kind: "order.add", keys: ["LOST-1"] })
     assert.strictEqual(counted.keys["LOST-1"], 1, "the order exists once although no answer came")
+    assert.deepStrictEqual(counted.lost.map((e) => e.key), ["LOST-1"], "the ledger knows the answer was lost")
     // A blind retry is refused as a duplicate: the effect is not applied twice.
     const again = await call(sim, demo, "order/add", order("LOST-1", productId))
     assert.strictEqual(again.json.errorCode, "ERR_INVALID_FORM_FIELDS")
@@ -61,6 +62,28 @@ describe("write faults", () => {
     const answer = await pending
     assert.strictEqual(answer.json.code, 1)
     assert.isAtLeast(Date.now() - t0, 280)
+  })
+
+  it("a caller that gives up on a slow answer: the effect stays, recorded as lost", async () => {
+    await sim.control.addFault({ kind: "latency", ms: 400, phase: "after", operation: "order/add", count: 1 })
+    const url = `${sim.posBaseUrl}/v3.0/order/add?appId=${demo.appId}&businessId=${demo.businessId}`
+    let timedOut = false
+    try {
+      await fetch(url, {
+        method: "POST",
+        headers: { authorization: demo.accessToken, "content-type": "application/json" },
+        body: JSON.stringify(order("GONE-1", productId)),
+        signal: AbortSignal.timeout(100)
+      })
+    } catch {
+      timedOut = true
+    }
+    assert.isTrue(timedOut)
+    const counted = await eventually(async () => {
+      const c = await sim.control.countEffects(demo.businessId, { kind: "order.add", keys: ["GONE-1"] })
+      return c.lost.some((e) => e.key === "GONE-1") ? c : undefined
+    })
+    assert.strictEqual(counted.keys["GONE-1"], 1)
   })
 
   it("forced429 locks the URL as the budget does: refused, extended while locked, other URLs free", async () => {
@@ -101,5 +124,51 @@ describe("write faults", () => {
     const b = await run()
     assert.deepStrictEqual(a, b)
     assert.isTrue(a.includes("lost") && a.includes("1"), a.join(","))
+  })
+
+  it("a fault's own seed gives the same draws whatever rules came before", async () => {
+    const run = async (before: number) => {
+      await sim.control.reset()
+      const who = sim.demo!
+      for (let i = 0; i < before; i++) await sim.control.addFault({ kind: "latency", ms: 0, operation: "order/list" })
+      await sim.control.addFault({ kind: "status", status: 503, operation: "customer/add", probability: 0.5, seed: 4242 })
+      const out: Array<number> = []
+      for (let i = 0; i < 16; i++) out.push((await call(sim, who, "customer/add", [{ name: "S", mobile: `09200${String(i).padStart(5, "0")}` }])).status)
+      return out
+    }
+    const a = await run(0)
+    assert.deepStrictEqual(await run(3), a)
+    assert.isTrue(a.includes(503) && a.includes(200), a.join(","))
+  })
+
+  it("mixed faults on movements: each answered or lost write applied once, each 5xx not at all", async () => {
+    await sim.control.reset()
+    const who = sim.demo!
+    await sim.control.addFault({ kind: "lostAnswer", operation: "inventory/importother", probability: 0.2 })
+    await sim.control.addFault({ kind: "status", status: 502, operation: "inventory/importother", probability: 0.1 })
+    const outcome = new Map<string, string>()
+    for (let i = 0; i < 60; i++) {
+      const marker = `[m:${i}]`
+      const a = await attempt(sim, who, "inventory/importother", { depotId: 1, description: `restock ${marker}`, products: [{ id: productId, quantity: 1 }] })
+      outcome.set(marker, a === "lost" ? "lost" : a.status === 502 ? "5xx" : a.json.code === 1 ? "ok" : a.text)
+    }
+    const counts = await sim.control.countEffects(who.businessId, { kind: "inventory.importOther", markers: [...outcome.keys()] })
+    const seen = new Set(outcome.values())
+    assert.isTrue(seen.has("ok") && seen.has("lost") && seen.has("5xx"), [...seen].join(","))
+    for (const [marker, o] of outcome) assert.strictEqual(counts.markers[marker], o === "5xx" ? 0 : 1, `${marker} ${o}`)
+    // The ledger's lost answers are exactly the calls that got no answer.
+    const lost = [...outcome].filter(([, o]) => o === "lost").map(([m]) => `restock ${m}`)
+    assert.deepStrictEqual(counts.lost.map((e) => e.key), lost)
+    const listed = await sim.control.effects(who.businessId, "inventory.importOther")
+    assert.isTrue(listed.effects.every((e) => e.answer === (lost.includes(e.key) ? "lost" : "answered")))
+  })
+
+  it("a lost answer to 100 products: all 100 stored once", async () => {
+    await sim.control.addFault({ kind: "lostAnswer", operation: "product/add", count: 1 })
+    const items = Array.from({ length: 100 }, (_, i) => ({ appProductId: `LP-${i}`, name: `Lost ${i}`, price: 1 }))
+    assert.strictEqual(await attempt(sim, demo, "product/add", items), "lost")
+    const counts = await sim.control.countEffects(demo.businessId, { kind: "product.add", keys: items.map((p) => p.appProductId) })
+    assert.isTrue(Object.values(counts.keys).every((n) => n === 1))
+    assert.strictEqual(Object.keys(counts.keys).length, 100)
   })
 })

@@ -146,4 +146,24 @@ describe("order/add and order/edit", () => {
     assert.strictEqual((await edit({ info: { id: done, status: 60 } })).json.code, 1)
     assert.match((await edit({ info: { id: done, status: 72 } })).json.messages["info.id"], /finished/)
   })
+
+  it("an order with a depot holds its quantities there until it succeeds or is cancelled", async () => {
+    const productId = productIds[7]!
+    const level = async () => {
+      const row = (await call(sim, demo, "product/inventory", { filters: { ids: [Number(productId)], depotIds: [3] } })).json.data[0]
+      const d = row.inventory.depots.find((x: any) => x.id === 3)
+      return { remain: d.remain as number, holding: d.holding as number }
+    }
+    const line = (appOrderId: string) => order(appOrderId, { info: { depotId: 3 }, products: [{ id: productId, price: 1000, quantity: 3 }] })
+    const start0 = await level()
+    const cancelled = String((await call(sim, demo, "order/add", line("HOLD-1"))).json.data.id)
+    assert.deepStrictEqual(await level(), { remain: start0.remain, holding: start0.holding + 3 })
+    assert.strictEqual((await edit({ info: { id: cancelled, status: 63 } })).json.code, 1)
+    assert.deepStrictEqual(await level(), start0, "a cancellation releases what the order held")
+    const sold = String((await call(sim, demo, "order/add", line("HOLD-2"))).json.data.id)
+    assert.strictEqual((await edit({ info: { id: sold, status: 56 } })).json.code, 1)
+    assert.deepStrictEqual(await level(), { remain: start0.remain, holding: start0.holding + 3 }, "confirming keeps it held")
+    assert.strictEqual((await edit({ info: { id: sold, status: 60 } })).json.code, 1)
+    assert.deepStrictEqual(await level(), { remain: start0.remain - 3, holding: start0.holding }, "success: the goods left the depot")
+  })
 })

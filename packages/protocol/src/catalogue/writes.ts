@@ -68,6 +68,7 @@ export const writes: ReadonlyArray<WriteEntry> = [
     permission: "product",
     body: "object",
     required: ["id"],
+    // The answer's shape is not documented; the product's id is what a caller needs.
     answer: { id: "number" },
     certainty: "documented"
   },
@@ -93,6 +94,7 @@ export const writes: ReadonlyArray<WriteEntry> = [
     permission: "order",
     body: "object",
     required: ["info.id"],
+    // The answer's shape is not documented; the order's id is what a caller needs.
     answer: { id: "number" },
     certainty: "documented"
   },
