@@ -45,6 +45,12 @@ export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReuse
   message: Schema.String
 }) {}
 
+/** The copy of the business shows the command cannot succeed (an order handed to a carrier): refused before any call. */
+export class PreconditionFailed extends Schema.TaggedError<PreconditionFailed>()("PreconditionFailed", {
+  path: Schema.String,
+  message: Schema.String
+}) {}
+
 export class CommandNotFound extends Schema.TaggedError<CommandNotFound>()("CommandNotFound", {
   commandId: Schema.String,
   message: Schema.String

@@ -16,12 +16,13 @@
  * attempt that was in flight when the process died is in doubt, resolved like any other.
  */
 import { EventLog, type EventLogError as LogErrors } from "@ocs/event-log"
+import { ReadModels } from "@ocs/read-models"
 import { CommandKind, EngineRecordCommands, Ids, Records } from "@ocs/protocol"
 import { CommerceClient as Client } from "@ocs/transport"
 import { Clock, Context, Deferred, Duration, Effect, Layer, Option, Semaphore, Stream } from "effect"
 import * as Crypto from "node:crypto"
 import {
-  type Command, CommandNotFound, fingerprint, IdempotencyKeyReused, type InvalidCommand, NoAccess, NotInDoubt, type Reason, type Requester,
+  type Command, CommandNotFound, fingerprint, IdempotencyKeyReused, type InvalidCommand, NoAccess, NotInDoubt, PreconditionFailed, type Reason, type Requester,
   validate
 } from "./Command.ts"
 import * as Ledger from "./CommandLedger.ts"
@@ -34,6 +35,28 @@ type TenantAccess = Client.TenantAccess
 export class CommandTenants extends Context.Service<CommandTenants, {
   readonly access: (tenant: Ids.TenantRef) => Effect.Effect<TenantAccess, NoAccess>
 }>()("@ocs/commands/CommandTenants") {}
+
+/**
+ * What the engine reads of the business's copy (the read models) to refuse a command the
+ * service would refuse, before any call: an order's status. Optional: without it, the service
+ * refuses and the command fails on its answer.
+ */
+export class CommandCopy extends Context.Service<CommandCopy, {
+  readonly orderStatus: (tenant: Ids.TenantRef, orderId: string) => Effect.Effect<Option.Option<string>>
+}>()("@ocs/commands/CommandCopy") {
+  /** The copy as the read models hold it (a read that fails knows nothing, so refuses nothing). */
+  static readonly layerReadModels: Layer.Layer<CommandCopy, never, ReadModels.ReadModels> = Layer.effect(
+    CommandCopy,
+    Effect.map(ReadModels.ReadModels, (rm) =>
+      CommandCopy.of({
+        orderStatus: (tenant, orderId) =>
+          rm.order(tenant, orderId).pipe(
+            Effect.map(Option.flatMap((o) => (o.deleted ? Option.none() : Option.fromNullishOr(o.status)))),
+            Effect.orElseSucceed(() => Option.none<string>())
+          )
+      }))
+  )
+}
 
 export interface Options {
   /** Sends of one command at most, the first included (default 5). Past it: failed, or left in doubt. */
@@ -70,7 +93,7 @@ export interface ListOptions {
 
 export interface CommandEngineService {
   /** Validates, stores the request durably, and queues it; the same key and payload answer the same command. */
-  readonly submit: (request: SubmitRequest) => Effect.Effect<Submitted, InvalidCommand | IdempotencyKeyReused | EventLogError>
+  readonly submit: (request: SubmitRequest) => Effect.Effect<Submitted, InvalidCommand | IdempotencyKeyReused | PreconditionFailed | EventLogError>
   readonly get: (tenant: Ids.TenantRef, id: string) => Effect.Effect<Option.Option<Command>>
   readonly list: (tenant: Ids.TenantRef, options?: ListOptions) => Effect.Effect<ReadonlyArray<Command>>
   /** Waits for the command's final state (confirmed, failed, cancelled) or its being left in doubt. */
@@ -154,6 +177,21 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const readBackAttempts = options.readBackAttempts ?? 3
   const slots = yield* Semaphore.make(options.concurrency ?? 64)
   const context = yield* Effect.context<EventLog.EventLog>()
+  const copy = yield* Effect.serviceOption(CommandCopy)
+
+  /** Preconditions from the copy (docs/api-catalogue.md §3.4): nothing stored, nothing sent. */
+  const precondition = (tenant: Ids.TenantRef, kind: CommandKind.KindName, payload: unknown): Effect.Effect<void, PreconditionFailed> =>
+    Effect.gen(function*() {
+      if (kind !== "order.edit" || Option.isNone(copy)) return
+      const orderId = String((payload as CommandKind.OrderEdit).info.id)
+      const status = yield* copy.value.orderStatus(tenant, orderId)
+      if (Option.isSome(status) && CommandKind.ORDER_NOT_EDITABLE.has(status.value)) {
+        return yield* new PreconditionFailed({
+          path: "payload.info.id",
+          message: `order ${orderId} has status ${status.value} in the copy (handed to a carrier or finished): the service refuses any edit`
+        })
+      }
+    })
 
   const commands = yield* Ledger.load()
   const byKey = new Map<string, string>()
@@ -370,6 +408,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         }))
     const known = byKey.get(keyOf(request.tenant, request.idempotencyKey))
     if (known !== undefined) return yield* compare(commands.get(known)!)
+    yield* precondition(request.tenant, kind, payload)
     const id = Crypto.randomUUID()
     const marked = CommandKind.kinds[kind].marked
     const t: EngineRecordCommands.Transition = {

@@ -29,7 +29,9 @@ export const engineLayer = (
   sim: RunningSimulator,
   logFile: string,
   tokens: Tokens,
-  options: Engine.Options = {}
+  options: Engine.Options = {},
+  /** What the engine reads of the copy (preconditions); none by default. */
+  copy: Layer.Layer<never> | Layer.Layer<Engine.CommandCopy, unknown> = Layer.empty
 ): Layer.Layer<Engine.CommandEngine | EventLog.EventLog | CommerceClient.CommerceClient | RateLimiter.RateLimiter, unknown> => {
   const events = TransportEvents.TransportEvents.collect([])
   const limiter = RateLimiter.RateLimiter.layer({ skewAllowanceMs: 250 }).pipe(Layer.provide(RateLimitStore.RateLimitStore.layerMemory), Layer.provide(events))
@@ -40,6 +42,7 @@ export const engineLayer = (
   )
   const log = SqliteEventLog.layer({ filename: logFile, synchronous: "NORMAL", pollIntervalMillis: 50 })
   return Engine.CommandEngine.layer({ settleMs: 100, ...options }).pipe(
+    Layer.provide(copy),
     Layer.provideMerge(client),
     Layer.provideMerge(log),
     Layer.provide(tenantsLayer(tokens))

@@ -90,6 +90,12 @@ export type OrderAdd = typeof OrderAdd.Type
 /** docs/api-catalogue.md §3.4: the statuses `order/edit` may set: confirmed, customer or system cancelled, success, returned. */
 export const OrderEditStatus = Schema.Literals([56, 63, 64, 60, 72])
 
+/**
+ * docs/api-catalogue.md §3.4: orders already sent to a carrier (in transit 59, failed 61,
+ * returning 71, return confirmed 74) or in success (60) or returned (72) cannot be edited at all.
+ */
+export const ORDER_NOT_EDITABLE: ReadonlySet<string> = new Set(["59", "60", "61", "71", "72", "74"])
+
 /** docs/api-catalogue.md §3.4: `order/edit`: send only what changes (an empty value clears data). */
 export const OrderEdit = Schema.Struct({
   info: Schema.Struct({

@@ -237,7 +237,7 @@ export const layer = (config: Config) => {
     }))))
   )
   // One engine, shared by the admin routes and the plugins (layers are memoized by reference).
-  const commands = commandsLayer.pipe(Layer.provide(client))
+  const commands = commandsLayer.pipe(Layer.provide(client), Layer.provide(CommandEngine.CommandCopy.layerReadModels))
   // Plugins read the log on their own (own checkpoints), so they never hold up ingestion or
   // projection; their API calls go through the same client and budgets.
   const plugins = Layer.unwrap(

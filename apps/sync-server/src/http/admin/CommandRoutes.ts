@@ -58,6 +58,8 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
           return json({ error: e.message, issues: e.issues }, 400)
         case "IdempotencyKeyReused":
           return json({ error: e.message, commandId: e.commandId }, 409)
+        case "PreconditionFailed":
+          return json({ error: e.message, issues: [{ path: e.path, message: e.message }] }, 422)
         default:
           return yield* Effect.fail(e)
       }
