@@ -325,7 +325,7 @@ export const routes: ReadonlyArray<RouteDoc> = [
       payload: "one entity, as the kind's operation takes it (docs/api-catalogue.md)"
     },
     answer: { status: 201, description: "The command: `id`, `kind`, `state` (pending, sending, inDoubt, confirmed, failed, cancelled), `attempts`, once known `entityId`, `lastAnswer` (exact body), `reason`, `evidence`. 200 with the same command when the key and payload repeat." },
-    errors: [[400, "no Idempotency-Key; `issues`: each field at fault by its path"], [409, "the key names another payload's command (`commandId`)"], [413, "body larger than 256 KiB"]]
+    errors: [[400, "no Idempotency-Key; `issues`: each field at fault by its path"], [409, "the key names another payload's command (`commandId`)"], [413, "body larger than 256 KiB"], [422, "the copy shows the service would refuse it (an order handed to a carrier or finished): nothing stored or sent"]]
   },
   {
     method: "GET",
