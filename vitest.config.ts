@@ -39,6 +39,7 @@ export default defineConfig({
       pkg("read-models", "packages/read-models"),
       pkg("ingestion", "packages/ingestion"),
       pkg("sync", "packages/sync"),
+      pkg("commands", "packages/commands"),
       pkg("tenant-store", "packages/tenant-store"),
       pkg("observability", "packages/observability"),
       pkg("config", "packages/config"),

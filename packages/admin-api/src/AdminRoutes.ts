@@ -311,6 +311,54 @@ export const routes: ReadonlyArray<RouteDoc> = [
     query: [{ name: "appId", type: "string", description: "one application's" }, { name: "limit", type: "integer", description: "latest records, 1..1000 (default 100)" }],
     answer: { status: 200, description: "Counts per business and the latest records." }
   },
+  // Commands (the write path, docs/architecture.md §4.30)
+  {
+    method: "POST",
+    path: `${T}/commands`,
+    group: "tenants",
+    summary: "Asks for a change on the service: a command with an Idempotency-Key header",
+    auth: "admin",
+    body: Schema.Struct({ kind: Schema.String, payload: Schema.Unknown }),
+    bodyNotes: {
+      kind: "product.add, product.edit, order.add, order.edit, customer.add, bill.addRetail, inventory.importSupplier, inventory.exportSupplier, inventory.importOther, inventory.exportOther",
+      payload: "one entity, as the kind's operation takes it (docs/api-catalogue.md)"
+    },
+    answer: { status: 201, description: "The command: `id`, `kind`, `state` (pending, sending, inDoubt, confirmed, failed, cancelled), `attempts`, once known `entityId`, `lastAnswer` (exact body), `reason`, `evidence`. 200 with the same command when the key and payload repeat." },
+    errors: [[400, "no Idempotency-Key; `issues`: each field at fault by its path"], [409, "the key names another payload's command (`commandId`)"], [413, "body larger than 256 KiB"], [422, "the copy shows the service would refuse it (an order handed to a carrier or finished): nothing stored or sent"]]
+  },
+  {
+    method: "GET",
+    path: `${T}/commands`,
+    group: "tenants",
+    summary: "The tenant's commands, newest first",
+    auth: "admin",
+    query: [
+      { name: "state", type: "string", description: "pending, sending, inDoubt, confirmed, failed or cancelled" },
+      { name: "kind", type: "string", description: "one kind's" },
+      { name: "limit", type: "integer", description: "1..1000 (default 100)" }
+    ],
+    answer: { status: 200, description: "`{ items, total }`" }
+  },
+  { method: "GET", path: `${T}/commands/:id`, group: "tenants", summary: "One command, with what was sent and answered", auth: "admin", answer: { status: 200, description: "The command." }, errors: [[404, "no such command for this tenant"]] },
+  {
+    method: "POST",
+    path: `${T}/commands/:id/retry`,
+    group: "tenants",
+    summary: "Sends an in-doubt command again (a person's decision: the effect may be doubled)",
+    auth: "admin",
+    answer: { status: 200, description: "The command, pending again." },
+    errors: [[404, "no such command for this tenant"], [409, "the command is not in doubt"]]
+  },
+  {
+    method: "POST",
+    path: `${T}/commands/:id/mark-done`,
+    group: "tenants",
+    summary: "Marks an in-doubt command as having taken effect",
+    auth: "admin",
+    body: Schema.Struct({ entityId: Schema.optionalKey(Schema.String), note: Schema.optionalKey(Schema.String) }),
+    answer: { status: 200, description: "The command, confirmed by a person." },
+    errors: [[404, "no such command for this tenant"], [409, "the command is not in doubt"]]
+  },
   // Operations
   { method: "GET", path: "/admin/locks", group: "operations", summary: "Rate-limit keys locked now", auth: "admin", answer: { status: 200, description: "`{ locks: [...], keys (count) }`" } },
   { method: "GET", path: "/admin/budgets", group: "operations", summary: "Every rate-limit key and its budget", auth: "admin", answer: { status: 200, description: "`{ keys: [{ key, limit, recentCalls, lockedUntil? }] }`" } },

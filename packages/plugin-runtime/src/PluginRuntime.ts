@@ -27,9 +27,17 @@ type Tenant = Capabilities.Tenant
 type PluginStoreError = PluginError.PluginStoreError
 const { effectLogger, fetchHttp, tenantOf } = Capabilities
 const { execute, policyOf } = Execution
-const { ApiUnavailable, DuplicatePlugin, UnknownPlugin } = PluginError
+const { ApiUnavailable, CommandRefused, DuplicatePlugin, UnknownPlugin } = PluginError
 
 export type { Installed }
+
+/** What a plugin's command needs from the host's command engine (docs/architecture.md §4.31). */
+export interface CommandsHost {
+  readonly send: (
+    tenant: { readonly appId: string; readonly businessId: string },
+    request: { readonly plugin: string; readonly eventId: string; readonly key: string; readonly kind: string; readonly payload: unknown }
+  ) => Effect.Effect<Capabilities.CommandOutcome, PluginError.CommandRefused>
+}
 
 export interface Options {
   /** The plugins' SQLite file: checkpoints, key-value stores, dead letters. */
@@ -52,6 +60,12 @@ export interface Options {
    * jittered by up to 20% either way so that plugins stopped together reopen apart).
    */
   readonly restartDelayMillis?: number | undefined
+  /**
+   * The host's command engine, for `ctx.commands` (the server adapts `@ocs/commands`): a
+   * command keyed by the plugin, the event id and the plugin's key, answered with its outcome.
+   * Without it, commands are refused as unavailable.
+   */
+  readonly commands?: CommandsHost | undefined
   /**
    * Runs each plugin's subscription (named `plugin-<name>`), restarting it after it stops. Given
    * a host's loop supervisor, a plugin whose subscription fails is logged, restarted with that
@@ -197,6 +211,20 @@ export const make = Effect.fnUntraced(function*(
       })
   })
 
+  const commandsFor = (plugin: string, eventId: string, tenant: Tenant): Capabilities.Commands => ({
+    send: (kind, payload, sendOptions) => {
+      const host = options.commands
+      if (host === undefined || tenant.businessId === null) {
+        return Effect.fail(new CommandRefused({
+          reason: "Unavailable",
+          issues: [],
+          message: host === undefined ? "no command engine is configured for plugins" : "application-level events have no business to change"
+        }))
+      }
+      return host.send({ appId: tenant.appId, businessId: tenant.businessId }, { plugin, eventId, key: sendOptions?.key ?? kind, kind, payload })
+    }
+  })
+
   const contextFor = (state: State, event: DomainEvent.DomainEvent) => (attempt: number): Capabilities.PluginContext<unknown> => {
     const tenant = tenantOf(event)
     return {
@@ -210,7 +238,8 @@ export const make = Effect.fnUntraced(function*(
       log: effectLogger({ plugin: state.plugin.name, eventId: event.id, appId: tenant.appId, businessId: tenant.businessId ?? "" }),
       kv: store.kv(state.plugin.name, tenant),
       api: apiFor(tenant),
-      http
+      http,
+      commands: commandsFor(state.plugin.name, event.id, tenant)
     }
   }
 

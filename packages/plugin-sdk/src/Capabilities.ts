@@ -5,10 +5,10 @@
  * runtime gives real ones, and dry runs and tests give ones that capture instead of perform.
  */
 import { Effect, Option, Result } from "effect"
-import { type DomainEvent, type Operation, Json } from "@ocs/protocol"
+import { type CommandKind, type DomainEvent, type Operation, Json } from "@ocs/protocol"
 import type { ApiError as ServiceError, Warning } from "@ocs/protocol"
 import type * as Views from "./Views.ts"
-import { type ApiUnavailable, HttpError, HttpStatusError, type PluginStoreError, type QueryError } from "./PluginError.ts"
+import { type ApiUnavailable, type CommandRefused, HttpError, HttpStatusError, type PluginStoreError, type QueryError } from "./PluginError.ts"
 
 /** The business an event belongs to. `businessId` is null for application-level events. */
 export interface Tenant {
@@ -70,6 +70,30 @@ export interface Api {
   readonly call: <Item>(operation: Operation.Operation<Item>, body: unknown) => Effect.Effect<ApiResult<unknown>, ApiError>
 }
 
+/** Where a command stands (docs/architecture.md §4.31). */
+export interface CommandOutcome {
+  readonly id: string
+  readonly kind: CommandKind.KindName
+  /** `inDoubt`: its answer was lost and reading back could not tell; a person decides. */
+  readonly state: "pending" | "sending" | "inDoubt" | "confirmed" | "failed" | "cancelled"
+  /** The service's id of what it created or changed, once known. */
+  readonly entityId: string | undefined
+  readonly reason: { readonly tag: string; readonly code?: string; readonly message: string } | undefined
+}
+
+/**
+ * Changes on the service for the event's tenant, with exactly one effect: each command is keyed
+ * by the event's id and `key` (default: the kind), so a redelivered event asks for the same
+ * command again and gets its outcome, never a second effect. Waits for the outcome.
+ */
+export interface Commands {
+  readonly send: <K extends CommandKind.KindName>(
+    kind: K,
+    payload: CommandKind.Payloads[K],
+    options?: { readonly key?: string | undefined }
+  ) => Effect.Effect<CommandOutcome, CommandRefused>
+}
+
 export interface HttpRequest {
   readonly url: string
   /** Default "POST" when a body is given, else "GET". */
@@ -114,12 +138,14 @@ export interface PluginContext<Config> {
   readonly kv: KeyValue
   readonly api: Api
   readonly http: Http
+  readonly commands: Commands
 }
 
 /** A side effect a dry run or a test captured instead of performing. */
 export type CapturedEffect =
   | { readonly _tag: "HttpRequest"; readonly method: string; readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly body: string | undefined }
   | { readonly _tag: "ApiCall"; readonly operation: string; readonly body: unknown }
+  | { readonly _tag: "Command"; readonly kind: string; readonly key: string; readonly payload: unknown }
   | { readonly _tag: "KvSet"; readonly key: string; readonly value: unknown }
   | { readonly _tag: "KvDelete"; readonly key: string }
   | { readonly _tag: "Log"; readonly level: "debug" | "info" | "warn" | "error"; readonly message: string; readonly fields: LogFields }
@@ -247,6 +273,16 @@ export const capturingApi = (capture: Capture, respond?: (operation: Operation.O
       capture.effects.push({ _tag: "ApiCall", operation: `${operation.family}:${operation.path}`, body })
       const data = respond?.(operation as Operation.Operation<unknown>, body) ?? null
       return { data, warnings: [], text: Json.stringify({ code: 1, data }) }
+    })
+})
+
+/** Records each command instead of sending it, answered `pending` (nothing was stored or sent). */
+export const capturingCommands = (capture: Capture): Commands => ({
+  send: (kind, payload, options) =>
+    Effect.sync(() => {
+      const key = options?.key ?? kind
+      capture.effects.push({ _tag: "Command", kind, key, payload })
+      return { id: `captured:${capture.effects.length}`, kind, state: "pending", entityId: undefined, reason: undefined }
     })
 })
 

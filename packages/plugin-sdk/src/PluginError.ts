@@ -78,3 +78,10 @@ export class ApiUnavailable extends Schema.TaggedError<ApiUnavailable>()("ApiUna
   businessId: Schema.NullOr(Schema.String),
   message: Schema.String
 }) {}
+
+/** A command was refused before anything was stored: its payload (each field by path) or its key. */
+export class CommandRefused extends Schema.TaggedError<CommandRefused>()("CommandRefused", {
+  reason: Schema.Literals(["InvalidCommand", "IdempotencyKeyReused", "Unavailable"]),
+  issues: Schema.Array(Schema.Struct({ path: Schema.String, message: Schema.String })),
+  message: Schema.String
+}) {}

@@ -27,6 +27,9 @@ export interface ReadApi {
   readonly bill: (tenant: V.Tenant, id: string) => Effect.Effect<Option.Option<V.BillDetail>, SqliteError>
   readonly customers: (tenant: V.Tenant, options?: V.CustomerQuery) => Effect.Effect<V.Page<V.Customer>, SqliteError>
   readonly customer: (tenant: V.Tenant, id: string) => Effect.Effect<Option.Option<V.Customer>, SqliteError>
+  /** Commands of the write path, newest first, filtered by state, kind or idempotency key. */
+  readonly commands: (tenant: V.Tenant, options?: V.CommandQuery) => Effect.Effect<V.Page<V.Command>, SqliteError>
+  readonly command: (tenant: V.Tenant, id: string) => Effect.Effect<Option.Option<V.Command>, SqliteError>
   readonly depots: (tenant: V.Tenant) => Effect.Effect<ReadonlyArray<V.Depot>, SqliteError>
   readonly categories: (tenant: V.Tenant) => Effect.Effect<ReadonlyArray<V.Category>, SqliteError>
   readonly brands: (tenant: V.Tenant) => Effect.Effect<ReadonlyArray<V.Brand>, SqliteError>
@@ -85,6 +88,8 @@ export const make = (handle: SqliteDatabase.Handle): ReadApi => {
     bill: one("bill", q.bill),
     customers: many("customers", q.customers),
     customer: one("customer", q.customer),
+    commands: many("commands", q.commands),
+    command: one("command", q.command),
     depots: many("depots", q.depots),
     categories: many("categories", q.categories),
     brands: many("brands", q.brands),

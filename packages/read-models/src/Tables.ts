@@ -20,6 +20,7 @@ export { consumerCheckpoints }
 export { table as bills, itemsTable as billItems } from "./projections/bills.ts"
 export { table as brands } from "./projections/brands.ts"
 export { table as categories } from "./projections/categories.ts"
+export { table as commands } from "./projections/commands.ts"
 export { table as customers } from "./projections/customers.ts"
 export { table as depots } from "./projections/depots.ts"
 export { table as documents } from "./projections/documents.ts"

@@ -69,3 +69,29 @@ export interface Quarantine {
   /** The latest quarantined records (highest offsets first). */
   readonly latest: ReadonlyArray<QuarantinedRecord>
 }
+
+/** A command of the write path (docs/architecture.md §4.30), as its transitions left it. */
+export interface Command {
+  readonly id: string
+  readonly kind: string
+  readonly state: "pending" | "sending" | "inDoubt" | "confirmed" | "failed" | "cancelled"
+  readonly idempotencyKey: string
+  readonly requestedBy: { readonly type: "admin" | "console" | "plugin"; readonly name?: string }
+  readonly payload: Json.JsonValue
+  readonly fingerprint: string
+  readonly marker: string | undefined
+  readonly attempts: number
+  readonly entityId: string | undefined
+  /** The exact body of the last answer. */
+  readonly lastAnswer: string | undefined
+  readonly reason: { readonly tag: string; readonly code?: string; readonly message: string } | undefined
+  readonly evidence: string | undefined
+  readonly requestedAt: number
+  readonly updatedAt: number
+}
+
+export interface CommandQuery extends PageOptions {
+  readonly state?: string | undefined
+  readonly kind?: string | undefined
+  readonly idempotencyKey?: string | undefined
+}

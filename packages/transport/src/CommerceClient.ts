@@ -57,6 +57,15 @@ export interface ClientOptions {
 
 export interface CallOptions {
   readonly priority?: Priority | undefined
+  /**
+   * Whether timeouts, resets and 5xx answers are sent again (default true). The write path
+   * turns it off: such a write may have taken effect, and only reading back can tell, so the
+   * call fails with the transient error instead (an ERR_429 is still waited out: a locked call
+   * was not applied).
+   */
+  readonly retryTransient?: boolean | undefined
+  /** Told of every HTTP answer of the call (status and exact body), failures included: a ledger keeps them. */
+  readonly onAnswer?: ((answer: { readonly status: number; readonly text: string }) => void) | undefined
 }
 
 export interface CallResult<A> {
@@ -154,7 +163,7 @@ export const make = Effect.fnUntraced(function*(options: ClientOptions) {
   const base = (family: Operation.Family) => (family === "pos" ? options.posBaseUrl : options.vpageBaseUrl)
 
   /** One HTTP exchange; the answer decoded as an envelope. */
-  const send = (tenant: TenantAccess, op: Operation.Operation<unknown>, bodyText: string) => {
+  const send = (tenant: TenantAccess, op: Operation.Operation<unknown>, bodyText: string, onAnswer?: CallOptions["onAnswer"]) => {
     const name = Operation.key(op)
     const request = HttpClientRequest.post(Operation.url(base(op.family), op, tenant)).pipe(
       HttpClientRequest.setHeaders(Operation.headers(Redacted.value(tenant.accessToken))),
@@ -175,6 +184,7 @@ export const make = Effect.fnUntraced(function*(options: ClientOptions) {
           Effect.fail(new RequestTimeout({ operation: name, timeoutMs, message: `${name}: no answer within ${timeoutMs} ms` }))
       }),
       Effect.flatMap(({ status, text }): Effect.Effect<Envelope.Success, ApiError.ApiError | ApiError.MalformedResponse | ServerError> => {
+        onAnswer?.({ status, text })
         const decoded = Envelope.decode(text)
         // docs/api-catalogue.md, §11 Errors: HTTP status codes with failures. An envelope decides,
         // whatever the status; a 5xx that is not an envelope is a server failure.
@@ -204,8 +214,9 @@ export const make = Effect.fnUntraced(function*(options: ClientOptions) {
     const k = keyString(key)
     const where = { appId: tenant.appId, businessId: tenant.businessId, operation: Operation.key(op), key: k }
     const priority = callOptions?.priority ?? "interactive"
+    const retryTransient = callOptions?.retryTransient ?? true
 
-    const once = limiter.withPermit(key, priority, () => send(tenant, op, bodyText)).pipe(
+    const once = limiter.withPermit(key, priority, () => send(tenant, op, bodyText, callOptions?.onAnswer)).pipe(
       Effect.tapError((error) => {
         if (!isRateLimited(error)) return Effect.void
         // docs/api-catalogue.md, Limits 2: stop calling that URL until unlockedAt. The lock makes the
@@ -228,7 +239,7 @@ export const make = Effect.fnUntraced(function*(options: ClientOptions) {
       Schedule.modifyDelay(({ duration }) => fullJitter(Math.min(backoffMax, Duration.toMillis(duration)))),
       Schedule.setInputType<CallError>(),
       // `attempt` counts the failures so far: the first retry follows attempt 1.
-      Schedule.while(({ attempt, input }) => isRetryable(input) && attempt < maxAttempts),
+      Schedule.while(({ attempt, input }) => retryTransient && isRetryable(input) && attempt < maxAttempts),
       Schedule.tap(({ attempt, duration, input }) =>
         events.emit({ ...where, _tag: "RetryScheduled", attempt, reason: input._tag, delayMs: Duration.toMillis(duration) })
       )

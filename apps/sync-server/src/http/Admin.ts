@@ -14,6 +14,7 @@
 import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
 import { AdminDocs, type AdminRoutes } from "@ocs/admin-api"
+import * as CommandRoutes from "./admin/CommandRoutes.ts"
 import { type AdminOptions, guard, json, keyFailureDefaults } from "./admin/AdminHttp.ts"
 import * as HealthRoutes from "./admin/HealthRoutes.ts"
 import * as HistoryRoutes from "./admin/HistoryRoutes.ts"
@@ -56,6 +57,7 @@ export const routes = (given: AdminOptions) =>
     yield* OverviewRoutes.add(router, options)
     yield* HistoryRoutes.add(router, options)
     yield* RelayRoutes.add(router, options)
+    yield* CommandRoutes.add(router, options)
     // The operator console (`/ui`), when the server keeps console sessions.
     if (options.sessions !== undefined) yield* ConsoleRoutes.add(router, { ...options, sessions: options.sessions })
     return Object.assign(router, { table: table as ReadonlyArray<AdminRoutes.RouteKey> })

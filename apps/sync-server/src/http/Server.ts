@@ -26,6 +26,8 @@ import { Ids } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { DiskProbe, SqliteDatabase } from "@ocs/sqlite"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
+import { Command, CommandEngine } from "@ocs/commands"
+import { PluginError } from "@ocs/plugin-sdk"
 import * as Admin from "./Admin.ts"
 import * as BackgroundLoops from "../ops/BackgroundLoops.ts"
 import * as RelayHealth from "../ops/RelayHealth.ts"
@@ -229,11 +231,44 @@ export const layer = (config: Config) => {
       }))
     })
   )
+  // The write path (docs/architecture.md §4.30): commands sent with the tenant's token, through
+  // the same client and budgets; their ledger is this log.
+  const commandsLayer = CommandEngine.CommandEngine.layer().pipe(
+    Layer.provide(Layer.effect(CommandEngine.CommandTenants, Effect.map(TenantRegistry, (store) => CommandEngine.CommandTenants.of({
+      access: (t) =>
+        Effect.flatMap(
+          store.business(t.appId, t.businessId).pipe(
+            Effect.mapError((e) => new Command.NoAccess({ ...t, message: `the tenant store failed: ${e.message}` }))
+          ),
+          (found): Effect.Effect<CommerceClient.TenantAccess, Command.NoAccess> =>
+            Option.isNone(found)
+              ? Effect.fail(new Command.NoAccess({ ...t, message: `no tenant ${t.appId}:${t.businessId}` }))
+              : Effect.succeed({ ...Ids.makeTenant(found.value.appId, found.value.businessId), accessToken: found.value.accessToken })
+        )
+    }))))
+  )
+  // One engine, shared by the admin routes and the plugins (layers are memoized by reference).
+  const commands = commandsLayer.pipe(Layer.provide(client), Layer.provide(CommandEngine.CommandCopy.layerReadModels))
   // Plugins read the log on their own (own checkpoints), so they never hold up ingestion or
   // projection; their API calls go through the same client and budgets.
   const plugins = Layer.unwrap(
-    Effect.map(TenantRegistry, (store) =>
+    Effect.map(Effect.all([TenantRegistry, CommandEngine.CommandEngine]), ([store, engine]) =>
       PluginRuntime.PluginRuntime.layerFromConfig({
+        // ctx.commands: keyed by plugin, event and the plugin's key, so a redelivery is the same command.
+        commands: {
+          send: (tenant, r) =>
+            engine.submit({ tenant, kind: r.kind, payload: r.payload, requestedBy: { type: "plugin", name: r.plugin }, idempotencyKey: Command.pluginKey(r.plugin, r.eventId, r.key) }).pipe(
+              Effect.flatMap(({ command }) => engine.outcome(tenant, command.id)),
+              Effect.map((c) => ({ id: c.id, kind: c.kind, state: c.state, entityId: c.entityId, reason: c.reason })),
+              Effect.catch((e) =>
+                Effect.fail(new PluginError.CommandRefused({
+                  reason: e._tag === "InvalidCommand" || e._tag === "IdempotencyKeyReused" ? e._tag : "Unavailable",
+                  issues: e._tag === "InvalidCommand" ? e.issues : [],
+                  message: e.message
+                }))
+              )
+            )
+        },
         filename: f.plugins,
         baseDir: config.baseDir ?? process.cwd(),
         // The plugins this server ships resolve from its own dependencies.
@@ -259,7 +294,7 @@ export const layer = (config: Config) => {
       partitions: shared.partitions,
       handoverMs: (shared.handoverSeconds ?? 31) * 1000
     })
-  return Layer.mergeAll(client, ingestion, sync.pipe(Layer.provide(client), Layer.provideMerge(ownership)), plugins.pipe(Layer.provide(client))).pipe(
+  return Layer.mergeAll(client, ingestion, sync.pipe(Layer.provide(client), Layer.provideMerge(ownership)), plugins.pipe(Layer.provide(client), Layer.provide(commands)), commands).pipe(
     Layer.provideMerge(base),
     Layer.provideMerge(Layer.merge(Metrics.layer, Layer.succeed(LoopHealth, health))),
     // Below everything: every service and every fiber of the server sees the one metric

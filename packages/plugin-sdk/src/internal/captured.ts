@@ -1,12 +1,13 @@
 /**
- * Runs a plugin over events with capturing capabilities: HTTP, API calls and key-value writes
- * are recorded (and, for HTTP in tests, optionally performed), never sent by default.
+ * Runs a plugin over events with capturing capabilities: HTTP, API calls, commands and
+ * key-value writes are recorded (and, for HTTP in tests, optionally performed), never sent by default.
  */
 import { Effect } from "effect"
 import { type DomainEvent, Ids, type Operation } from "@ocs/protocol"
 import {
   type CapturedEffect,
   capturingApi,
+  capturingCommands,
   capturingHttp,
   capturingKv,
   capturingLogger,
@@ -78,7 +79,8 @@ export const makeCaptureRunner = (plugin: AnyPlugin, config: unknown, options: C
         log: capturingLogger(capture, options.echoLogs === true ? effectLogger({ plugin: plugin.name, eventId: event.id, dryRun: true }) : undefined),
         kv: capturingKv(capture, memoryOf(tenant)),
         api: capturingApi(capture, options.apiResponse),
-        http
+        http,
+        commands: capturingCommands(capture)
       })
       const outcome = yield* execute(plugin, event, contextFor, options.policy)
       return {

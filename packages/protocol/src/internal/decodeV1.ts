@@ -2,8 +2,9 @@
  * Version 1 of the record decoder: a log record (a webhook body, a list page, a record of the
  * engine's own) into domain events. Pure; see DomainEvent.ts for the versioning.
  */
-import { Result, Schema } from "effect"
+import { Option, Result, Schema } from "effect"
 import * as EngineRecord from "../EngineRecord.ts"
+import * as EngineRecordCommands from "../EngineRecordCommands.ts"
 import * as Envelope from "../Envelope.ts"
 import * as Ids from "../Ids.ts"
 import * as Json from "../Json.ts"
@@ -274,6 +275,14 @@ const fromPass = (record: RawRecord): ReadonlyArray<DomainEvent> => {
   }]
 }
 
+const fromCommand = (record: RawRecord): ReadonlyArray<DomainEvent> => {
+  const businessId = Ids.normalize(record.businessId)
+  if (businessId === undefined) return [unknownEvent(record, 0, "command record without businessId", undefined)]
+  const transition = EngineRecordCommands.decodeText(record.body)
+  if (Option.isNone(transition)) return [unknownEvent(record, 0, "command record of an unknown shape", record.body)]
+  return [{ ...base(record, 0, businessId), _tag: "CommandTransitioned", transition: transition.value }]
+}
+
 /** Version 1 of the record decoder. */
 export const decodeV1 = (record: RawRecord): ReadonlyArray<DomainEvent> => {
   switch (record.source) {
@@ -285,6 +294,7 @@ export const decodeV1 = (record: RawRecord): ReadonlyArray<DomainEvent> => {
       if (record.type === EngineRecord.PASS_SEEN_TYPE) return []
       return fromSync(record)
     case "system":
+      if (record.type === EngineRecordCommands.COMMAND_TYPE) return fromCommand(record)
       // Notes of our own (locks, warnings, retries) are for audit; they change no read model.
       return []
   }

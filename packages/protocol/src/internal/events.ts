@@ -1,6 +1,7 @@
 /**
  * The domain events as types: what read models and plugins consume (see DomainEvent.ts).
  */
+import type * as EngineRecordCommands from "../EngineRecordCommands.ts"
 import type * as Ids from "../Ids.ts"
 import type * as Records from "../Records.ts"
 
@@ -145,6 +146,12 @@ export interface UnknownEvent {
   readonly data: unknown
 }
 
+/** A transition of a command of the write path (EngineRecordCommands.ts), from the engine's own record. */
+export interface CommandTransitioned extends Base {
+  readonly _tag: "CommandTransitioned"
+  readonly transition: EngineRecordCommands.Transition
+}
+
 export type DomainEvent =
   | ProductAdded
   | ProductUpdated
@@ -174,6 +181,7 @@ export type DomainEvent =
   | CategoryDeleted
   | BrandDeleted
   | InventoryDeleted
+  | CommandTransitioned
   | UnknownEvent
 
 export type Tag = DomainEvent["_tag"]
@@ -210,6 +218,7 @@ export const tags: ReadonlyArray<Tag> = [
   "CategoryDeleted",
   "BrandDeleted",
   "InventoryDeleted",
+  "CommandTransitioned",
   "UnknownEvent"
 ]
 

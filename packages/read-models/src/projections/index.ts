@@ -10,6 +10,7 @@ import type { Plan, ProjectableRecord } from "../internal/planTypes.ts"
 import { bills } from "./bills.ts"
 import { brands } from "./brands.ts"
 import { categories } from "./categories.ts"
+import { commands } from "./commands.ts"
 import { customers } from "./customers.ts"
 import { depots } from "./depots.ts"
 import { documents } from "./documents.ts"
@@ -21,7 +22,7 @@ import type { AnyProjection, Apply, CountSpec, EventOf, PassSpec, Statement, Tab
 import { unknownEvents } from "./unknownEvents.ts"
 import { webhooks } from "./webhooks.ts"
 
-export const all: ReadonlyArray<AnyProjection> = [products, inventory, orders, bills, customers, depots, categories, brands, payments, documents, webhooks, unknownEvents]
+export const all: ReadonlyArray<AnyProjection> = [products, inventory, orders, bills, customers, depots, categories, brands, payments, documents, webhooks, commands, unknownEvents]
 
 const none = () => {}
 
@@ -31,7 +32,8 @@ const none = () => {}
  */
 const rules = {
   ...products.apply, ...inventory.apply, ...orders.apply, ...bills.apply, ...customers.apply, ...depots.apply,
-  ...categories.apply, ...brands.apply, ...payments.apply, ...documents.apply, ...webhooks.apply, ...unknownEvents.apply,
+  ...categories.apply, ...brands.apply, ...payments.apply, ...documents.apply, ...webhooks.apply, ...commands.apply,
+  ...unknownEvents.apply,
   // Tombstones for what a pass missed come as a `changes` record of their own (change
   // detection): the pass itself writes no row, so a rebuild gives the same tables.
   SyncPassCompleted: none,
@@ -81,5 +83,5 @@ export const counted: ReadonlyArray<CountSpec & { readonly table: string }> =
 export const queries = (orm: BetterSQLite3Database) => ({
   ...products.queries(orm), ...inventory.queries(orm), ...orders.queries(orm), ...bills.queries(orm), ...customers.queries(orm),
   ...depots.queries(orm), ...categories.queries(orm), ...brands.queries(orm), ...payments.queries(orm), ...documents.queries(orm),
-  ...webhooks.queries(orm), ...unknownEvents.queries(orm)
+  ...webhooks.queries(orm), ...commands.queries(orm), ...unknownEvents.queries(orm)
 })

@@ -1,0 +1,98 @@
+/**
+ * The write path's admin routes (docs/architecture.md §4.31), under a tenant:
+ *
+ * - `POST .../commands` with an `Idempotency-Key` header and `{ "kind", "payload" }`: 201 with
+ *   the new command, 200 with the existing one when the key and payload repeat, 400 naming
+ *   each field at fault, 409 naming the command a reused key belongs to;
+ * - `GET .../commands` (`state`, `kind`, `limit`), `GET .../commands/:id`;
+ * - `POST .../commands/:id/retry` and `.../mark-done` (`{ entityId?, note? }`): a person's
+ *   decision on an in-doubt command.
+ */
+import { Command, CommandEngine } from "@ocs/commands"
+import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
+import { Effect, Option, Schema } from "effect"
+import { type HttpRouter, HttpServerRequest } from "effect/http"
+import { type AdminOptions, body, existingTenant, guard, json, pathParam, problem, queryInt, queryText, searchParams } from "./AdminHttp.ts"
+
+const T = "/admin/tenants/:appId/:businessId/commands"
+const MAX_BODY_BYTES = 256 * 1024
+const STATES = ["pending", "sending", "inDoubt", "confirmed", "failed", "cancelled"] as const
+
+export const CommandBody = Schema.Struct({ kind: Schema.String, payload: Schema.Unknown })
+export const DecisionBody = Schema.Struct({ entityId: Schema.optionalKey(Schema.String), note: Schema.optionalKey(Schema.String) })
+
+/** A command as the API shows it (its tenant is the path's). */
+const view = (c: Command.Command) => {
+  const { tenant: _tenant, ...rest } = c
+  return rest
+}
+
+/** Who asks: the admin key, or a console session standing for it. */
+const requester = Effect.map(HttpServerRequest.HttpServerRequest, (r): Command.Requester =>
+  r.headers["x-admin-key"] !== undefined || r.headers["authorization"] !== undefined ? { type: "admin" } : { type: "console" })
+
+const decider = Effect.map(requester, (r) => r.type)
+
+export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
+  Effect.gen(function*() {
+    const engine = yield* CommandEngine.CommandEngine
+    const store = yield* TenantRegistry
+    const admin = guard(options)
+    const tenantOf = Effect.map(existingTenant(store), (b) => ({ appId: b.appId, businessId: b.businessId }))
+    const refusal = (e: Command.CommandNotFound | Command.NotInDoubt | { readonly _tag: string; readonly message: string }) =>
+      e._tag === "CommandNotFound" ? problem(404, e.message) : e._tag === "NotInDoubt" ? problem(409, e.message) : problem(500, "internal error; see the server log")
+
+    yield* router.add("POST", T, admin(Effect.gen(function*() {
+      const tenant = yield* tenantOf
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const key = request.headers["idempotency-key"]
+      if (key === undefined || key === "" || key.length > 200) {
+        return problem(400, "an Idempotency-Key header (1..200 characters) is required")
+      }
+      const input = yield* body(CommandBody, MAX_BODY_BYTES)
+      const result = yield* engine.submit({ tenant, kind: input.kind, payload: input.payload, requestedBy: yield* requester, idempotencyKey: key }).pipe(Effect.result)
+      if (result._tag === "Success") return json(view(result.success.command), result.success.created ? 201 : 200)
+      const e = result.failure
+      switch (e._tag) {
+        case "InvalidCommand":
+          return json({ error: e.message, issues: e.issues }, 400)
+        case "IdempotencyKeyReused":
+          return json({ error: e.message, commandId: e.commandId }, 409)
+        case "PreconditionFailed":
+          return json({ error: e.message, issues: [{ path: e.path, message: e.message }] }, 422)
+        default:
+          return yield* Effect.fail(e)
+      }
+    })))
+
+    yield* router.add("GET", T, admin(Effect.gen(function*() {
+      const tenant = yield* tenantOf
+      const params = yield* searchParams
+      const state = yield* queryText(params, "state", 20)
+      if (state !== undefined && !(STATES as ReadonlyArray<string>).includes(state)) return problem(400, `state must be one of ${STATES.join(", ")}`)
+      const kind = yield* queryText(params, "kind", 60)
+      const limit = (yield* queryInt(params, "limit", { min: 1, max: 1000 })) ?? 100
+      const all = yield* engine.list(tenant, { state: state as Command.State | undefined, kind })
+      return json({ items: all.slice(0, limit).map(view), total: all.length })
+    })))
+
+    yield* router.add("GET", `${T}/:id`, admin(Effect.gen(function*() {
+      const tenant = yield* tenantOf
+      const found = yield* engine.get(tenant, yield* pathParam("id"))
+      return Option.isSome(found) ? json(view(found.value)) : problem(404, "no such command for this tenant")
+    })))
+
+    yield* router.add("POST", `${T}/:id/retry`, admin(Effect.gen(function*() {
+      const tenant = yield* tenantOf
+      const by = yield* decider
+      const result = yield* engine.retry(tenant, yield* pathParam("id"), by).pipe(Effect.result)
+      return result._tag === "Success" ? json(view(result.success)) : refusal(result.failure)
+    })))
+
+    yield* router.add("POST", `${T}/:id/mark-done`, admin(Effect.gen(function*() {
+      const tenant = yield* tenantOf
+      const decision = yield* body(DecisionBody, 16 * 1024)
+      const result = yield* engine.markDone(tenant, yield* pathParam("id"), { by: yield* decider, ...decision }).pipe(Effect.result)
+      return result._tag === "Success" ? json(view(result.success)) : refusal(result.failure)
+    })))
+  })

@@ -1,0 +1,501 @@
+/**
+ * The write path's engine (docs/architecture.md §4.31): takes commands, stores each request in
+ * the log before anything else, sends them through the transport's scheduler on their own
+ * budget keys (one per write URL, interactive priority, never during a lock), and records every
+ * transition before moving on.
+ *
+ * A send whose answer is lost (timeout, reset, 5xx, an answer that is no envelope) is *in
+ * doubt*: the engine never sends it again blindly. It resolves it by reading back: kinds the
+ * service deduplicates (order/add by appOrderId) or that set values (edits) are sent again; the
+ * others are looked for with a targeted list read, by their natural key or by the marker the
+ * engine wrote into their description. Found: confirmed with the service's id; provably
+ * absent: sent again; the read failing: the command stays in doubt and a person decides
+ * (`retry`, `markDone`), with what the engine saw.
+ *
+ * At start the engine folds the log (`CommandLedger.load`): pending commands are sent, and an
+ * attempt that was in flight when the process died is in doubt, resolved like any other.
+ */
+import { EventLog, type EventLogError as LogErrors } from "@ocs/event-log"
+import { ReadModels } from "@ocs/read-models"
+import { CommandKind, EngineRecordCommands, Ids, Records } from "@ocs/protocol"
+import { CommerceClient as Client } from "@ocs/transport"
+import { Clock, Context, Deferred, Duration, Effect, Layer, Option, Semaphore, Stream } from "effect"
+import * as Crypto from "node:crypto"
+import {
+  type Command, CommandNotFound, fingerprint, IdempotencyKeyReused, type InvalidCommand, NoAccess, NotInDoubt, PreconditionFailed, type Reason, type Requester,
+  validate
+} from "./Command.ts"
+import * as Ledger from "./CommandLedger.ts"
+
+type EventLogError = LogErrors.EventLogError
+type CallError = Client.CallError
+type TenantAccess = Client.TenantAccess
+
+/** Where the engine gets a tenant's token from (the host's tenant registry). */
+export class CommandTenants extends Context.Service<CommandTenants, {
+  readonly access: (tenant: Ids.TenantRef) => Effect.Effect<TenantAccess, NoAccess>
+}>()("@ocs/commands/CommandTenants") {}
+
+/**
+ * What the engine reads of the business's copy (the read models) to refuse a command the
+ * service would refuse, before any call: an order's status. Optional: without it, the service
+ * refuses and the command fails on its answer.
+ */
+export class CommandCopy extends Context.Service<CommandCopy, {
+  readonly orderStatus: (tenant: Ids.TenantRef, orderId: string) => Effect.Effect<Option.Option<string>>
+}>()("@ocs/commands/CommandCopy") {
+  /** The copy as the read models hold it (a read that fails knows nothing, so refuses nothing). */
+  static readonly layerReadModels: Layer.Layer<CommandCopy, never, ReadModels.ReadModels> = Layer.effect(
+    CommandCopy,
+    Effect.map(ReadModels.ReadModels, (rm) =>
+      CommandCopy.of({
+        orderStatus: (tenant, orderId) =>
+          rm.order(tenant, orderId).pipe(
+            Effect.map(Option.flatMap((o) => (o.deleted ? Option.none() : Option.fromNullishOr(o.status)))),
+            Effect.orElseSucceed(() => Option.none<string>())
+          )
+      }))
+  )
+}
+
+export interface Options {
+  /** Sends of one command at most, the first included (default 5). Past it: failed, or left in doubt. */
+  readonly maxAttempts?: number | undefined
+  /**
+   * How long to wait after a lost answer before reading back (default 2 s): a request the
+   * service is still working on must have landed before its absence means anything.
+   */
+  readonly settleMs?: number | undefined
+  /** Targeted reads tried before a doubt is left to a person (default 3). */
+  readonly readBackAttempts?: number | undefined
+  /** Commands being sent at once, all tenants (default 64); the scheduler spreads their calls. */
+  readonly concurrency?: number | undefined
+}
+
+export interface SubmitRequest {
+  readonly tenant: Ids.TenantRef
+  readonly kind: string
+  readonly payload: unknown
+  readonly requestedBy: Requester
+  readonly idempotencyKey: string
+}
+
+export interface Submitted {
+  readonly command: Command
+  /** False when the key named an existing command with the same payload (nothing new stored). */
+  readonly created: boolean
+}
+
+export interface ListOptions {
+  readonly state?: EngineRecordCommands.State | undefined
+  readonly kind?: string | undefined
+}
+
+export interface CommandEngineService {
+  /** Validates, stores the request durably, and queues it; the same key and payload answer the same command. */
+  readonly submit: (request: SubmitRequest) => Effect.Effect<Submitted, InvalidCommand | IdempotencyKeyReused | PreconditionFailed | EventLogError>
+  readonly get: (tenant: Ids.TenantRef, id: string) => Effect.Effect<Option.Option<Command>>
+  readonly list: (tenant: Ids.TenantRef, options?: ListOptions) => Effect.Effect<ReadonlyArray<Command>>
+  /** Waits for the command's final state (confirmed, failed, cancelled) or its being left in doubt. */
+  readonly outcome: (tenant: Ids.TenantRef, id: string) => Effect.Effect<Command, CommandNotFound>
+  /** A person's decision on an in-doubt command: send it again (the effect may be doubled). */
+  readonly retry: (tenant: Ids.TenantRef, id: string, by: string) => Effect.Effect<Command, CommandNotFound | NotInDoubt | EventLogError>
+  /** A person's decision on an in-doubt command: it took effect (with the service's id when they know it). */
+  readonly markDone: (
+    tenant: Ids.TenantRef,
+    id: string,
+    decision: { readonly by: string; readonly entityId?: string | undefined; readonly note?: string | undefined }
+  ) => Effect.Effect<Command, CommandNotFound | NotInDoubt | EventLogError>
+  /** Counts by state, all tenants (metrics, tests). */
+  readonly counts: Effect.Effect<Readonly<Record<EngineRecordCommands.State, number>>>
+}
+
+export class CommandEngine extends Context.Service<CommandEngine, CommandEngineService>()("@ocs/commands/CommandEngine") {
+  /** Loads the ledger from the log, resumes what was left, and sends from then on; stops with its scope. */
+  static readonly layer = (options: Options = {}) => Layer.effect(CommandEngine, make(options))
+}
+
+/** How an attempt ended. */
+type Outcome =
+  | { readonly _tag: "Answered"; readonly data: unknown; readonly text: string; readonly status: number }
+  /** An API refusal: the service answered and did not apply it. */
+  | { readonly _tag: "Refused"; readonly error: CallError; readonly status: number; readonly text: string }
+  /** The request provably did not take effect (refused connection, still locked): send again. */
+  | { readonly _tag: "NotSent"; readonly reason: Reason }
+  | { readonly _tag: "Lost"; readonly reason: Reason }
+
+const reasonOf = (error: { readonly _tag: string; readonly message: string; readonly errorCode?: string }): Reason => ({
+  tag: error._tag,
+  ...(error.errorCode === undefined ? {} : { code: error.errorCode }),
+  message: error.message
+})
+
+const classify = (error: CallError, answer: { readonly status: number; readonly text: string } | undefined): Outcome => {
+  switch (error._tag) {
+    case "RequestTimeout":
+    case "ServerError":
+    case "MalformedResponse":
+      return { _tag: "Lost", reason: reasonOf(error) }
+    case "ConnectionFailed":
+      // Refused: nothing reached the service.
+      return error.reason === "refused" ? { _tag: "NotSent", reason: reasonOf(error) } : { _tag: "Lost", reason: reasonOf(error) }
+    case "RateLimited":
+    case "ExceededRateLimit":
+    case "LockWaitExceeded":
+      // docs/api-catalogue.md, Limits 2: a call over budget is refused, not applied.
+      return { _tag: "NotSent", reason: reasonOf(error as { readonly _tag: string; readonly message: string }) }
+    default:
+      return { _tag: "Refused", error, status: answer?.status ?? 200, text: answer?.text ?? "" }
+  }
+}
+
+/** An ERR_INVALID_FORM_FIELDS naming the kind's natural key as taken: the effect exists already. */
+const refusedAsDuplicate = (error: CallError, kind: CommandKind.CommandKind<unknown>): boolean => {
+  if (error._tag !== "InvalidFormFields") return false
+  const key = kind.kind === "order.add" ? "appOrderId" : kind.kind === "product.add" ? "appProductId" : undefined
+  return key !== undefined && Object.keys(error.fields).some((f) => f.endsWith(key))
+}
+
+/**
+ * The reasons of a doubt the engine leaves to a person: its read-back could not tell, or every
+ * attempt of a kind it may send again was lost. Any other doubt is still being resolved.
+ */
+export const LEFT_TO_A_PERSON: ReadonlySet<string> = new Set(["ReadBackFailed", "AttemptsExhausted"])
+
+/** Whether the command waits for a person's decision (retry, mark done). */
+export const waitsForAPerson = (c: Command): boolean => c.state === "inDoubt" && LEFT_TO_A_PERSON.has(c.reason?.tag ?? "")
+
+const resumable = (c: Command): boolean => c.state === "pending" || c.state === "sending" || (c.state === "inDoubt" && !waitsForAPerson(c))
+
+const emptyCounts = (): Record<EngineRecordCommands.State, number> => ({ pending: 0, sending: 0, inDoubt: 0, confirmed: 0, failed: 0, cancelled: 0 })
+
+export const make = Effect.fnUntraced(function*(options: Options) {
+  const client = yield* Client.CommerceClient
+  const tenants = yield* CommandTenants
+  const maxAttempts = options.maxAttempts ?? 5
+  const settle = Duration.millis(options.settleMs ?? 2000)
+  const readBackAttempts = options.readBackAttempts ?? 3
+  const slots = yield* Semaphore.make(options.concurrency ?? 64)
+  const context = yield* Effect.context<EventLog.EventLog>()
+  const copy = yield* Effect.serviceOption(CommandCopy)
+
+  /** Preconditions from the copy (docs/api-catalogue.md §3.4): nothing stored, nothing sent. */
+  const precondition = (tenant: Ids.TenantRef, kind: CommandKind.KindName, payload: unknown): Effect.Effect<void, PreconditionFailed> =>
+    Effect.gen(function*() {
+      if (kind !== "order.edit" || Option.isNone(copy)) return
+      const orderId = String((payload as CommandKind.OrderEdit).info.id)
+      const status = yield* copy.value.orderStatus(tenant, orderId)
+      if (Option.isSome(status) && CommandKind.ORDER_NOT_EDITABLE.has(status.value)) {
+        return yield* new PreconditionFailed({
+          path: "payload.info.id",
+          message: `order ${orderId} has status ${status.value} in the copy (handed to a carrier or finished): the service refuses any edit`
+        })
+      }
+    })
+
+  const commands = yield* Ledger.load()
+  const byKey = new Map<string, string>()
+  const keyOf = (tenant: Ids.TenantRef, key: string) => `${Ids.tenantKey(tenant)}\u0000${key}`
+  for (const c of commands.values()) byKey.set(keyOf(c.tenant, c.idempotencyKey), c.id)
+  const waiters = new Map<string, Array<Deferred.Deferred<Command>>>()
+  /** Commands being driven now; one left in doubt by its drive waits for a person. */
+  const running = new Set<string>()
+  const wake = (id: string) =>
+    Effect.gen(function*() {
+      const c = commands.get(id)
+      if (c === undefined) return
+      for (const w of waiters.get(id) ?? []) yield* Deferred.succeed(w, c)
+      waiters.delete(id)
+    })
+  const scope = yield* Effect.scope
+
+  /** Appends a transition (durable), then moves the command in memory and wakes its waiters. */
+  const transition = (command: Command, t: EngineRecordCommands.Transition) =>
+    Effect.gen(function*() {
+      const { at } = yield* Ledger.append(command.tenant, t)
+      const next = Ledger.step(commands.get(command.id) ?? command, command.tenant, t, at)!
+      commands.set(next.id, next)
+      if (EngineRecordCommands.isFinal(next.state)) yield* wake(next.id)
+      return next
+    }).pipe(Effect.provide(context))
+
+  /**
+   * One call in flight per write key (tenant + URL): a call already on the wire when another one
+   * is answered ERR_429 would reach the service during the lock. The write lane waits instead.
+   */
+  const lanes = new Map<string, { readonly lock: Semaphore.Semaphore; users: number }>()
+  const inLane = <A, E>(key: string, effect: Effect.Effect<A, E>) =>
+    Effect.acquireUseRelease(
+      Effect.sync(() => {
+        const lane = lanes.get(key) ?? { lock: Semaphore.makeUnsafe(1), users: 0 }
+        lane.users++
+        lanes.set(key, lane)
+        return lane
+      }),
+      (lane) => lane.lock.withPermit(effect),
+      (lane) =>
+        Effect.sync(() => {
+          if (--lane.users === 0) lanes.delete(key)
+        })
+    )
+
+  const attemptOnce = (command: Command, access: TenantAccess, kind: CommandKind.CommandKind<unknown>) =>
+    inLane(`${Ids.tenantKey(command.tenant)}:${kind.operation.path}`, Effect.gen(function*() {
+      let answer: { readonly status: number; readonly text: string } | undefined
+      const result = yield* client.call(access, kind.operation, kind.body(command.payload, command.marker), {
+        priority: "interactive",
+        retryTransient: false,
+        onAnswer: (a) => (answer = a)
+      }).pipe(Effect.result)
+      if (result._tag === "Success") return { _tag: "Answered", data: result.success.data, text: result.success.text, status: answer?.status ?? 200 } as Outcome
+      return classify(result.failure, answer)
+    }))
+
+  /** A targeted read for a kind without a safe resend: found (with the id), absent, or cannot tell. */
+  const readBack = (command: Command, access: TenantAccess, identity: CommandKind.ListRead) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const filters = identity.filters(command.payload, command.marker, { fromMs: command.requestedAt, toMs: now })
+      const where = `${identity.operation.resource}/${identity.operation.operation} ${JSON.stringify(filters)} by ${identity.by}`
+      const found = yield* client.pages(access, identity.operation, { filters, priority: "interactive" }).pipe(
+        Stream.flatMap((page) => Stream.fromIterable(page.records)),
+        Stream.filter((r) => identity.matches(r, command.payload, command.marker)),
+        Stream.runHead,
+        Effect.result
+      )
+      if (found._tag === "Failure") return { _tag: "Unknown", evidence: `${where}: ${found.failure._tag}: ${found.failure.message}` } as const
+      if (Option.isNone(found.success)) return { _tag: "Absent", evidence: `${where}: not found` } as const
+      const id = Records.recordId(found.success.value, identity.operation.entity?.idField ?? "id")
+      return { _tag: "Found", id, evidence: `${where}: found id ${id ?? "?"}` } as const
+    })
+
+  /** Sends the command until it is final or left in doubt. `inDoubt`: the last attempt's answer was lost. */
+  const drive = (initial: Command): Effect.Effect<void, EventLogError> =>
+    Effect.gen(function*() {
+      let command = initial
+      const kind = CommandKind.find(command.kind)!
+      const access = yield* tenants.access(command.tenant).pipe(Effect.result)
+      if (access._tag === "Failure") {
+        if (command.state === "pending") {
+          yield* transition(command, { state: "failed", command: command.id, reason: reasonOf(access.failure) })
+        }
+        // An attempt in flight with no access now: a person decides (nothing can be read back).
+        else if (command.state === "sending") {
+          yield* transition(command, { state: "inDoubt", command: command.id, attempt: command.attempts, reason: reasonOf(access.failure) })
+        }
+        return
+      }
+      // A crash during an attempt: its answer is lost, like any other.
+      if (command.state === "sending") {
+        command = yield* transition(command, {
+          state: "inDoubt",
+          command: command.id,
+          attempt: command.attempts,
+          reason: { tag: "Interrupted", message: "the engine stopped while the attempt was in flight" }
+        })
+      }
+      let notSent = 0
+      // Whether the command's last attempt may have taken effect (its answer was lost).
+      let doubtful = command.state === "inDoubt"
+      while (true) {
+        if (doubtful && kind.identity._tag === "list") {
+          // Resolve by reading back, never by a blind resend.
+          yield* Effect.sleep(settle)
+          let outcome: { readonly _tag: "Found" | "Absent" | "Unknown"; readonly id?: string | undefined; readonly evidence: string } = { _tag: "Unknown", evidence: "" }
+          for (let i = 0; i < readBackAttempts; i++) {
+            outcome = yield* readBack(command, access.success, kind.identity)
+            if (outcome._tag !== "Unknown") break
+            yield* Effect.sleep(settle)
+          }
+          if (outcome._tag === "Found") {
+            yield* transition(command, { state: "confirmed", command: command.id, by: "readBack", evidence: outcome.evidence, ...(outcome.id === undefined ? {} : { entityId: outcome.id }) })
+            return
+          }
+          if (outcome._tag === "Unknown") {
+            // Cannot tell: it stays in doubt with what was seen, for a person.
+            yield* transition(command, { state: "inDoubt", command: command.id, attempt: command.attempts, reason: { tag: "ReadBackFailed", message: "the targeted read could not answer" }, evidence: outcome.evidence })
+            return
+          }
+          // Provably absent: sent again.
+        }
+        // Kinds the service makes safe to send again (order/add by appOrderId, edits) go on without a read.
+        if (command.attempts - notSent >= maxAttempts) {
+          if (doubtful && kind.identity._tag === "resend") {
+            yield* transition(command, {
+              state: "inDoubt",
+              command: command.id,
+              attempt: command.attempts,
+              reason: { tag: "AttemptsExhausted", message: `every one of ${command.attempts} attempts lost its answer` },
+              evidence: `last: ${command.reason?.tag ?? "?"}: ${command.reason?.message ?? ""}`
+            })
+            return
+          }
+          yield* transition(command, { state: "failed", command: command.id, attempt: command.attempts, reason: { tag: "AttemptsExhausted", message: `${command.attempts} attempts, none took effect` } })
+          return
+        }
+        const attempt = command.attempts + 1
+        command = yield* transition(command, { state: "sent", command: command.id, attempt })
+        const outcome = yield* attemptOnce(command, access.success, kind)
+        switch (outcome._tag) {
+          case "Answered": {
+            const entityId = kind.entityId(outcome.data, command.payload)
+            yield* transition(command, { state: "answered", command: command.id, attempt, status: outcome.status, body: outcome.text, ...(entityId === undefined ? {} : { entityId }) })
+            yield* transition(command, { state: "confirmed", command: command.id, by: "answer", ...(entityId === undefined ? {} : { entityId }) })
+            return
+          }
+          case "Refused": {
+            command = yield* transition(command, { state: "answered", command: command.id, attempt, status: outcome.status, body: outcome.text })
+            // A send after a lost answer refused as a duplicate: an earlier attempt took effect.
+            if (doubtful && refusedAsDuplicate(outcome.error, kind)) {
+              const refusal = `attempt ${attempt} refused as a duplicate: ${outcome.text.slice(0, 300)}`
+              const find = kind.identity._tag === "resend" ? kind.identity.find : undefined
+              const where = find === undefined ? undefined : yield* readBack(command, access.success, find)
+              yield* transition(command, {
+                state: "confirmed",
+                command: command.id,
+                by: "readBack",
+                evidence: where === undefined ? refusal : `${refusal}; ${where.evidence}`,
+                ...(where?._tag === "Found" && where.id !== undefined ? { entityId: where.id } : {})
+              })
+              return
+            }
+            yield* transition(command, { state: "failed", command: command.id, attempt, reason: reasonOf(outcome.error as { _tag: string; message: string }) })
+            return
+          }
+          case "NotSent": {
+            // Provably not applied: the command goes on after a pause (growing, bounded).
+            notSent++
+            command = yield* transition(command, { state: "inDoubt", command: command.id, attempt, reason: outcome.reason, evidence: "not applied: the call was refused before the service handled it" })
+            if (notSent > maxAttempts) {
+              yield* transition(command, { state: "failed", command: command.id, attempt, reason: outcome.reason })
+              return
+            }
+            yield* Effect.sleep(Duration.millis(Math.min(30_000, 250 * 2 ** notSent)))
+            break
+          }
+          case "Lost":
+            command = yield* transition(command, { state: "inDoubt", command: command.id, attempt, reason: outcome.reason })
+            doubtful = true
+            break
+        }
+      }
+    })
+
+  const launch = (command: Command) =>
+    Effect.suspend(() => {
+      running.add(command.id)
+      return Effect.forkIn(slots.withPermit(drive(command)).pipe(
+        Effect.ensuring(Effect.suspend(() => {
+          running.delete(command.id)
+          return wake(command.id)
+        })),
+        Effect.catchCause((cause) => Effect.logError("CommandEngine: a command's run failed; it resumes at the next start", cause))
+      ), scope)
+    })
+
+  const submit = Effect.fn("CommandEngine.submit")(function*(request: SubmitRequest) {
+    const valid = validate(request.kind, request.payload)
+    if (valid._tag === "Failure") return yield* valid.failure
+    const { kind, payload } = valid.success
+    const print = fingerprint(kind, payload)
+    const compare = (existing: Command): Effect.Effect<Submitted, IdempotencyKeyReused> =>
+      existing.fingerprint === print
+        ? Effect.succeed({ command: existing, created: false })
+        : Effect.fail(new IdempotencyKeyReused({
+          idempotencyKey: request.idempotencyKey,
+          commandId: existing.id,
+          message: `the idempotency key "${request.idempotencyKey}" names command ${existing.id}, with another payload`
+        }))
+    const known = byKey.get(keyOf(request.tenant, request.idempotencyKey))
+    if (known !== undefined) return yield* compare(commands.get(known)!)
+    yield* precondition(request.tenant, kind, payload)
+    const id = Crypto.randomUUID()
+    const marked = CommandKind.kinds[kind].marked
+    const t: EngineRecordCommands.Transition = {
+      state: "requested",
+      command: id,
+      kind,
+      payload,
+      requestedBy: request.requestedBy,
+      idempotencyKey: request.idempotencyKey,
+      fingerprint: print,
+      ...(marked ? { marker: `ocs:${id.replaceAll("-", "").slice(0, 20)}` } : {})
+    }
+    const { result, at } = yield* Ledger.append(request.tenant, t).pipe(Effect.provide(context))
+    if (result._tag === "Duplicate") {
+      // Another request with this key won the race (or came before the log's dedupe window): its record decides.
+      // The winner may not be in memory yet (its append is still returning): its record is enough.
+      const winner = yield* Ledger.at(result.offset).pipe(Effect.provide(context))
+      const existing = Option.flatMap(winner, (w) =>
+        Option.fromUndefinedOr(commands.get(w.command) ?? Ledger.step(undefined, request.tenant, w, at)))
+      if (Option.isSome(existing)) return yield* compare(existing.value)
+      // A duplicate whose record cannot be read: never a second command for one key.
+      return yield* Effect.die(new Error(`idempotency key ${request.idempotencyKey}: the log holds a request at offset ${result.offset} that cannot be read`))
+    }
+    const command = Ledger.step(undefined, request.tenant, t, at)!
+    commands.set(id, command)
+    byKey.set(keyOf(request.tenant, request.idempotencyKey), id)
+    yield* launch(command)
+    return { command, created: true } satisfies Submitted
+  })
+
+  const find = (tenant: Ids.TenantRef, id: string) =>
+    Effect.sync(() => {
+      const c = commands.get(id)
+      return c !== undefined && c.tenant.appId === tenant.appId && c.tenant.businessId === tenant.businessId ? Option.some(c) : Option.none<Command>()
+    })
+
+  const found = (tenant: Ids.TenantRef, id: string) =>
+    Effect.flatMap(find(tenant, id), (c) => Option.isSome(c) ? Effect.succeed(c.value) : Effect.fail(new CommandNotFound({ commandId: id, message: `no command ${id} for this tenant` })))
+
+  const inDoubt = (tenant: Ids.TenantRef, id: string) =>
+    Effect.flatMap(found(tenant, id), (c) =>
+      c.state === "inDoubt" ? Effect.succeed(c) : Effect.fail(new NotInDoubt({ commandId: id, state: c.state, message: `command ${id} is ${c.state}, not in doubt` })))
+
+  // Resume: a pending command is sent; an attempt in flight at the crash is in doubt first; a
+  // doubt being resolved when the process stopped is resolved again. Only one the engine left
+  // to a person (its read-back could not answer) waits for their decision.
+  for (const c of commands.values()) if (resumable(c)) yield* launch(c)
+
+  return CommandEngine.of({
+    submit,
+    get: find,
+    list: (tenant, listOptions) =>
+      Effect.sync(() =>
+        [...commands.values()].filter((c) =>
+          c.tenant.appId === tenant.appId && c.tenant.businessId === tenant.businessId &&
+          (listOptions?.state === undefined || c.state === listOptions.state) && (listOptions?.kind === undefined || c.kind === listOptions.kind)
+        ).sort((a, b) => (a.id < b.id ? 1 : -1))
+      ),
+    outcome: (tenant, id) =>
+      Effect.gen(function*() {
+        const c = yield* found(tenant, id)
+        if (EngineRecordCommands.isFinal(c.state) || (c.state === "inDoubt" && !running.has(id))) return c
+        const waiter = yield* Deferred.make<Command>()
+        waiters.set(id, [...(waiters.get(id) ?? []), waiter])
+        return yield* Deferred.await(waiter)
+      }),
+    retry: Effect.fn("CommandEngine.retry")(function*(tenant: Ids.TenantRef, id: string, by: string) {
+      const c = yield* inDoubt(tenant, id)
+      const next = yield* transition(c, { state: "retried", command: id, afterAttempt: c.attempts, by })
+      // The person's retry sends at once: no read-back overrides their decision.
+      yield* launch({ ...next, state: "pending", attempts: Math.min(next.attempts, maxAttempts - 1) })
+      return next
+    }),
+    markDone: Effect.fn("CommandEngine.markDone")(function*(tenant: Ids.TenantRef, id: string, decision: { readonly by: string; readonly entityId?: string | undefined; readonly note?: string | undefined }) {
+      const c = yield* inDoubt(tenant, id)
+      return yield* transition(c, {
+        state: "confirmed",
+        command: id,
+        by: "person",
+        evidence: `marked done by ${decision.by}${decision.note === undefined ? "" : `: ${decision.note}`}`,
+        ...(decision.entityId === undefined ? {} : { entityId: decision.entityId })
+      })
+    }),
+    counts: Effect.sync(() => {
+      const out = emptyCounts()
+      for (const c of commands.values()) out[c.state]++
+      return out
+    })
+  })
+})

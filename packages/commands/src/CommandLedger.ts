@@ -1,0 +1,97 @@
+/**
+ * The ledger of commands is the event log (docs/architecture.md §4.31): each transition is one
+ * record of `EngineRecordCommands`, appended durably before the engine moves on. This module
+ * writes them and folds them back into commands: the engine folds the whole log at start to
+ * resume; the read models project the same records into the `commands` table.
+ */
+import { EventLog, type LogRecord } from "@ocs/event-log"
+import { CommandKind, EngineRecordCommands, Ids } from "@ocs/protocol"
+import { Clock, Effect, Option, Stream } from "effect"
+import type { Command } from "./Command.ts"
+
+type Transition = EngineRecordCommands.Transition
+
+/** The command after one transition (`undefined` before its request). Pure: the fold of the log. */
+export const step = (command: Command | undefined, tenant: Ids.TenantRef, t: Transition, at: number): Command | undefined => {
+  if (t.state === "requested") {
+    if (command !== undefined || !CommandKind.isKindName(t.kind)) return command
+    return {
+      id: t.command,
+      tenant,
+      kind: t.kind,
+      state: "pending",
+      payload: t.payload,
+      requestedBy: t.requestedBy,
+      idempotencyKey: t.idempotencyKey,
+      fingerprint: t.fingerprint,
+      marker: t.marker,
+      attempts: 0,
+      entityId: undefined,
+      lastAnswer: undefined,
+      reason: undefined,
+      evidence: undefined,
+      requestedAt: at,
+      updatedAt: at
+    }
+  }
+  if (command === undefined) return undefined
+  return {
+    ...command,
+    state: EngineRecordCommands.stateAfter(t),
+    attempts: "attempt" in t && t.attempt !== undefined ? Math.max(command.attempts, t.attempt) : command.attempts,
+    entityId: "entityId" in t && t.entityId !== undefined ? t.entityId : command.entityId,
+    lastAnswer: t.state === "answered" ? t.body : command.lastAnswer,
+    reason: "reason" in t ? t.reason : command.reason,
+    evidence: "evidence" in t && t.evidence !== undefined ? t.evidence : command.evidence,
+    updatedAt: at
+  }
+}
+
+/** The record of one transition. */
+export const record = (tenant: Ids.TenantRef, t: Transition, receivedAt: number): LogRecord.NewRecord => ({
+  appId: tenant.appId,
+  businessId: tenant.businessId,
+  source: "system",
+  type: EngineRecordCommands.COMMAND_TYPE,
+  receivedAt,
+  body: EngineRecordCommands.encode(t),
+  dedupeKey: EngineRecordCommands.dedupeKey(Ids.tenantKey(tenant), t),
+  meta: EngineRecordCommands.meta(t),
+  entityId: t.command
+})
+
+/** Appends one transition, durably; answers whether it was new and the offset of the record that holds it. */
+export const append = Effect.fn("CommandLedger.append")(function*(tenant: Ids.TenantRef, t: Transition) {
+  const log = yield* EventLog.EventLog
+  const now = yield* Clock.currentTimeMillis
+  const [result] = yield* log.append([record(tenant, t, now)])
+  return { result: result!, at: now }
+})
+
+/** The transition a log record holds, if it is one. */
+export const transitionOf = (r: LogRecord.LogRecord): Option.Option<Transition> =>
+  r.type === EngineRecordCommands.COMMAND_TYPE && r.businessId !== null ? EngineRecordCommands.decodeText(r.body) : Option.none()
+
+/** The transition held at one offset (the winner of a request that lost to a duplicate). */
+export const at = Effect.fn("CommandLedger.at")(function*(offset: number) {
+  const log = yield* EventLog.EventLog
+  const found = yield* Stream.runHead(log.read({ tenant: "all", from: offset, untilOffset: offset }))
+  return Option.flatMap(found, transitionOf)
+})
+
+/** Every command the log holds, folded (a start's resume, a replay). */
+export const load = Effect.fn("CommandLedger.load")(function*() {
+  const log = yield* EventLog.EventLog
+  const commands = new Map<string, Command>()
+  yield* log.read({ tenant: "all", types: [EngineRecordCommands.COMMAND_TYPE] }).pipe(
+    Stream.runForEach((r) =>
+      Effect.sync(() => {
+        const t = transitionOf(r)
+        if (Option.isNone(t) || r.businessId === null) return
+        const next = step(commands.get(t.value.command), { appId: r.appId, businessId: r.businessId }, t.value, r.receivedAt)
+        if (next !== undefined) commands.set(next.id, next)
+      })
+    )
+  )
+  return commands
+})
