@@ -3,6 +3,7 @@
  * back losslessly (`Json.parse`: integers beyond 2^53 are bigints) and flags as booleans.
  */
 import type { Ids, Json } from "@ocs/protocol"
+import type { PageOptions } from "@ocs/protocol/ReadQueries"
 import type * as Tables from "./Tables.ts"
 
 /** Every query names its tenant. `businessId: ""` addresses application-level rows. */
