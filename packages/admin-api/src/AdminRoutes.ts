@@ -5,7 +5,7 @@
  * `docs/admin-api.md` (./AdminDocs.ts). The server's test compares it with the routes its
  * router holds, both ways, and the file with what AdminDocs writes, so neither can drift.
  */
-import type { Schema } from "effect"
+import { Schema } from "effect"
 import { TenantSettings } from "@ocs/sync"
 import { AppInput, SignIn, TenantInput } from "./AdminInputs.ts"
 
