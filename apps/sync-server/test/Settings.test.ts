@@ -196,6 +196,8 @@ const elsewhere: Readonly<Record<string, string>> = {
   "server.tls": "tooling/reliability/test/Tls.test.ts",
   "server.heapProfile": "packages/observability/test/HeapProfile.test.ts",
   dataDir: "every server test (its files are read back)",
+  sqlite: "tooling/reliability/test/FrozenDisk.test.ts",
+  "sqlite.exclusiveLocking": "tooling/reliability/test/FrozenDisk.test.ts (admin reads answer during a frozen disk)",
   "eventLog.mode": "test/kafka/KafkaMode.test.ts",
   "eventLog.kafka.brokers": "test/kafka/KafkaMode.test.ts",
   "eventLog.kafka.topic": "test/kafka/KafkaMode.test.ts",
