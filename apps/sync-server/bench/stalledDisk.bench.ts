@@ -82,7 +82,7 @@ export const runStalledDiskBench = async (options: { readonly quick?: boolean; r
       encryptionKey: "5b".repeat(32),
       dataDir: mount,
       storeTimeoutSeconds: STORE_TIMEOUT_SECONDS,
-      sqlite: { exclusiveLocking: options.shared !== true }
+      sqlite: { exclusiveLocking: options.shared !== true, diskProbe: true }
     })
     const url = server.url
     for (let i = 0; i < 20; i++) await request(`${url}/webhooks/${APP}`, envelope(i))

@@ -198,6 +198,7 @@ const elsewhere: Readonly<Record<string, string>> = {
   dataDir: "every server test (its files are read back)",
   sqlite: "tooling/reliability/test/FrozenDisk.test.ts",
   "sqlite.exclusiveLocking": "tooling/reliability/test/FrozenDisk.test.ts (admin reads answer during a frozen disk)",
+  "sqlite.diskProbe": "tooling/reliability/test/FrozenDisk.test.ts (/healthz answers and webhooks get 503 during a frozen disk)",
   "eventLog.mode": "test/kafka/KafkaMode.test.ts",
   "eventLog.kafka.brokers": "test/kafka/KafkaMode.test.ts",
   "eventLog.kafka.topic": "test/kafka/KafkaMode.test.ts",

@@ -75,7 +75,7 @@ describe("a frozen data folder", () => {
       extra: {
         server: { host: "127.0.0.1", port: 0, adminKey: ADMIN_KEY },
         webhooks: { silenceAlertSeconds: 3600, storeTimeoutSeconds: STORE_TIMEOUT_SECONDS },
-        sqlite: { exclusiveLocking: true }
+        sqlite: { exclusiveLocking: true, diskProbe: true }
       }
     })
     const dataDir = server.dataDir

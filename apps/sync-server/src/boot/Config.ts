@@ -64,7 +64,12 @@ export const Config = Schema.Struct({
    * admin API) go on while the disk is stalled; other processes cannot open those files while the
    * server runs (docs/deployment.md, backup). Default false.
    */
-  sqlite: Schema.optional(Schema.Struct({ exclusiveLocking: Schema.optional(Schema.Boolean) })),
+  /**
+   * `diskProbe: true` asks a worker thread whether the data folder takes writes before every
+   * SQLite access of the main thread, and fails the access fast when it does not (a stalled
+   * disk). Default false (docs/architecture.md §4.30).
+   */
+  sqlite: Schema.optional(Schema.Struct({ exclusiveLocking: Schema.optional(Schema.Boolean), diskProbe: Schema.optional(Schema.Boolean) })),
   /** The event log: @ocs/event-log's section (its defaults: `EventLogOptions.defaults`). */
   eventLog: EventLogOptions.Section,
   /** 32 bytes, base64 or hex: encrypts access tokens and verify tokens at rest. */
