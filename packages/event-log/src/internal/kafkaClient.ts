@@ -4,7 +4,7 @@
  * is a typed error (`KafkaUnavailable`).
  */
 import type { Admin, Kafka } from "kafkajs"
-import { Effect, type Scope } from "effect"
+import { Effect, Schedule, type Scope } from "effect"
 import { KafkaUnavailable } from "../EventLogError.ts"
 import type { Options } from "./kafkaOptions.ts"
 
@@ -52,7 +52,17 @@ export const connect = Effect.fnUntraced(function*(options: Options): Effect.fn.
         topics: [{ topic, numPartitions: options.partitions ?? 6, replicationFactor: options.replicationFactor ?? 1 }]
       }),
     catch: unavailable(`could not create topic ${topic}`)
-  })
+  }).pipe(
+    // A topic just created (here, or by another server at the same moment) can be missing from
+    // the broker's metadata for a moment ("does not host this topic-partition"): errors kafkajs
+    // marks retriable are tried again before the start fails.
+    Effect.retry({ schedule: Schedule.exponential("100 millis", 1.5), times: 10, while: (e) => retriable(e.cause) })
+  )
 
   return { kafka, admin, topic, clientId, unavailable }
 })
+
+/** Whether kafkajs marks the error (or one it wraps) as worth another try. */
+const retriable = (cause: unknown, depth = 0): boolean =>
+  depth < 4 && typeof cause === "object" && cause !== null &&
+  ((cause as { readonly retriable?: unknown }).retriable === true || retriable((cause as { readonly cause?: unknown }).cause, depth + 1))
