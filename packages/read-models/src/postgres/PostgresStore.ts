@@ -1,0 +1,233 @@
+/**
+ * Read models in PostgreSQL (docs/architecture.md §4.34): the same projection as the SQLite
+ * file (the registry's plans, ../internal/plan.ts), written into a PostgreSQL schema.
+ *
+ * - `project(records, checkpoint)`: one transaction per batch writes the rows, the records'
+ *   offsets (`applied_records`: a record is applied once, whatever redelivers it) and the
+ *   checkpoint, which never moves backwards. Runs of rows of one statement go as one statement
+ *   (./Statements.ts); a run is cut where a key repeats, so the conflict rule sees every
+ *   observation in log order, as in SQLite.
+ * - The schema is created and migrated (drizzle-kit's `drizzle-pg/`) when the store opens; the
+ *   migrations' journal lives in the same schema, so each schema is a copy of its own.
+ *
+ * Not here yet: change detection (the change outbox), quarantine and Kafka-mode dedupe keys,
+ * which the SQLite file has (../internal/projection.ts).
+ */
+import { type LogRecord, Checkpoints } from "@ocs/event-log"
+import { DomainEvent } from "@ocs/protocol"
+import { drizzle } from "drizzle-orm/node-postgres"
+import { migrate } from "drizzle-orm/node-postgres/migrator"
+import { Effect, Option, Schema } from "effect"
+import * as Crypto from "node:crypto"
+import { fileURLToPath } from "node:url"
+import pg from "pg"
+import { emptyPlan, type Param, type Plan, planDecoded, type ProjectableRecord } from "../internal/plan.ts"
+import { projectedTables } from "../projections/index.ts"
+import { quote } from "../projections/Projection.ts"
+import { type PgStatement, statements, typeOf } from "./Statements.ts"
+
+/** The drizzle-kit migrations of the PostgreSQL tables (drizzle.pg.config.ts). */
+export const migrationsFolder = fileURLToPath(new URL("../../drizzle-pg", import.meta.url))
+
+export class PostgresStoreError extends Schema.TaggedError<PostgresStoreError>()("PostgresStoreError", {
+  operation: Schema.String,
+  message: Schema.String
+}) {}
+
+export interface Options {
+  /** `postgres://user:password@host:port/database`. */
+  readonly url: string
+  /** The schema that holds the tables (created when missing). Default `ocs_read_models`. */
+  readonly schema?: string | undefined
+  /** Connections in the pool. Default 4. */
+  readonly pool?: number | undefined
+}
+
+export const DEFAULT_SCHEMA = "ocs_read_models"
+
+// bigint columns hold offsets and epoch milliseconds (< 2^53): numbers, as SQLite returns them.
+// Ids are text in both dialects, so no id passes through a number.
+const types = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === pg.types.builtins.INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as never)) as typeof pg.types.getTypeParser
+}
+
+const identifier = (name: string): string => {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`not a plain PostgreSQL identifier: ${name}`)
+  return name
+}
+
+/** At most this many rows in one batched statement (arrays stay a few hundred KiB). */
+const RUN_ROWS = 1000
+
+export interface ApplyStats {
+  readonly records: number
+  readonly events: number
+  /** Statements sent (batched runs count once). */
+  readonly statements: number
+}
+
+const fail = (operation: string) => (error: unknown) =>
+  new PostgresStoreError({ operation, message: error instanceof Error ? error.message : String(error) })
+
+/** Runs a plan's rows in order, a run of one batched statement per round trip. */
+const execute = async (client: pg.PoolClient, plan: Plan, keep: (r: number) => boolean): Promise<number> => {
+  let sent = 0
+  let run: { statement: Extract<PgStatement, { kind: "batch" }>; op: number; columns: Array<Array<Param>>; keys: Set<string>; rows: number } | undefined
+  const flush = async () => {
+    if (run === undefined) return
+    const current = run
+    run = undefined
+    await client.query({ name: `ocs:${current.statement.name}`, text: current.statement.sql, values: current.columns })
+    sent++
+  }
+  let r = 0
+  let start = 0
+  for (let i = 0; i < plan.ends.length; i++, r++) {
+    const end = plan.ends[i]!
+    if (keep(r)) {
+      for (let k = start; k < end; k++) {
+        const op = plan.ops[k]!
+        const params = plan.params[k]!
+        const statement = statements[op]!
+        if (statement.kind === "single") {
+          await flush()
+          await client.query({ name: `ocs:${statement.name}`, text: statement.sql, values: params as Array<Param> })
+          sent++
+          continue
+        }
+        const key = JSON.stringify(params.slice(0, statement.key))
+        if (run !== undefined && (run.op !== op || run.keys.has(key) || run.rows >= RUN_ROWS)) await flush()
+        if (run === undefined) {
+          run = { statement, op, columns: Array.from({ length: statement.width + statement.extra }, () => []), keys: new Set(), rows: 0 }
+        }
+        for (let c = 0; c < params.length; c++) run.columns[c]!.push(params[c]!)
+        run.keys.add(key)
+        run.rows++
+      }
+    }
+    start = end
+  }
+  await flush()
+  return sent
+}
+
+/** Opens the store in the current scope: the pool, the schema, its migrations. */
+export const make = Effect.fnUntraced(function*(options: Options) {
+  const schema = identifier(options.schema ?? DEFAULT_SCHEMA)
+  const pool = yield* Effect.acquireRelease(
+    Effect.sync(() =>
+      new pg.Pool({ connectionString: options.url, max: options.pool ?? 4, options: `-c search_path=${schema}`, types })
+    ),
+    (pool) => Effect.promise(() => pool.end())
+  )
+  // A pooled connection that fails while idle must not crash the process: the next query reports it.
+  pool.on("error", () => {})
+  yield* Effect.tryPromise({
+    try: async () => {
+      await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+      await migrate(drizzle(pool), { migrationsFolder, migrationsSchema: schema, migrationsTable: "__drizzle_migrations" })
+    },
+    catch: fail("migrate")
+  })
+
+  const transaction = <A>(operation: string, body: (client: pg.PoolClient) => Promise<A>) =>
+    Effect.tryPromise({
+      try: async () => {
+        const client = await pool.connect()
+        try {
+          await client.query("BEGIN")
+          const result = await body(client)
+          await client.query("COMMIT")
+          return result
+        } catch (error) {
+          await client.query("ROLLBACK").catch(() => {})
+          throw error
+        } finally {
+          client.release()
+        }
+      },
+      catch: fail(operation)
+    })
+
+  /**
+   * Applies `records` (in log order) and saves `checkpoint` for `consumer` in one transaction.
+   * Records applied before (by offset) are skipped.
+   */
+  const project = (records: ReadonlyArray<ProjectableRecord>, checkpoint?: { readonly consumer: string; readonly checkpoint: LogRecord.Checkpoint }) =>
+    transaction("project", async (client): Promise<ApplyStats> => {
+      const plan = emptyPlan()
+      for (const record of records) planDecoded(plan, record, DomainEvent.decode(record))
+      const offsets = records.map((record) => record.offset)
+      const inserted = await client.query<{ offset: number }>({
+        name: "ocs:applied",
+        text: `INSERT INTO applied_records ("offset") SELECT * FROM unnest($1::bigint[]) ON CONFLICT DO NOTHING RETURNING "offset"`,
+        values: [offsets]
+      })
+      const fresh = new Set(inserted.rows.map((row) => row.offset))
+      // A record twice in one batch is applied at its first place only.
+      const keep = records.map((record) => fresh.delete(record.offset))
+      let events = 0
+      let count = 0
+      for (let r = 0; r < records.length; r++) if (keep[r]) {
+        count++
+        events += plan.events[r]!
+      }
+      const sent = await execute(client, plan, (r) => keep[r]!)
+      if (checkpoint !== undefined) {
+        const next = Checkpoints.parseSqlite(checkpoint.checkpoint)
+        const stored = await client.query<{ checkpoint: string }>("SELECT checkpoint FROM consumer_checkpoints WHERE consumer = $1 FOR UPDATE", [checkpoint.consumer])
+        const current = stored.rows[0] === undefined ? undefined : Checkpoints.parseSqlite(stored.rows[0].checkpoint)
+        if (next === undefined || current === undefined || next > current) {
+          await client.query(
+            `INSERT INTO consumer_checkpoints (consumer, checkpoint, updated_at) VALUES ($1, $2, $3)
+             ON CONFLICT (consumer) DO UPDATE SET checkpoint = excluded.checkpoint, updated_at = excluded.updated_at`,
+            [checkpoint.consumer, checkpoint.checkpoint, Date.now()]
+          )
+        }
+      }
+      return { records: count, events, statements: sent }
+    })
+
+  const checkpoint = (consumer: string) =>
+    Effect.tryPromise({
+      try: () => pool.query<{ checkpoint: string }>("SELECT checkpoint FROM consumer_checkpoints WHERE consumer = $1", [consumer]),
+      catch: fail("checkpoint")
+    }).pipe(Effect.map((result) => Option.fromNullishOr(result.rows[0]?.checkpoint)))
+
+  /** Rows of a query (the read side, tests). */
+  const query = <Row extends object>(text: string, values: ReadonlyArray<unknown> = []) =>
+    Effect.tryPromise({ try: () => pool.query<Row>(text, [...values]), catch: fail("query") }).pipe(Effect.map((result) => result.rows))
+
+  /**
+   * The digest of the projected content, computed exactly as the SQLite file's
+   * (../internal/digest.ts): per table, sha256 over its rows in key order (bytewise, as SQLite
+   * orders text), content columns only.
+   */
+  const digest = Effect.tryPromise({
+    try: async () => {
+      const all = Crypto.createHash("sha256")
+      const out: Record<string, { sha256: string; rows: number }> = {}
+      for (const table of projectedTables) {
+        const result = await pool.query({
+          text: `SELECT ${[...table.key, ...table.content].map(quote).join(", ")} FROM ${table.name} ORDER BY ${table.key.map((k) => (typeOf(table.name, k) === "text" ? `${quote(k)} COLLATE "C"` : quote(k))).join(", ")}`,
+          rowMode: "array"
+        })
+        const hash = Crypto.createHash("sha256")
+        for (const row of result.rows) {
+          hash.update(JSON.stringify(row))
+          hash.update("\n")
+        }
+        const sha256 = hash.digest("hex")
+        out[table.name] = { sha256, rows: result.rows.length }
+        all.update(`${table.name} ${sha256} ${result.rows.length}\n`)
+      }
+      return { digest: all.digest("hex"), tables: out }
+    },
+    catch: fail("digest")
+  })
+
+  return { schema, pool, project, checkpoint, query, digest }
+})
+
+export type PostgresStore = Effect.Success<ReturnType<typeof make>>
