@@ -70,45 +70,74 @@ export interface ApplyStats {
 const fail = (operation: string) => (error: unknown) =>
   new PostgresStoreError({ operation, message: error instanceof Error ? error.message : String(error) })
 
-/** Runs a plan's rows in order, a run of one batched statement per round trip. */
+/**
+ * Runs a plan's rows (of the records `keep` admits) in as few statements as it can, with the
+ * same result as running them one by one in log order, as the SQLite projector does:
+ * - rows are grouped by the table they write, in log order within each table. Tables do not
+ *   read each other, except that lines read their parent row; so
+ * - every other table goes first, then the line tables, clears before lines. A line (or clear)
+ *   applies only when the parent row holds its event, and after the batch's upserts the parent
+ *   holds the winner of the conflict rule, the one event whose lines the one-by-one order leaves
+ *   too (an earlier winner's lines are cleared by the later winner; a loser touches nothing).
+ * - within a table, consecutive rows of one statement go as one statement (`unnest`); a run is
+ *   cut where a row's key repeats, so the conflict rule sees every observation in log order.
+ */
 const execute = async (client: pg.PoolClient, plan: Plan, keep: (r: number) => boolean): Promise<number> => {
-  let sent = 0
-  let run: { statement: Extract<PgStatement, { kind: "batch" }>; op: number; columns: Array<Array<Param>>; keys: Set<string>; rows: number } | undefined
-  const flush = async () => {
-    if (run === undefined) return
-    const current = run
-    run = undefined
-    await client.query({ name: `ocs:${current.statement.name}`, text: current.statement.sql, values: current.columns })
-    sent++
-  }
+  const queues = new Map<string, Array<number>>()
+  const lineQueues = new Map<string, Array<number>>()
   let r = 0
   let start = 0
   for (let i = 0; i < plan.ends.length; i++, r++) {
     const end = plan.ends[i]!
     if (keep(r)) {
       for (let k = start; k < end; k++) {
-        const op = plan.ops[k]!
-        const params = plan.params[k]!
-        const statement = statements[op]!
-        if (statement.kind === "single") {
-          await flush()
-          await client.query({ name: `ocs:${statement.name}`, text: statement.sql, values: params as Array<Param> })
-          sent++
-          continue
-        }
-        const key = JSON.stringify(params.slice(0, statement.key))
-        if (run !== undefined && (run.op !== op || run.keys.has(key) || run.rows >= RUN_ROWS)) await flush()
-        if (run === undefined) {
-          run = { statement, op, columns: Array.from({ length: statement.width + statement.extra }, () => []), keys: new Set(), rows: 0 }
-        }
-        for (let c = 0; c < params.length; c++) run.columns[c]!.push(params[c]!)
-        run.keys.add(key)
-        run.rows++
+        const statement = statements[plan.ops[k]!]!
+        const into = statement.lines ? lineQueues : queues
+        let queue = into.get(statement.table)
+        if (queue === undefined) into.set(statement.table, (queue = []))
+        queue.push(k)
       }
     }
     start = end
   }
-  await flush()
+  let sent = 0
+  const run = async (rows: ReadonlyArray<number>) => {
+    let batch: { statement: Extract<PgStatement, { kind: "batch" }>; op: number; columns: Array<Array<Param>>; keys: Set<string>; rows: number } | undefined
+    const flush = async () => {
+      if (batch === undefined) return
+      const current = batch
+      batch = undefined
+      await client.query({ name: `ocs:${current.statement.name}`, text: current.statement.sql, values: current.columns })
+      sent++
+    }
+    for (const k of rows) {
+      const op = plan.ops[k]!
+      const params = plan.params[k]!
+      const statement = statements[op]!
+      if (statement.kind === "single") {
+        await flush()
+        await client.query({ name: `ocs:${statement.name}`, text: statement.sql, values: params as Array<Param> })
+        sent++
+        continue
+      }
+      const key = statement.key === 0 ? "" : JSON.stringify(params.slice(0, statement.key))
+      if (batch !== undefined && (batch.op !== op || (statement.key > 0 && batch.keys.has(key)) || batch.rows >= RUN_ROWS)) await flush()
+      if (batch === undefined) batch = { statement, op, columns: Array.from({ length: statement.width }, () => []), keys: new Set(), rows: 0 }
+      const picked = statement.columns
+      if (picked === undefined) for (let c = 0; c < params.length; c++) batch.columns[c]!.push(params[c]!)
+      else for (let c = 0; c < picked.length; c++) batch.columns[c]!.push(params[picked[c]!]!)
+      if (statement.key > 0) batch.keys.add(key)
+      batch.rows++
+    }
+    await flush()
+  }
+  for (const rows of queues.values()) await run(rows)
+  for (const rows of lineQueues.values()) {
+    // clears first, then lines (see above); each keeps its log order
+    const isClear = (k: number) => (statements[plan.ops[k]!] as { readonly columns?: unknown }).columns !== undefined
+    await run(rows.filter(isClear))
+    await run(rows.filter((k) => !isClear(k)))
+  }
   return sent
 }
 

@@ -11,12 +11,29 @@ import * as Projections from "../projections/index.ts"
 import { BOOKKEEPING, newerThan, parentHolds, quote, type Statement, type TableSpec } from "../projections/Projection.ts"
 import * as Tables from "./Tables.ts"
 
-/** A statement as the Postgres store runs it. */
+/**
+ * A statement as the Postgres store runs it. `table`: the table it writes; `lines`: it writes
+ * order or bill lines, which the store runs after every other table of the batch (see
+ * ./PostgresStore.ts, `execute`).
+ */
 export type PgStatement =
-  /** Rows batched: `sql` binds one array per column (then, for lines, four arrays for the parent check). */
-  | { readonly kind: "batch"; readonly name: string; readonly sql: string; readonly width: number; readonly key: number; readonly extra: number }
+  /**
+   * Rows batched: `sql` binds one array per column of `columns` (the positions of the row's
+   * parameters it takes; all of them when undefined). `key`: the leading parameters that name
+   * the row (a run is cut where one repeats), 0 when rows can never collide.
+   */
+  | {
+    readonly kind: "batch"
+    readonly name: string
+    readonly table: string
+    readonly lines: boolean
+    readonly sql: string
+    readonly width: number
+    readonly key: number
+    readonly columns?: ReadonlyArray<number> | undefined
+  }
   /** One row at a time. */
-  | { readonly kind: "single"; readonly name: string; readonly sql: string }
+  | { readonly kind: "single"; readonly name: string; readonly table: string; readonly lines: boolean; readonly sql: string }
 
 /** Column name to SQL type, per table, from the generated tables (./Tables.ts). */
 const types: ReadonlyMap<string, ReadonlyMap<string, string>> = new Map(
@@ -46,15 +63,20 @@ const upsert = (statement: Statement, table: TableSpec): PgStatement => {
   return {
     kind: "batch",
     name: statement.name,
+    table: table.name,
+    lines: false,
     width: columns.length,
     key: table.key.length,
-    extra: 0,
     sql: `INSERT INTO ${table.name} (${columns.map(quote).join(", ")}) SELECT * FROM unnest(${arrays(table.name, columns)})
     ON CONFLICT (${table.key.join(", ")}) DO UPDATE SET ${set} WHERE ${newerThan(table)}`
   }
 }
 
-/** Lines: the SQLite rule binds the parent check (`parentHolds`) per row; here it joins each row's own four values. */
+/**
+ * Lines: the SQLite rule binds the parent check (`parentHolds`) per row; here it joins each
+ * row's own four values. Only the lines of the event the parent holds pass the check, and an
+ * event's lines have distinct keys, so rows of one run never collide (`key` 0).
+ */
 const line = (statement: Statement, table: TableSpec, parent: string): PgStatement => {
   const columns = [...table.key, ...table.content]
   const n = columns.length
@@ -65,9 +87,10 @@ const line = (statement: Statement, table: TableSpec, parent: string): PgStateme
   return {
     kind: "batch",
     name: statement.name,
-    width: n,
-    key: table.key.length,
-    extra: 4,
+    table: table.name,
+    lines: true,
+    width: n + 4,
+    key: 0,
     sql: `INSERT INTO ${table.name} (${columns.map(quote).join(", ")})
     SELECT ${columns.map((_, i) => `v.c${i}`).join(", ")}
     FROM unnest(${arrays(table.name, columns)}, $${n + 1}::text[], $${n + 2}::text[], $${n + 3}::text[], $${n + 4}::text[])
@@ -76,6 +99,20 @@ const line = (statement: Statement, table: TableSpec, parent: string): PgStateme
     ON CONFLICT (${table.key.join(", ")}) DO UPDATE SET ${set}`
   }
 }
+
+/** The lines of a parent that holds the event, deleted: binds tenant, parent id, then tenant, parent id, event id. */
+const clear = (statement: Statement, table: TableSpec, parent: string): PgStatement => ({
+  kind: "batch",
+  name: statement.name,
+  table: table.name,
+  lines: true,
+  width: 4,
+  key: 0,
+  columns: [0, 1, 2, 6],
+  sql: `DELETE FROM ${table.name} t USING unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS v(h_app, h_business, h_parent, h_event)
+    WHERE t.app_id = v.h_app AND t.business_id = v.h_business AND t.${table.key[2]} = v.h_parent
+      AND EXISTS (SELECT 1 FROM ${parent} p WHERE p.app_id = v.h_app AND p.business_id = v.h_business AND p.id = v.h_parent AND p.last_event_id = v.h_event)`
+})
 
 /** The SQLite text of the other statements, in PostgreSQL: placeholders, `OR IGNORE`, `max`, a reserved column name. */
 export const translate = (sql: string): string => {
@@ -92,7 +129,10 @@ const of = (statement: Statement): PgStatement => {
   const shape = statement.shape
   if (shape?.kind === "upsert") return upsert(statement, shape.table)
   if (shape?.kind === "line") return line(statement, shape.table, shape.parent)
-  return { kind: "single", name: statement.name, sql: translate(statement.sql) }
+  if (shape?.kind === "clear") return clear(statement, shape.table, shape.parent)
+  const table = /^\s*(?:INSERT(?: OR \w+)? INTO|UPDATE|DELETE FROM)\s+(\w+)/i.exec(statement.sql)?.[1]
+  if (table === undefined) throw new Error(`read models in PostgreSQL: which table does ${statement.name} write?`)
+  return { kind: "single", name: statement.name, table, lines: false, sql: translate(statement.sql) }
 }
 
 /** Every statement of the registry, by its id (the plans' `ops`). */

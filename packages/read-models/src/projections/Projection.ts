@@ -21,12 +21,13 @@ import type * as V from "../Views.ts"
 
 /**
  * What a statement is, for a store that writes another dialect (../postgres/Statements.ts): an
- * upsert under the conflict rule, or a line written when its parent holds the event. Other
+ * upsert under the conflict rule, or a line cleared or written when its parent holds the event. Other
  * statements are translated from their SQL.
  */
 export type StatementShape =
   | { readonly kind: "upsert"; readonly table: TableSpec }
   | { readonly kind: "line"; readonly table: TableSpec; readonly parent: string }
+  | { readonly kind: "clear"; readonly table: TableSpec; readonly parent: string }
 
 /** One prepared statement of the projector. `id`: its place in the registry's list (./index.ts). */
 export class Statement {
@@ -101,7 +102,7 @@ const heldBy = (parent: string) =>
 export const lines = (table: TableSpec, parent: string) => {
   const cols = [...table.key, ...table.content]
   return {
-    clear: new Statement(`${table.name}.clear`, `DELETE FROM ${table.name} WHERE app_id = ? AND business_id = ? AND ${table.key[2]} = ? AND ${heldBy(parent)}`),
+    clear: new Statement(`${table.name}.clear`, `DELETE FROM ${table.name} WHERE app_id = ? AND business_id = ? AND ${table.key[2]} = ? AND ${heldBy(parent)}`, { kind: "clear", table, parent }),
     line: new Statement(`${table.name}.line`, `INSERT OR REPLACE INTO ${table.name} (${cols.map(quote).join(", ")}) SELECT ${cols.map(() => "?").join(", ")} WHERE ${heldBy(parent)}`, { kind: "line", table, parent })
   }
 }
