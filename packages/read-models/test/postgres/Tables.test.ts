@@ -11,6 +11,7 @@ import { getTableConfig as pgConfig, PgTable } from "drizzle-orm/pg-core"
 import { getTableConfig as sqliteConfig, SQLiteTable } from "drizzle-orm/sqlite-core"
 import { is } from "drizzle-orm"
 import { Effect } from "effect"
+import { readFileSync } from "node:fs"
 import { statements } from "../../src/postgres/Statements.ts"
 
 const database = databaseOfFile()
@@ -43,6 +44,13 @@ describe.skipIf(postgresUnavailable())("the PostgreSQL tables on a real server",
       for (const statement of statements) {
         yield* store.query(`PREPARE check_statement AS ${statement.sql}`)
         yield* store.query("DEALLOCATE check_statement")
+      }
+      // docs/postgres.md's cookbook: every query prepares against the tables as migrated.
+      const cookbook = [...readFileSync(new URL("../../../../docs/postgres.md", import.meta.url), "utf8").matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!.trim().replace(/;$/, ""))
+      assert.isAtLeast(cookbook.length, 5)
+      for (const query of cookbook) {
+        yield* store.query(`PREPARE cookbook AS ${query}`)
+        yield* store.query("DEALLOCATE cookbook")
       }
       // A second open finds the schema migrated and changes nothing.
       yield* PostgresStore.make({ url: database(), schema: "tables_test", pool: 1 })
