@@ -17,7 +17,7 @@ import { type LogRecord, Checkpoints } from "@ocs/event-log"
 import { DomainEvent } from "@ocs/protocol"
 import { drizzle } from "drizzle-orm/node-postgres"
 import { migrate } from "drizzle-orm/node-postgres/migrator"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option, Schema, Stream } from "effect"
 import * as Crypto from "node:crypto"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
@@ -260,3 +260,62 @@ export const make = Effect.fnUntraced(function*(options: Options) {
 })
 
 export type PostgresStore = Effect.Success<ReturnType<typeof make>>
+
+export interface RebuildOptions extends Options {
+  /** The log's records, in order (e.g. `EventLog.read`). */
+  readonly records: Stream.Stream<LogRecord.LogRecord, unknown>
+  /** Records per transaction. Default 2000. */
+  readonly batchSize?: number | undefined
+  /** The consumer whose checkpoint the rebuilt copy carries. Default `read-models`. */
+  readonly consumer?: string | undefined
+}
+
+/**
+ * Rebuilds the copy without downtime: projects `records` into a new schema (`<schema>_next`,
+ * emptied first), then swaps it in under the schema's name in one transaction and drops the old
+ * copy. Readers resolve tables through `search_path` by the schema's name, so a query before the
+ * commit reads the old, complete copy and one after it the new, complete copy: none sees a
+ * half-built one. A query still running on the old copy finishes there (the drop waits for it).
+ */
+export const rebuildAndSwap = Effect.fnUntraced(function*(options: RebuildOptions) {
+  const schema = identifier(options.schema ?? DEFAULT_SCHEMA)
+  const next = identifier(`${schema}_next`)
+  const old = identifier(`${schema}_old`)
+  const admin = new pg.Client({ connectionString: options.url })
+  yield* Effect.acquireRelease(Effect.tryPromise({ try: () => admin.connect(), catch: fail("connect") }), () => Effect.promise(() => admin.end()))
+  yield* Effect.tryPromise({ try: () => admin.query(`DROP SCHEMA IF EXISTS ${next} CASCADE`), catch: fail("rebuild") })
+  const stats = yield* Effect.scoped(Effect.gen(function*() {
+    const store = yield* make({ url: options.url, schema: next, pool: options.pool })
+    const consumer = options.consumer ?? "read-models"
+    let records = 0
+    yield* options.records.pipe(
+      Stream.rechunk(options.batchSize ?? 2000),
+      Stream.runForEachArray((batch) => {
+        const last = batch[batch.length - 1]!
+        records += batch.length
+        return store.project(batch, { consumer, checkpoint: Checkpoints.sqlite(last.offset) })
+      }),
+      Effect.mapError((error) => (error instanceof PostgresStoreError ? error : fail("rebuild")(error)))
+    )
+    return { records }
+  }))
+  const started = performance.now()
+  yield* Effect.tryPromise({
+    try: async () => {
+      await admin.query("BEGIN")
+      try {
+        await admin.query(`DROP SCHEMA IF EXISTS ${old} CASCADE`)
+        const current = await admin.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema])
+        if (current.rows.length > 0) await admin.query(`ALTER SCHEMA ${schema} RENAME TO ${old}`)
+        await admin.query(`ALTER SCHEMA ${next} RENAME TO ${schema}`)
+        await admin.query("COMMIT")
+      } catch (error) {
+        await admin.query("ROLLBACK").catch(() => {})
+        throw error
+      }
+      await admin.query(`DROP SCHEMA IF EXISTS ${old} CASCADE`)
+    },
+    catch: fail("swap")
+  })
+  return { records: stats.records, swapMillis: performance.now() - started }
+})
