@@ -13,11 +13,11 @@
  * Not here yet: change detection (the change outbox), quarantine and Kafka-mode dedupe keys,
  * which the SQLite file has (../internal/projection.ts).
  */
-import { type LogRecord, Checkpoints } from "@ocs/event-log"
+import { Checkpoints, EventLog, type LogRecord } from "@ocs/event-log"
 import { DomainEvent } from "@ocs/protocol"
 import { drizzle } from "drizzle-orm/node-postgres"
 import { migrate } from "drizzle-orm/node-postgres/migrator"
-import { Effect, Option, Schema, Stream } from "effect"
+import { Duration, Effect, Option, Schema, Stream } from "effect"
 import * as Crypto from "node:crypto"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
@@ -256,8 +256,49 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     catch: fail("digest")
   })
 
-  return { schema, pool, project, checkpoint, query, digest }
+  /**
+   * Projects every record after the stored checkpoint present in the log now (a log whose
+   * checkpoints are SQLite offsets), batch by batch, each with its checkpoint.
+   */
+  const catchUp = (consumer: string = DEFAULT_CONSUMER, batchSize = 2000) =>
+    Effect.gen(function*() {
+      const log = yield* EventLog.EventLog
+      const stored = yield* checkpoint(consumer)
+      const last = Option.isSome(stored) ? Checkpoints.parseSqlite(stored.value) : -1
+      if (last === undefined) {
+        return yield* new PostgresStoreError({ operation: "catchUp", message: `catchUp resumes SQLite checkpoints only; got ${Option.getOrThrow(stored)}` })
+      }
+      let records = 0
+      yield* log.read({ tenant: "all", from: last + 1, pageSize: batchSize }).pipe(
+        Stream.rechunk(batchSize),
+        Stream.runForEachArray((page) => {
+          records += page.length
+          return project(page, { consumer, checkpoint: Checkpoints.sqlite(page[page.length - 1]!.offset) })
+        })
+      )
+      return records
+    })
+
+  /** Follows the log from the stored checkpoint in a fiber of the current scope (any log, Kafka too). */
+  const run = (consumer: string = DEFAULT_CONSUMER, options?: { readonly batchSize?: number; readonly maxBatchWaitMillis?: number }) =>
+    Effect.gen(function*() {
+      const log = yield* EventLog.EventLog
+      const stored = yield* checkpoint(consumer)
+      const batchSize = options?.batchSize ?? 2000
+      return yield* log.subscribe(consumer, { tenant: "all", from: Option.getOrUndefined(stored), pageSize: batchSize }).pipe(
+        Stream.groupedWithin(batchSize, Duration.millis(options?.maxBatchWaitMillis ?? 200)),
+        Stream.runForEach((deliveries) =>
+          project(deliveries.map((d) => d.record), { consumer, checkpoint: deliveries[deliveries.length - 1]!.checkpoint })
+        ),
+        Effect.forkScoped
+      )
+    })
+
+  return { schema, pool, project, checkpoint, query, digest, catchUp, run }
 })
+
+/** The consumer name the SQLite read models use too. */
+export const DEFAULT_CONSUMER = "read-models"
 
 export type PostgresStore = Effect.Success<ReturnType<typeof make>>
 
@@ -286,7 +327,7 @@ export const rebuildAndSwap = Effect.fnUntraced(function*(options: RebuildOption
   yield* Effect.tryPromise({ try: () => admin.query(`DROP SCHEMA IF EXISTS ${next} CASCADE`), catch: fail("rebuild") })
   const stats = yield* Effect.scoped(Effect.gen(function*() {
     const store = yield* make({ url: options.url, schema: next, pool: options.pool })
-    const consumer = options.consumer ?? "read-models"
+    const consumer = options.consumer ?? DEFAULT_CONSUMER
     let records = 0
     yield* options.records.pipe(
       Stream.rechunk(options.batchSize ?? 2000),
