@@ -21,7 +21,7 @@ describe.skipIf(postgresUnavailable())("rebuild into a new schema, then swap", (
   it.live("every read during a rebuild and swap answers from a complete copy", () =>
     Effect.gen(function*() {
       const records: ReadonlyArray<LogRecord.LogRecord> = yield* Effect.gen(function*() {
-        yield* append(mixedRecords(1500, 9))
+        yield* append(mixedRecords(1000, 9))
         return yield* readLog
       }).pipe(Effect.provide(SqliteEventLog.layer({ filename: files().log })))
       const url = database()

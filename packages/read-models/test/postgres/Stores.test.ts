@@ -79,7 +79,7 @@ describe.skipIf(postgresUnavailable())("read models in both stores", () => {
       Effect.gen(function*() {
         const records = yield* mixed
         const live = yield* open()
-        yield* inBatches(live, records, 7)
+        yield* inBatches(live, records, 20)
         const rebuilt = yield* open()
         yield* rebuilt.project(records)
         const a = yield* live.digest
