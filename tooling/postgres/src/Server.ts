@@ -209,8 +209,12 @@ export const startPostgres = async (options: StartOptions = {}): Promise<Postgre
         child.kill("SIGTERM")
         const timer = setTimeout(() => {
           // the postmaster itself (runuser forwards SIGTERM only): its pid is in postmaster.pid
-          const pid = Number(fs.readFileSync(path.join(data, "postmaster.pid"), "utf8").split("\n")[0])
-          if (pid > 0) process.kill(pid, "SIGKILL")
+          try {
+            const pid = Number(fs.readFileSync(path.join(data, "postmaster.pid"), "utf8").split("\n")[0])
+            if (pid > 0) process.kill(pid, "SIGKILL")
+          } catch {
+            // no pid file, or the postmaster is gone already
+          }
           child.kill("SIGKILL")
         }, options.stopTimeoutMs ?? 15_000)
         await exited
