@@ -15,6 +15,7 @@
  */
 import { Checkpoints, EventLog, type LogRecord } from "@ocs/event-log"
 import { DomainEvent } from "@ocs/protocol"
+import { eq } from "drizzle-orm"
 import { drizzle } from "drizzle-orm/node-postgres"
 import { migrate } from "drizzle-orm/node-postgres/migrator"
 import { Duration, Effect, Option, Schema, Stream } from "effect"
@@ -25,6 +26,7 @@ import { emptyPlan, type Param, type Plan, planDecoded, type ProjectableRecord }
 import { projectedTables } from "../projections/index.ts"
 import { quote } from "../projections/Projection.ts"
 import { type PgStatement, statements, typeOf } from "./Statements.ts"
+import * as Tables from "./Tables.ts"
 
 /** The drizzle-kit migrations of the PostgreSQL tables (drizzle.pg.config.ts). */
 export const migrationsFolder = fileURLToPath(new URL("../../drizzle-pg", import.meta.url))
@@ -205,14 +207,16 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       const sent = await execute(client, plan, (r) => keep[r]!)
       if (checkpoint !== undefined) {
         const next = Checkpoints.parseSqlite(checkpoint.checkpoint)
-        const stored = await client.query<{ checkpoint: string }>("SELECT checkpoint FROM consumer_checkpoints WHERE consumer = $1 FOR UPDATE", [checkpoint.consumer])
-        const current = stored.rows[0] === undefined ? undefined : Checkpoints.parseSqlite(stored.rows[0].checkpoint)
+        // The checkpoint table is the event log's (its PostgreSQL twin): written through drizzle,
+        // as Checkpoints.save writes it in SQLite, never by raw SQL outside @ocs/event-log.
+        const db = drizzle(client)
+        const t = Tables.consumerCheckpoints
+        const stored = await db.select({ checkpoint: t.checkpoint! }).from(t).where(eq(t.consumer!, checkpoint.consumer)).for("update")
+        const current = stored[0] === undefined ? undefined : Checkpoints.parseSqlite(stored[0].checkpoint as string)
         if (next === undefined || current === undefined || next > current) {
-          await client.query(
-            `INSERT INTO consumer_checkpoints (consumer, checkpoint, updated_at) VALUES ($1, $2, $3)
-             ON CONFLICT (consumer) DO UPDATE SET checkpoint = excluded.checkpoint, updated_at = excluded.updated_at`,
-            [checkpoint.consumer, checkpoint.checkpoint, Date.now()]
-          )
+          const now = Date.now()
+          await db.insert(t).values({ consumer: checkpoint.consumer, checkpoint: checkpoint.checkpoint, updatedAt: now } as never)
+            .onConflictDoUpdate({ target: t.consumer as never, set: { checkpoint: checkpoint.checkpoint, updatedAt: now } as never })
         }
       }
       return { records: count, events, statements: sent }
@@ -220,9 +224,12 @@ export const make = Effect.fnUntraced(function*(options: Options) {
 
   const checkpoint = (consumer: string) =>
     Effect.tryPromise({
-      try: () => pool.query<{ checkpoint: string }>("SELECT checkpoint FROM consumer_checkpoints WHERE consumer = $1", [consumer]),
+      try: () => {
+        const t = Tables.consumerCheckpoints
+        return drizzle(pool).select({ checkpoint: t.checkpoint! }).from(t).where(eq(t.consumer!, consumer))
+      },
       catch: fail("checkpoint")
-    }).pipe(Effect.map((result) => Option.fromNullishOr(result.rows[0]?.checkpoint)))
+    }).pipe(Effect.map((rows) => Option.fromNullishOr(rows[0]?.checkpoint as string | undefined)))
 
   /** Rows of a query (the read side, tests). */
   const query = <Row extends object>(text: string, values: ReadonlyArray<unknown> = []) =>
