@@ -1,7 +1,9 @@
 import { defineConfig } from "vitest/config"
 
 // One project per package. Suites that need the Kafka broker live in `test/kafka/` of their
-// package and run in the `kafka` project, which starts a real broker once (tooling/kafka).
+// package and run in the `kafka` project, which starts a real broker once (tooling/kafka);
+// suites that need PostgreSQL live in `test/postgres/` and run in the `postgres` project, which
+// starts a real server once (tooling/postgres).
 //
 // Scheduling: most test files wait on real processes, sockets and the broker more than they
 // compute, so the package projects and the Kafka project run PARALLEL files at once (group 0),
@@ -17,7 +19,7 @@ const pkg = (name: string, dir: string, exclude: ReadonlyArray<string> = [], tes
     name,
     root: `./${dir}`,
     include: ["test/**/*.test.ts"],
-    exclude: ["test/kafka/**", "**/node_modules/**", ...exclude],
+    exclude: ["test/kafka/**", "test/postgres/**", "**/node_modules/**", ...exclude],
     testTimeout,
     maxWorkers: PARALLEL,
     sequence: { groupOrder: 0 }
@@ -52,6 +54,7 @@ export default defineConfig({
       pkg("plugin-order-forwarder", "plugins/order-forwarder"),
       pkg("plugin-plugin-template", "plugins/plugin-template"),
       pkg("kafka-broker", "tooling/kafka"),
+      pkg("postgres-server", "tooling/postgres"),
       pkg("structure", "tooling/structure"),
       {
         // Crashes, outages, hostile input, isolation: the real processes, counted.
@@ -91,6 +94,20 @@ export default defineConfig({
           // Starts one real broker for the whole project; under CI=true a broker that cannot
           // start fails the run instead of skipping the suites.
           globalSetup: ["./tooling/kafka/src/globalSetup.ts"],
+          maxWorkers: PARALLEL,
+          sequence: { groupOrder: 0 }
+        }
+      },
+      {
+        extends: true as const,
+        test: {
+          name: "postgres",
+          root: ".",
+          include: ["packages/*/test/postgres/**/*.test.ts", "apps/*/test/postgres/**/*.test.ts", "tooling/postgres/test/postgres/**/*.test.ts"],
+          exclude: ["**/node_modules/**"],
+          // Starts one real PostgreSQL 15 server for the whole project (each file takes a fresh
+          // database of it); under CI=true a server that cannot start fails the run.
+          globalSetup: ["./tooling/postgres/src/globalSetup.ts"],
           maxWorkers: PARALLEL,
           sequence: { groupOrder: 0 }
         }

@@ -19,14 +19,26 @@ import type * as V from "../Views.ts"
 // Statements
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * What a statement is, for a store that writes another dialect (../postgres/Statements.ts): an
+ * upsert under the conflict rule, or a line cleared or written when its parent holds the event. Other
+ * statements are translated from their SQL.
+ */
+export type StatementShape =
+  | { readonly kind: "upsert"; readonly table: TableSpec }
+  | { readonly kind: "line"; readonly table: TableSpec; readonly parent: string }
+  | { readonly kind: "clear"; readonly table: TableSpec; readonly parent: string }
+
 /** One prepared statement of the projector. `id`: its place in the registry's list (./index.ts). */
 export class Statement {
   readonly name: string
   readonly sql: string
+  readonly shape: StatementShape | undefined
   id = -1
-  constructor(name: string, sql: string) {
+  constructor(name: string, sql: string, shape?: StatementShape) {
     this.name = name
     this.sql = sql
+    this.shape = shape
   }
 }
 
@@ -65,8 +77,14 @@ export const upsert = (table: TableSpec): Statement => {
   const columns = [...table.key, ...table.content, ...BOOKKEEPING]
   const set = [...table.content, ...BOOKKEEPING].map((c) => `${quote(c)} = excluded.${quote(c)}`).join(", ")
   return new Statement(`${table.name}.upsert`, `INSERT INTO ${table.name} (${columns.map(quote).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})
-    ON CONFLICT (${table.key.join(", ")}) DO UPDATE SET ${set} WHERE ${newer(table.name, table.versioned === true)}`)
+    ON CONFLICT (${table.key.join(", ")}) DO UPDATE SET ${set} WHERE ${newer(table.name, table.versioned === true)}`, { kind: "upsert", table })
 }
+
+/** The conflict rule's condition for `table` (`excluded`: the incoming row), for other dialects. */
+export const newerThan = (table: TableSpec): string => newer(table.name, table.versioned === true)
+
+/** The condition that `parent` holds the event (binds tenant, parent id, event id), for other dialects. */
+export const parentHolds = (parent: string): string => heldBy(parent)
 
 /**
  * The parent row holds this event's version exactly when its `last_event_id` is the event's id:
@@ -84,8 +102,8 @@ const heldBy = (parent: string) =>
 export const lines = (table: TableSpec, parent: string) => {
   const cols = [...table.key, ...table.content]
   return {
-    clear: new Statement(`${table.name}.clear`, `DELETE FROM ${table.name} WHERE app_id = ? AND business_id = ? AND ${table.key[2]} = ? AND ${heldBy(parent)}`),
-    line: new Statement(`${table.name}.line`, `INSERT OR REPLACE INTO ${table.name} (${cols.map(quote).join(", ")}) SELECT ${cols.map(() => "?").join(", ")} WHERE ${heldBy(parent)}`)
+    clear: new Statement(`${table.name}.clear`, `DELETE FROM ${table.name} WHERE app_id = ? AND business_id = ? AND ${table.key[2]} = ? AND ${heldBy(parent)}`, { kind: "clear", table, parent }),
+    line: new Statement(`${table.name}.line`, `INSERT OR REPLACE INTO ${table.name} (${cols.map(quote).join(", ")}) SELECT ${cols.map(() => "?").join(", ")} WHERE ${heldBy(parent)}`, { kind: "line", table, parent })
   }
 }
 

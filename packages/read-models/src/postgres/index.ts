@@ -1,0 +1,6 @@
+/**
+ * @ocs/read-models/postgres: the read models in PostgreSQL (docs/architecture.md §4.34). A
+ * subpath of its own, so that the SQLite default never loads the PostgreSQL client.
+ */
+export * as PostgresStore from "./PostgresStore.ts"
+export * as PostgresTables from "./Tables.ts"

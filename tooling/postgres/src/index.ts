@@ -1,0 +1,2 @@
+export { isEnvironmentError, type PostgresErrorKind, PostgresServerError } from "./PostgresError.ts"
+export { createDatabaseAt, ensureBinaries, type PostgresServer, type StartOptions, startPostgres } from "./Server.ts"
