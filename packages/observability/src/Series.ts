@@ -74,10 +74,10 @@ class Ring {
     const { points, stepMs } = this.resolution
     const last = Math.floor(now / stepMs)
     const first = last - points + 1
-    const values: Array<number | null> = new Array(points)
+    const values: Array<number | null> = []
     for (let b = first; b <= last; b++) {
       const slot = ((b % points) + points) % points
-      values[b - first] = this.buckets[slot] === b ? this.values[slot]! : null
+      values.push(this.buckets[slot] === b ? this.values[slot]! : null)
     }
     return { stepMs, start: first * stepMs, values }
   }

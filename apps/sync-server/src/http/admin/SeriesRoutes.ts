@@ -122,7 +122,7 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
 
     yield* router.add("GET", "/admin/budgets/series", admin(Effect.gen(function*() {
       const at = yield* Clock.currentTimeMillis
-      const keys = series.keys.ids().slice(-200).reverse().map((key) => {
+      const keys = series.keys.ids().slice(-200).toReversed().map((key) => {
         const w = series.keys.get(key)!.read("hour", at)!
         return { key, stepMs: w.stepMs, start: w.start, used: w.series["used"] ?? [] }
       })
