@@ -431,13 +431,13 @@ export const routes: ReadonlyArray<RouteDoc> = [
     method: "GET",
     path: `${T}/series`,
     group: "console",
-    summary: "One tenant's activity over time: pages, records, calls and locks per bucket",
+    summary: "One tenant's activity over time: pages, records, calls and locks per bucket; its passes per resource and when the next is due",
     auth: "admin",
     query: [{ name: "range", type: "string", description: "hour (1 min buckets) or day (10 min buckets); default hour" }],
     answer: {
       status: 200,
       description:
-        "`{ appId, businessId, range, at, stepMs, start, series }` as `/admin/series`; `series` empty for a tenant idle since the server started. Kept for the 1,000 most recently active tenants."
+        "`{ appId, businessId, range, at, stepMs, start, series, resources }` as `/admin/series`; `series` empty for a tenant idle since the server started (kept for the 1,000 most recently active tenants). `resources`: per resource `{ resource, passes: [{ at, pages, records }] (the last 30 seen since the server started), lastFullMs (the last full pass's duration or null), nextDueAt (epoch ms, or null while paused) }`."
     },
     errors: [[400, "an unknown range"]]
   },

@@ -22,6 +22,7 @@ export interface Line {
   readonly kind: "count" | "level"
 }
 
+/** The lines' colours; the legend's swatches have the same as classes (the page's CSP allows no inline style). */
 const COLOURS = ["#0b5cad", "#9a6700", "#b42318", "#1a7f37", "#6e40c9", "#57606a"]
 const W = 600
 const H = 120
@@ -43,8 +44,14 @@ const paths = (values: ReadonlyArray<number | null>, max: number) => {
     current.push(`${(i * dx).toFixed(1)},${(H - (v / max) * (H - 4) - 2).toFixed(1)}`)
   })
   if (current.length > 0) out.push(current.join(" "))
-  // A lone point draws as a short flat segment, so that it shows.
-  return out.map((p) => (p.includes(" ") ? p : `${p} ${p}`))
+  // A lone point draws as a flat segment a bucket wide (at least 1 % of the width), so that it shows.
+  const span = Math.max(dx, W / 100)
+  return out.map((p) => {
+    if (p.includes(" ")) return p
+    const [x, y] = p.split(",").map(Number) as [number, number]
+    const from = Math.max(0, x - span)
+    return `${from.toFixed(1)},${y} ${Math.max(x, from + span).toFixed(1)},${y}`
+  })
 }
 
 /** One chart: `lines` of `data`, with a legend. `testid` names it for the tests. */
@@ -65,7 +72,7 @@ export const Chart = ({ title, data, lines, testid }: { title: string; data: Ser
       const values = data.series[l.name]!.filter((v): v is number => v !== null)
       const total = values.reduce((n, v) => n + v, 0)
       const latest = values.at(-1) ?? 0
-      return html`<li><span class="swatch" style=${`background:${COLOURS[i % COLOURS.length]}`}></span>${l.label}: ${
+      return html`<li><span class=${`swatch c${i % COLOURS.length}`}></span>${l.label}: ${
         l.kind === "count"
           ? html`<b data-testid=${`${testid}-${l.name}`} data-total=${total}>${figure(total)}</b>`
           : html`<b data-testid=${`${testid}-${l.name}`} data-latest=${latest}>${figure(latest)}</b> now, highest ${figure(Math.max(0, ...values))}`
@@ -99,17 +106,19 @@ export const RangeSwitch = ({ range, setRange }: { range: string; setRange: (r: 
   )}</div>`
 
 /** The charts of a whole page: the range switch, then one chart per group. */
-export const Charts = ({ path, groups, testid }: {
+export const Charts = ({ path, groups, testid, extra }: {
   path: string
   testid: string
   groups: ReadonlyArray<{ readonly title: string; readonly id: string; readonly lines: (data: SeriesAnswer) => ReadonlyArray<Line> }>
+  /** What else the page draws from the same answer. */
+  extra?: (data: any) => unknown
 }) => {
   const { range, setRange, data, error } = useSeries(path)
   return html`<section class="charts" aria-label="Charts" data-testid=${testid}>
     <${RangeSwitch} range=${range} setRange=${setRange} />
     ${error === undefined ? null : html`<p class="failure" role="alert">Charts: ${error}</p>`}
     ${data === undefined ? (error === undefined ? html`<p>Loading charts…</p>` : null)
-      : html`<div class="chart-grid">${groups.map((g) => html`<${Chart} title=${g.title} testid=${g.id} data=${data} lines=${g.lines(data)} />`)}</div>`}
+      : html`<div class="chart-grid">${groups.map((g) => html`<${Chart} title=${g.title} testid=${g.id} data=${data} lines=${g.lines(data)} />`)}</div>${extra?.(data)}`}
   </section>`
 }
 
@@ -128,11 +137,38 @@ export const OverviewCharts = () => html`<${Charts} path="/admin/series" testid=
   }
 ]} />`
 
+interface ResourceTimes {
+  readonly resource: string
+  readonly passes: ReadonlyArray<{ readonly at: number; readonly pages: number; readonly records: number }>
+  readonly lastFullMs: number | null
+  readonly nextDueAt: number | null
+}
+
+const duration = (ms: number) => (ms < 1000 ? `${ms} ms` : ms < 120_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 60_000)} min`)
+const until = (at: number, now: number) => (at <= now ? "due now" : `in ${duration(at - now)}`)
+
+/** Per resource: pages per pass as bars (a call per page), the last full pass's duration, the next due time. */
+const SyncOverTime = ({ resources, at }: { resources: ReadonlyArray<ResourceTimes>; at: number }) => html`
+  <h3>Sync over time</h3>
+  ${resources.length === 0 ? html`<p class="empty">No sync has run yet.</p>` : html`<div class="scroll" tabindex="0" role="region" aria-label="Sync over time"><table data-testid="sync-over-time">
+    <thead><tr><th>resource</th><th>pages (calls) per pass, since the server started</th><th>last full pass took</th><th>next pass</th></tr></thead><tbody>
+    ${resources.map((r) => {
+      const max = Math.max(1, ...r.passes.map((p) => p.pages))
+      const w = 100 / Math.max(r.passes.length, 10)
+      return html`<tr data-resource=${r.resource}><td>${r.resource}</td>
+        <td>${r.passes.length === 0 ? "no pass seen yet" : html`<svg class="bars" viewBox="0 0 100 30" preserveAspectRatio="none" role="img" aria-label=${`${r.passes.length} passes, ${r.passes.map((p) => p.pages).join(", ")} pages`}>
+          ${r.passes.map((p, i) => html`<rect x=${i * w + w * 0.1} y=${30 - (p.pages / max) * 28 - 1} width=${w * 0.8} height=${(p.pages / max) * 28 + 1}><title>${new Date(p.at).toLocaleTimeString()}: ${p.pages} pages, ${p.records} records</title></rect>`)}
+        </svg> <small data-passes=${r.passes.length}>${r.passes.length} passes, last ${r.passes.at(-1)!.pages} pages</small>`}</td>
+        <td>${r.lastFullMs === null ? "–" : duration(r.lastFullMs)}</td>
+        <td>${r.nextDueAt === null ? "paused" : until(r.nextDueAt, at)}</td></tr>`
+    })}
+  </tbody></table></div>`}`
+
 /** A tenant's charts. */
 export const TenantCharts = ({ appId, businessId }: { appId: string; businessId: string }) => html`<${Charts} path=${`/admin/tenants/${appId}/${businessId}/series`} testid="tenant-charts" groups=${[
   { title: "Pages and records pulled", id: "chart-tenant-pages", lines: () => [{ name: "pages", label: "pages", kind: "count" }, { name: "records", label: "records", kind: "count" }] },
   { title: "Calls and ERR_429 locks", id: "chart-tenant-calls", lines: () => [{ name: "calls", label: "calls", kind: "count" }, { name: "locks", label: "locks (ERR_429)", kind: "count" }] }
-]} />`
+]} extra=${(d: { resources?: ReadonlyArray<ResourceTimes>; at: number }) => html`<${SyncOverTime} resources=${d.resources ?? []} at=${d.at} />`} />`
 
 /** A small line of one key's budget use (0..1) over the last hour, for the rate-limits table. */
 export const Spark = ({ values, label }: { values: ReadonlyArray<number | null>; label: string }) => {

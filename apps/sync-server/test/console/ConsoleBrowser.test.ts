@@ -105,6 +105,7 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
     const sum = (name: string) => series.series[name].reduce((n: number, v: number | null) => n + (v ?? 0), 0)
     assert.strictEqual(sum("duplicates"), before + 5, "the chart shows what the server holds")
     assert.isAbove(sum("accepted"), 0)
+    assert.strictEqual((await admin(servers, "/admin/series?range=week")).status, 400)
     // The chart draws a line, and a reload shows the same history (the server keeps it).
     assert.isAbove(await page.locator("[data-testid=chart-webhooks] polyline").count(), 0)
     await page.reload()
@@ -130,6 +131,15 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
     await page.getByRole("button", { name: "Full sync" }).click()
     await until("pages pulled to grow", async () => Number(await page.getByTestId("pages-total").textContent()) > before)
     await page.getByRole("status").filter({ hasText: /Sync ran: [1-9]\d* pages/ }).waitFor()
+    // The passes the sampler saw (every 5 s), per resource, with when the next one is due.
+    const series = `/admin/tenants/${servers.demo.appId}/${servers.demo.businessId}/series`
+    const seen = await adminWhen(servers, series, (r) => r.body.resources.some((x: any) => x.passes.length > 0 && x.passes.at(-1).pages > 0))
+    const resource = seen.body.resources.find((x: any) => x.passes.length > 0 && x.passes.at(-1).pages > 0)
+    assert.isNotNull(resource.lastFullMs, "a full pass completed, so its duration is known")
+    assert.isNumber(resource.nextDueAt)
+    const row = page.locator(`[data-testid=sync-over-time] tr[data-resource="${resource.resource}"]`)
+    await until("the page to chart the passes", async () => Number(await row.locator("[data-passes]").getAttribute("data-passes")) >= resource.passes.length)
+    assert.match((await row.textContent()) ?? "", /due now|in \d/)
     await shoot("tenant")
   })
 
@@ -281,6 +291,10 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
     await page.locator("p.empty").filter({ hasText: "No record of this tenant mentions 987654321987" }).waitFor()
     await page.goto(`${servers.server.url}/ui#/events?tenant=${tenant}&entity=abc`)
     await page.getByRole("alert").filter({ hasText: "entityId must be a positive integer" }).waitFor()
+    await page.goto(`${servers.server.url}/ui#/data?tenant=${tenant}&kind=orders&saleChannel=abc`)
+    await page.getByRole("alert").filter({ hasText: "saleChannel must be a numeric code" }).waitFor()
+    await page.goto(`${servers.server.url}/ui#/data?tenant=${tenant}&kind=customers&mobile=0000000001`)
+    await page.locator("p.empty").filter({ hasText: "No customers match" }).waitFor()
     await page.goto(`${servers.server.url}/ui#/nowhere`)
     await page.getByRole("heading", { name: "Not found" }).waitFor()
   })

@@ -5,7 +5,9 @@
  * - `GET /admin/series?range=hour|day`: the server's webhooks (accepted, duplicates, refused),
  *   pages pulled, calls, locks after ERR_429, projection lag and each plugin's lag;
  * - `GET /admin/tenants/:appId/:businessId/series?range=`: one tenant's pages, records,
- *   calls and locks (its budget keys summed);
+ *   calls and locks (its budget keys summed), and per resource its last passes (seen as
+ *   changes of the sync state between samples), its last full pass's duration and when its
+ *   next pass is due;
  * - `GET /admin/budgets/series`: budget use (calls in the window / limit) per key, last hour.
  *
  * The series live as long as the process: a reload of the console shows history, a restart
@@ -23,6 +25,40 @@ import { RateLimiter } from "@ocs/transport"
 import { type AdminOptions, existingTenant, guard, json, problem, searchParams } from "./AdminHttp.ts"
 
 export const SAMPLE_EVERY = "5 seconds"
+
+/** Passes kept per resource of a tenant, for the tenant's sync-over-time chart. */
+export const PASSES_KEPT = 30
+/** Tenants whose passes are kept (the most recently active). */
+const PASS_TENANTS = 1000
+
+/** A pass as the sampler saw it: the sync state's run time moved, with the pages and records it added. */
+interface Pass {
+  readonly at: number
+  readonly pages: number
+  readonly records: number
+}
+
+/**
+ * When a resource's next pass is due, as the planner decides it (@ocs/sync Planner): a full
+ * pass once `reconcile` passed since the last completed one (now, while one is running or
+ * none completed), an incremental one once `interval` passed since the last run; the earlier.
+ * Null while the tenant or the resource is paused. Resources without an incremental read wait
+ * for the full one: the earlier time is then early, never late.
+ */
+export const nextDueAt = (
+  s: SyncState.ResourceState,
+  tenant: { readonly status: string; readonly settings: { readonly intervalSeconds?: number | undefined; readonly reconcileSeconds?: number | undefined } },
+  times: { readonly intervalMs: number; readonly reconcileMs: number },
+  now: number
+): number | null => {
+  if (tenant.status !== "active" || s.paused !== null) return null
+  if (s.cursor !== null || s.windowEnd !== null || s.fullCompletedAt === null) return now
+  const interval = tenant.settings.intervalSeconds === undefined ? times.intervalMs : tenant.settings.intervalSeconds * 1000
+  const reconcile = tenant.settings.reconcileSeconds === undefined ? times.reconcileMs : tenant.settings.reconcileSeconds * 1000
+  const full = s.fullCompletedAt + reconcile
+  const incremental = s.lastRunAt === null ? now : s.lastRunAt + interval
+  return Math.min(full, incremental)
+}
 
 const rangeParam = (params: URLSearchParams, ranges: Series.Ranges) =>
   Effect.suspend(() => {
@@ -49,6 +85,28 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
     const metrics = yield* Metrics
     const admin = guard(options)
     const series = new Series.Store()
+    // Per tenant (most recently active last) and resource: the last passes seen.
+    const passes = new Map<string, Map<string, Array<Pass>>>()
+    const lastSeen = new Map<string, { readonly lastRunAt: number | null; readonly pages: number; readonly records: number }>()
+    const notePass = (s: SyncState.ResourceState) => {
+      const id = `${s.appId}:${s.businessId}`
+      const key = `${id}\u0000${s.resource}`
+      const before = lastSeen.get(key)
+      lastSeen.set(key, { lastRunAt: s.lastRunAt, pages: s.pages, records: s.records })
+      if (before === undefined || s.lastRunAt === null || s.lastRunAt === before.lastRunAt) return
+      let tenant = passes.get(id)
+      if (tenant === undefined) {
+        tenant = new Map()
+        if (passes.size >= PASS_TENANTS) passes.delete(passes.keys().next().value!)
+      } else {
+        passes.delete(id)
+      }
+      passes.set(id, tenant)
+      const list = tenant.get(s.resource) ?? []
+      list.push({ at: s.lastRunAt, pages: Math.max(0, s.pages - before.pages), records: Math.max(0, s.records - before.records) })
+      if (list.length > PASSES_KEPT) list.shift()
+      tenant.set(s.resource, list)
+    }
 
     const read = Effect.gen(function*() {
       const webhooks = yield* ingestion.metrics
@@ -66,6 +124,7 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
       // locks from its budget keys (kept while the keys are).
       const tenants = new Map<string, Record<string, number>>()
       for (const s of yield* Effect.orElseSucceed(syncState.states(), () => [])) {
+        notePass(s)
         const id = `${s.appId}:${s.businessId}`
         const t = tenants.get(id) ?? { pages: 0, records: 0, calls: 0, locks: 0 }
         t["pages"]! += s.pages
@@ -117,7 +176,14 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
         start: Math.floor(at / resolution.stepMs) * resolution.stepMs - (resolution.points - 1) * resolution.stepMs,
         series: {}
       }
-      return json({ appId: t.appId, businessId: t.businessId, range, at, ...answer })
+      const kept = passes.get(`${t.appId}:${t.businessId}`)
+      const resources = (yield* syncState.states(t.appId, t.businessId)).map((s) => ({
+        resource: s.resource,
+        passes: kept?.get(s.resource) ?? [],
+        lastFullMs: s.fullCompletedAt !== null && s.fullStartedAt !== null && s.fullCompletedAt >= s.fullStartedAt ? s.fullCompletedAt - s.fullStartedAt : null,
+        nextDueAt: options.syncTimes === undefined ? null : nextDueAt(s, t, options.syncTimes, at)
+      }))
+      return json({ appId: t.appId, businessId: t.businessId, range, at, ...answer, resources })
     })))
 
     yield* router.add("GET", "/admin/budgets/series", admin(Effect.gen(function*() {
