@@ -1,6 +1,6 @@
 /**
  * The console's charts (docs/architecture.md §4.35): the server samples its own counters every
- * `SAMPLE_EVERY` into bounded in-memory series (@ocs/observability Series) and answers them:
+ * `SAMPLE_EVERY_MS` into bounded in-memory series (@ocs/observability Series) and answers them:
  *
  * - `GET /admin/series?range=hour|day`: the server's webhooks (accepted, duplicates, refused),
  *   pages pulled, calls, locks after ERR_429, projection lag and each plugin's lag;
@@ -24,7 +24,7 @@ import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import { RateLimiter } from "@ocs/transport"
 import { type AdminOptions, existingTenant, guard, json, problem, searchParams } from "./AdminHttp.ts"
 
-export const SAMPLE_EVERY = "5 seconds"
+export const SAMPLE_EVERY_MS = 5_000
 
 /** Passes kept per resource of a tenant, for the tenant's sync-over-time chart. */
 export const PASSES_KEPT = 30
@@ -156,12 +156,12 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
         keys: budget
       } satisfies Series.Reading
     })
-    yield* Effect.forkScoped(Series.run(series, read, SAMPLE_EVERY))
+    yield* Effect.forkScoped(Series.run(series, read, SAMPLE_EVERY_MS))
 
     yield* router.add("GET", "/admin/series", admin(Effect.gen(function*() {
       const range = yield* rangeParam(yield* searchParams, series.server.ranges)
       const at = yield* Clock.currentTimeMillis
-      return json({ range, at, sampleEveryMs: 5000, ...series.server.read(range, at)! })
+      return json({ range, at, sampleEveryMs: SAMPLE_EVERY_MS, ...series.server.read(range, at)! })
     })))
 
     yield* router.add("GET", "/admin/tenants/:appId/:businessId/series", admin(Effect.gen(function*() {
