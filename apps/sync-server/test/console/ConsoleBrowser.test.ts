@@ -2,7 +2,8 @@
  * The operator console in real Chromium (Debian's package; playwright-core drives it) against
  * the servers `./ocs start` runs: sign in by keyboard, find the demo tenant, watch its sync
  * move, pause and resume it, see a lock count down after a forced 429, open an entity's
- * history, redrive a dead letter. Each page is photographed at a laptop and a phone width;
+ * history, redrive a dead letter; a chart counts the webhooks the test sent and keeps them
+ * over a reload, the data explorer finds orders and products and shows tombstones on request. Each page is photographed at a laptop and a phone width;
  * with OCS_UPDATE_SCREENSHOTS=1 the pictures replace those in docs/console/.
  */
 import { afterAll, assert, beforeAll, describe, inject, it } from "vitest"
