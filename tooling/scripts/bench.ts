@@ -260,6 +260,19 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
       details: r
     }]
   }],
+  ["console", async (quick) => {
+    const { runConsoleBench } = await import("../../apps/sync-server/bench/console.bench.ts")
+    const r = await runConsoleBench({ quick })
+    return [r.overview, r.seriesHour, r.seriesDay, r.tenantSeries, r.budgetSeries].map((t) => ({
+      scenario: `console: GET ${t.path} warm, ${fmt(r.tenants)} tenants (p50/p95 ms)`,
+      ours: `${fmt(t.p50Ms, 1)}/${fmt(t.p95Ms, 1)}`,
+      baseline: `${fmt(r.healthz.p50Ms, 1)}/${fmt(r.healthz.p95Ms, 1)} /healthz`,
+      ratio: t.p50Ms / r.healthz.p50Ms,
+      target: "report",
+      met: null,
+      details: { ...t, heapUsedMb: r.heapUsedMb }
+    }))
+  }],
   ["kafka", async (quick) => {
     const { runKafkaBench } = await import("../../apps/sync-server/bench/kafka.bench.ts")
     const r = await runKafkaBench({ quick })
@@ -314,6 +327,7 @@ const available: Record<string, string> = {
   scheduler: "packages/transport/bench/scheduler.bench.ts",
   "server memory": "apps/sync-server/bench/memory.bench.ts",
   reconciliation: "apps/sync-server/bench/reconciliation.bench.ts",
+  console: "apps/sync-server/bench/console.bench.ts",
   kafka: "apps/sync-server/bench/kafka.bench.ts",
   replay: "apps/replay/bench/replay.bench.ts",
   simulator: "packages/simulator/bench/list.bench.ts",

@@ -251,7 +251,7 @@ export const routes: ReadonlyArray<RouteDoc> = [
     errors: [[400, "entityId is not a positive integer"]]
   },
   // Read models
-  ...readModel("products", "products", [{ name: "search", type: "string", description: "name or code contains" }]),
+  ...readModel("products", "products", [{ name: "search", type: "string", description: "name, code, barcode or the application's product id contains" }, includeDeleted]),
   readList("inventory", "stock levels", [
     { name: "productId", type: "string", description: "one product" },
     { name: "depotId", type: "string", description: "one depot; empty: the products' totals" }
@@ -413,6 +413,42 @@ export const routes: ReadonlyArray<RouteDoc> = [
   },
   // Console
   { method: "GET", path: "/admin/overview", group: "console", summary: "What the console shows at a glance (counters, not rates)", auth: "admin", answer: { status: 200, description: "`{ at, tenants, webhooks, sync, keys, loops, errors, plugins }`" } },
+  {
+    method: "GET",
+    path: "/admin/series",
+    group: "console",
+    summary: "The server's activity over time, for the console's charts (sampled every 5 s, kept in memory)",
+    auth: "admin",
+    query: [{ name: "range", type: "string", description: "hour (10 s buckets) or day (1 min buckets); default hour" }],
+    answer: {
+      status: 200,
+      description:
+        "`{ range, at, sampleEveryMs, stepMs, start, series }`: `series` maps a name to one value per bucket, oldest first, the first bucket starting at `start` (epoch ms); null where no sample was taken. Counts per bucket: `accepted`, `duplicates`, `refused` (webhooks), `pages` (pulled), `calls`, `locks` (after ERR_429). Highest level in the bucket: `projectionLag` (records), `pluginLag:<name>` (records)."
+    },
+    errors: [[400, "an unknown range"]]
+  },
+  {
+    method: "GET",
+    path: `${T}/series`,
+    group: "console",
+    summary: "One tenant's activity over time: pages, records, calls and locks per bucket; its passes per resource and when the next is due",
+    auth: "admin",
+    query: [{ name: "range", type: "string", description: "hour (1 min buckets) or day (10 min buckets); default hour" }],
+    answer: {
+      status: 200,
+      description:
+        "`{ appId, businessId, range, at, stepMs, start, series, resources }` as `/admin/series`; `series` empty for a tenant idle since the server started (kept for the 1,000 most recently active tenants). `resources`: per resource `{ resource, passes: [{ at, pages, records }] (the last 30 seen since the server started), lastFullMs (the last full pass's duration or null), nextDueAt (epoch ms, or null while paused) }`."
+    },
+    errors: [[400, "an unknown range"]]
+  },
+  {
+    method: "GET",
+    path: "/admin/budgets/series",
+    group: "console",
+    summary: "Budget use per rate-limit key over the last hour (30 s buckets), the most recently active keys first",
+    auth: "admin",
+    answer: { status: 200, description: "`{ at, keys: [{ key, stepMs, start, used }] }`: `used` the highest share of the key's budget in use in each bucket (0..1), null where not sampled. At most 200 keys." }
+  },
   {
     method: "GET",
     path: "/admin/stream",

@@ -6,11 +6,13 @@
 import { html, render, useEffect, useState } from "./html.ts"
 import { api, follow, type Live, setSession } from "./api.ts"
 import { Events, Limits, Overview, Plugins, TenantDetail, Tenants } from "./pages.ts"
+import { Explorer } from "./explorer.ts"
 
 const NAV = [
   ["#/", "Overview"],
   ["#/tenants", "Tenants"],
   ["#/limits", "Rate limits"],
+  ["#/data", "Data"],
   ["#/events", "Events"],
   ["#/plugins", "Plugins"]
 ] as const
@@ -60,6 +62,8 @@ const Page = ({ hash, live }: { hash: string; live: Live }) => {
       return html`<${Limits} live=${live} />`
     case "events":
       return html`<${Events} key=${query.get("tenant") ?? ""} live=${live} query=${query} />`
+    case "data":
+      return html`<${Explorer} live=${live} query=${query} />`
     case "plugins":
       return html`<${Plugins} live=${live} />`
     default:

@@ -1,6 +1,7 @@
 /** The console's pages. Each takes the live snapshot; pages that need more ask the admin API. */
 import { html, useEffect, useState } from "./html.ts"
 import { advice, ago, api, type Key, type Live, rate, type Snapshot, type Tenant, tenantPath, time } from "./api.ts"
+import { OverviewCharts, Spark, TenantCharts, useBudgetSeries } from "./charts.ts"
 
 const Empty = ({ children }: { children: unknown }) => html`<p class="empty">${children}</p>`
 const Failure = ({ error }: { error: string | undefined }) => error === undefined ? null : html`<p class="failure" role="alert">${error}</p>`
@@ -53,6 +54,8 @@ export const Overview = ({ live }: { live: Live }) => {
       <a class=${`card ${s.keys.locked > 0 ? "warn" : ""}`} href="#/limits"><b>${s.keys.locked}</b> locked keys of ${s.keys.total}</a>
       <div class=${`card ${down.length > 0 ? "bad" : ""}`}><b>${s.loops.length - down.length}/${s.loops.length}</b> loops up</div>
     </section>
+    <h2>Activity</h2>
+    <${OverviewCharts} />
     <h2>Needs a look</h2>
     ${attention.length === 0
       ? html`<${Empty}>Every tenant is active and its webhooks arrive.<//>`
@@ -153,6 +156,7 @@ export const TenantDetail = ({ live, appId, businessId }: { live: Live; appId: s
         : html`<button type="button" disabled=${busy !== undefined} onClick=${() => act("pause", "pause")}>Pause</button>`}
       <button type="button" disabled=${busy !== undefined || t.status === "paused"} onClick=${() => act("sync", "sync")}>${busy === "sync" ? "Syncing…" : "Sync now"}</button>
       <button type="button" disabled=${busy !== undefined || t.status === "paused"} onClick=${() => act("full", "sync?full=true")} title="Read every resource again from the first page">${busy === "full" ? "Syncing…" : "Full sync"}</button>
+      <a href=${`#/data?tenant=${t.appId}:${t.businessId}`}>Browse data</a>
       <a href=${`#/events?tenant=${t.appId}:${t.businessId}`}>Event browser</a>
       <span role="status" class="message">${message ?? ""}</span>
     </div>
@@ -162,6 +166,8 @@ export const TenantDetail = ({ live, appId, businessId }: { live: Live; appId: s
       <dt>Webhooks</dt><dd>${t.lastWebhookAt === null ? "none received yet" : `last ${ago(t.lastWebhookAt)}`}${t.webhookSilent === true ? " (silent: check the callback URL and webhooksEnabled)" : ""}</dd>
       <dt>Pages pulled</dt><dd data-testid="pages-total">${pages}</dd>
     </dl>
+    <h2>Activity</h2>
+    <${TenantCharts} appId=${t.appId} businessId=${t.businessId} />
     <h2>Sync progress</h2>
     ${t.sync.length === 0 ? html`<${Empty}>No sync has run yet.<//>` : html`<${Table} label="Sync progress"><thead><tr><th>resource</th><th>state</th><th>pages</th><th>records</th><th>cursor</th><th>last run</th><th>last error</th></tr></thead><tbody>
       ${t.sync.map((s) => html`<tr><td>${s.resource}</td>
@@ -177,14 +183,16 @@ export const TenantDetail = ({ live, appId, businessId }: { live: Live; appId: s
 // rate limits ----------------------------------------------------------------------------
 
 export const Limits = ({ live }: { live: Live }) => {
+  const history = useBudgetSeries()
   if (live.state !== "live") return null
   const keys: ReadonlyArray<Key> = live.snapshot.keys.list
   return html`
     <h1>Rate limits</h1>
     <p>Budgets per appId + businessId + operation URL. A locked key is not called until its lock ends.</p>
-    ${keys.length === 0 ? html`<${Empty}>No key has been called yet.<//>` : html`<${Table} label="Rate-limit keys"><thead><tr><th>key</th><th>budget used</th><th>calls</th><th>locks</th><th>queue</th><th>lock</th></tr></thead><tbody>
+    ${keys.length === 0 ? html`<${Empty}>No key has been called yet.<//>` : html`<${Table} label="Rate-limit keys"><thead><tr><th>key</th><th>budget used</th><th>last hour</th><th>calls</th><th>locks</th><th>queue</th><th>lock</th></tr></thead><tbody>
       ${keys.map((k) => html`<tr class=${k.lockedUntil === undefined ? "" : "locked"} data-key=${k.key}><td><code>${k.key}</code></td>
         <td><meter min="0" max=${k.limit} value=${k.recentCalls} aria-label="budget used"></meter> ${k.recentCalls}/${k.limit} per ${Math.round(k.windowMs / 1000)} s</td>
+        <td>${history.has(k.key) ? html`<${Spark} values=${history.get(k.key)} label="budget used" />` : "–"}</td>
         <td>${k.calls}</td><td>${k.locks}</td><td>${k.queueDepth}</td>
         <td>${k.lockedUntil === undefined ? "–" : html`<${Countdown} until=${k.lockedUntil} skewMs=${live.skewMs} />`}</td></tr>`)}
     </tbody><//>`}

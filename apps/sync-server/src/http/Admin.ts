@@ -23,6 +23,7 @@ import * as OverviewRoutes from "./admin/OverviewRoutes.ts"
 import * as QuarantineRoutes from "./admin/QuarantineRoutes.ts"
 import * as ReadModelRoutes from "./admin/ReadModelRoutes.ts"
 import * as RelayRoutes from "./admin/RelayRoutes.ts"
+import * as SeriesRoutes from "./admin/SeriesRoutes.ts"
 import * as TenantRoutes from "./admin/TenantRoutes.ts"
 import * as ConsoleRoutes from "./console/ConsoleRoutes.ts"
 import * as SourceThrottle from "./SourceThrottle.ts"
@@ -55,6 +56,7 @@ export const routes = (given: AdminOptions) =>
     yield* ReadModelRoutes.add(router, options)
     yield* QuarantineRoutes.add(router, options)
     yield* OverviewRoutes.add(router, options)
+    yield* SeriesRoutes.add(router, options)
     yield* HistoryRoutes.add(router, options)
     yield* RelayRoutes.add(router, options)
     yield* CommandRoutes.add(router, options)

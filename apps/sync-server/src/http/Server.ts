@@ -390,6 +390,7 @@ export const start = (config: Config) =>
         webhookStore: ingestion.storeHealth
       },
       silenceAlertMs: config.webhooks.silenceAlertSeconds * 1000,
+      syncTimes: { intervalMs: config.sync.intervalSeconds * 1000, reconcileMs: config.sync.reconcileSeconds * 1000 },
       sessions: Sessions.make({ secure: config.server.tls !== undefined })
     })
     const adminListener = yield* NodeHttpServer.makeHandler(router.asHttpEffect(), { scope })

@@ -2,7 +2,8 @@
  * The operator console in real Chromium (Debian's package; playwright-core drives it) against
  * the servers `./ocs start` runs: sign in by keyboard, find the demo tenant, watch its sync
  * move, pause and resume it, see a lock count down after a forced 429, open an entity's
- * history, redrive a dead letter. Each page is photographed at a laptop and a phone width;
+ * history, redrive a dead letter; a chart counts the webhooks the test sent and keeps them
+ * over a reload, the data explorer finds orders and products and shows tombstones on request. Each page is photographed at a laptop and a phone width;
  * with OCS_UPDATE_SCREENSHOTS=1 the pictures replace those in docs/console/.
  */
 import { afterAll, assert, beforeAll, describe, inject, it } from "vitest"
@@ -11,7 +12,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { type Browser, chromium, type Page } from "playwright-core"
-import { ADMIN_KEY, admin, type Servers, startServers } from "./servers.ts"
+import { ADMIN_KEY, admin, adminWhen, type Servers, startServers } from "./servers.ts"
 
 const executablePath = inject("chromium")
 const shotsDir = process.env["OCS_UPDATE_SCREENSHOTS"] === "1"
@@ -84,6 +85,40 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
     await shoot("overview")
   })
 
+  it("charts the webhooks the test sent, and a reload keeps the history", async () => {
+    // One webhook sent six times: one record, five redeliveries answered as duplicates. The
+    // demo's own activity sends no redelivery, so the chart's duplicates are the test's.
+    const demo = await servers.control.demo()
+    const total = async () => Number(await page.getByTestId("chart-webhooks-duplicates").getAttribute("data-total"))
+    await page.getByTestId("chart-webhooks-duplicates").waitFor()
+    const before = await total()
+    const body = JSON.stringify({ event: "productUpdate", businessId: Number(demo.businessId), data: { id: 990000001, name: "chart probe", updatedAt: 1767323045 } })
+    const answers: Array<number> = []
+    for (let i = 0; i < 6; i++) {
+      const r = await fetch(`${servers.server.url}/webhooks/${demo.appId}`, { method: "POST", headers: { "content-type": "application/json", authorization: demo.verifyToken }, body })
+      answers.push(r.status)
+      await r.text()
+    }
+    assert.deepStrictEqual(answers, [200, 200, 200, 200, 200, 200])
+    // The server samples every 5 s and the page reads every 10 s.
+    await until("the chart to count the duplicates", async () => (await total()) === before + 5)
+    const series = (await admin(servers, "/admin/series?range=hour")).body
+    const sum = (name: string) => series.series[name].reduce((n: number, v: number | null) => n + (v ?? 0), 0)
+    assert.strictEqual(sum("duplicates"), before + 5, "the chart shows what the server holds")
+    assert.isAbove(sum("accepted"), 0)
+    assert.strictEqual((await admin(servers, "/admin/series?range=week")).status, 400)
+    // The chart draws a line, and a reload shows the same history (the server keeps it).
+    assert.isAbove(await page.locator("[data-testid=chart-webhooks] polyline").count(), 0)
+    await page.reload()
+    await page.getByTestId("chart-webhooks-duplicates").waitFor()
+    assert.strictEqual(await total(), before + 5)
+    // The day's chart (1 min buckets) holds them too.
+    await page.getByRole("button", { name: "last day" }).click()
+    await until("the day chart", async () => (await page.getByRole("button", { name: "last day" }).getAttribute("aria-pressed")) === "true" && (await total()) === before + 5)
+    await page.getByRole("button", { name: "last hour" }).click()
+    await shoot("overview")
+  })
+
   it("finds the demo tenant and watches its sync progress move", async () => {
     await page.getByRole("link", { name: "Tenants" }).click()
     await page.getByRole("searchbox").fill(servers.demo.businessId)
@@ -97,6 +132,15 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
     await page.getByRole("button", { name: "Full sync" }).click()
     await until("pages pulled to grow", async () => Number(await page.getByTestId("pages-total").textContent()) > before)
     await page.getByRole("status").filter({ hasText: /Sync ran: [1-9]\d* pages/ }).waitFor()
+    // The passes the sampler saw (every 5 s), per resource, with when the next one is due.
+    const series = `/admin/tenants/${servers.demo.appId}/${servers.demo.businessId}/series`
+    const seen = await adminWhen(servers, series, (r) => r.body.resources.some((x: any) => x.passes.length > 0 && x.passes.at(-1).pages > 0))
+    const resource = seen.body.resources.find((x: any) => x.passes.length > 0 && x.passes.at(-1).pages > 0)
+    assert.isNotNull(resource.lastFullMs, "a full pass completed, so its duration is known")
+    assert.isNumber(resource.nextDueAt)
+    const row = page.locator(`[data-testid=sync-over-time] tr[data-resource="${resource.resource}"]`)
+    await until("the page to chart the passes", async () => Number(await row.locator("[data-passes]").getAttribute("data-passes")) >= resource.passes.length)
+    assert.match((await row.textContent()) ?? "", /due now|in \d/)
     await shoot("tenant")
   })
 
@@ -171,6 +215,75 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
     await shoot("events")
   })
 
+  it("the data explorer finds an order by status and date, and opens its lines and history", async () => {
+    const tenant = `${servers.demo.appId}:${servers.demo.businessId}`
+    const base = `/admin/tenants/${servers.demo.appId}/${servers.demo.businessId}`
+    const all = await adminWhen(servers, `${base}/orders?limit=1000`, (r) => r.body.items.some((o: any) => o.lineCount > 0 && o.createdAtMs !== null && o.status !== null))
+    const target = all.body.items.find((o: any) => o.lineCount > 0 && o.createdAtMs !== null && o.status !== null)
+    // The day of its creation as the browser (the form's date field) names it.
+    const day = String(await page.evaluate(`(() => { const d = new Date(${target.createdAtMs}); return d.getFullYear() + "-" + String(d.getMonth() + 1).padStart(2, "0") + "-" + String(d.getDate()).padStart(2, "0") })()`))
+    const bounds = await page.evaluate(`[new Date("${day}T00:00:00").getTime(), new Date("${day}T23:59:59.999").getTime()]`) as [number, number]
+    const expected = (await admin(servers, `${base}/orders?limit=50&status=${target.status}&createdFromMs=${bounds[0]}&createdToMs=${bounds[1]}`)).body.items
+    assert.ok(expected.some((o: any) => o.id === target.id))
+    await page.goto(`${servers.server.url}/ui#/data?tenant=${tenant}&kind=orders`)
+    await page.getByTestId("data-table").waitFor()
+    await page.getByLabel("Status").selectOption(String(target.status))
+    await page.getByLabel("Created from").fill(day)
+    await page.getByLabel("Created to").fill(day)
+    await page.getByLabel("Created to").press("Enter")
+    await until("the filtered list", async () => {
+      const ids = await page.locator("[data-testid=data-table] tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-id")))
+      return JSON.stringify(ids) === JSON.stringify(expected.map((o: any) => o.id))
+    })
+    assert.include(new URL(page.url()).hash, `status=${target.status}`, "the filters are in the address")
+    await shoot("data-orders")
+    await page.locator(`tr[data-id="${target.id}"] a`).click()
+    await page.getByTestId("record-status").waitFor()
+    const detail = (await admin(servers, `${base}/orders/${target.id}`)).body
+    assert.strictEqual(await page.locator("[data-testid=lines] tbody tr").count(), detail.items.length)
+    assert.isAbove(detail.items.length, 0)
+    const history = page.locator("[data-testid=record-history] > li")
+    await history.first().waitFor()
+    const logged = (await admin(servers, `${base}/history/${target.id}`)).body
+    assert.strictEqual(await history.count(), logged.records.length)
+    await history.first().locator("summary").click()
+    assert.strictEqual(await history.first().locator("pre.body").textContent(), logged.records[0].body, "the body exactly as stored")
+    await shoot("data-order")
+  })
+
+  it("the data explorer finds a product by barcode, and shows a tombstone only on request", async () => {
+    const tenant = `${servers.demo.appId}:${servers.demo.businessId}`
+    const base = `/admin/tenants/${servers.demo.appId}/${servers.demo.businessId}`
+    const listed = (await adminWhen(servers, `${base}/products?limit=200`, (r) => r.body.items.filter((p: any) => p.barcode).length >= 2)).body.items
+    // The first by id is on the explorer's first page, with or without tombstones.
+    const gone = listed[0]
+    const found = listed.find((p: any) => p.barcode && p.id !== gone.id)
+    await page.goto(`${servers.server.url}/ui#/data?tenant=${tenant}&kind=products`)
+    await page.getByLabel("Name, code or barcode").fill(found.barcode)
+    await page.getByLabel("Name, code or barcode").press("Enter")
+    await until("the product found by its barcode", async () => (await page.locator(`[data-testid=data-table] tr[data-id="${found.id}"]`).count()) === 1)
+    assert.include(await page.locator(`tr[data-id="${found.id}"]`).textContent(), found.barcode)
+    // Its record: stock per depot and the stored record.
+    await page.locator(`tr[data-id="${found.id}"] a`).click()
+    await page.getByRole("heading", { name: "Stock per depot" }).waitFor()
+    await page.locator("[data-testid=record-history] > li").first().waitFor()
+    // A product the business deletes: its webhook leaves a tombstone (no name, code or barcode
+    // any more), hidden unless asked for.
+    await servers.control.deleteProduct(servers.demo.businessId, gone.id)
+    await adminWhen(servers, `${base}/products/${gone.id}`, (r) => r.body.deleted === true)
+    await page.goto(`${servers.server.url}/ui#/data?tenant=${tenant}&kind=products`)
+    await page.getByTestId("data-table").waitFor()
+    assert.strictEqual(await page.locator(`[data-testid=data-table] tr[data-id="${gone.id}"]`).count(), 0, "no tombstone unless asked for")
+    await page.getByLabel("with deleted (tombstones)").check()
+    await page.getByRole("button", { name: "Show" }).click()
+    const row = page.locator(`[data-testid=data-table] tr.deleted[data-id="${gone.id}"]`)
+    await row.waitFor()
+    assert.include(await row.textContent(), "deleted")
+    await shoot("data-tombstone")
+    await row.locator("a").click()
+    await page.getByTestId("record-facts").filter({ hasText: "a tombstone" }).waitFor()
+  })
+
   it("says so when a list is empty or a request fails", async () => {
     const tenant = `${servers.demo.appId}:${servers.demo.businessId}`
     await page.goto(`${servers.server.url}/ui#/tenants?status=paused`)
@@ -179,6 +292,10 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
     await page.locator("p.empty").filter({ hasText: "No record of this tenant mentions 987654321987" }).waitFor()
     await page.goto(`${servers.server.url}/ui#/events?tenant=${tenant}&entity=abc`)
     await page.getByRole("alert").filter({ hasText: "entityId must be a positive integer" }).waitFor()
+    await page.goto(`${servers.server.url}/ui#/data?tenant=${tenant}&kind=orders&saleChannel=abc`)
+    await page.getByRole("alert").filter({ hasText: "saleChannel must be a numeric code" }).waitFor()
+    await page.goto(`${servers.server.url}/ui#/data?tenant=${tenant}&kind=customers&mobile=0000000001`)
+    await page.locator("p.empty").filter({ hasText: "No customers match" }).waitFor()
     await page.goto(`${servers.server.url}/ui#/nowhere`)
     await page.getByRole("heading", { name: "Not found" }).waitFor()
   })
@@ -201,7 +318,8 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
 
   it("reads on a phone width", async () => {
     await page.setViewportSize({ width: 390, height: 844 })
-    for (const [hash, name] of [["#/", "overview"], [`#/tenants/${servers.demo.appId}/${servers.demo.businessId}`, "tenant"], ["#/limits", "rate-limits"]] as const) {
+    for (const [hash, name] of [["#/", "overview"], [`#/tenants/${servers.demo.appId}/${servers.demo.businessId}`, "tenant"], ["#/limits", "rate-limits"],
+      [`#/data?tenant=${servers.demo.appId}:${servers.demo.businessId}&kind=orders`, "data"]] as const) {
       await page.goto(`${servers.server.url}/ui${hash}`)
       await page.locator("main h1").waitFor()
       // Nothing wider than the screen: wide tables scroll inside their own box.

@@ -34,6 +34,8 @@ export interface AdminOptions {
    * `keyFailureDefaults`, made by `Admin.routes`.
    */
   readonly keyFailures?: SourceThrottle.SourceThrottle | undefined
+  /** The server's sync intervals (`sync` section), for when a resource's next pass is due. */
+  readonly syncTimes?: { readonly intervalMs: number; readonly reconcileMs: number } | undefined
 }
 
 /** 20 wrong admin keys a minute per address, as for the console's sign-in. */

@@ -49,7 +49,10 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
       })))
 
     yield* list("products", (t, params, page) =>
-      Effect.flatMap(queryText(params, "search"), (search) => readModels.products(t, { ...page, search })))
+      Effect.flatMap(
+        Effect.all({ search: queryText(params, "search"), includeDeleted: queryBool(params, "includeDeleted") }),
+        (filters) => readModels.products(t, { ...page, ...filters })
+      ))
     yield* one("products", "product", readModels.product)
     yield* list("inventory", (t, params) =>
       Effect.flatMap(
