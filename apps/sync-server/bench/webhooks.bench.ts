@@ -9,7 +9,7 @@
  * After the run the server is stopped and its event log file is read: every answered 200
  * must be a stored record.
  *
- *   ./ocs node apps/sync-server/bench/webhooks.bench.ts [--quick] [--tracing=0.1] [--rate=2000]
+ *   ./ocs node apps/sync-server/bench/webhooks.bench.ts [--quick] [--tracing=0.1] [--rate=2000] [--disk-probe]
  */
 import autocannon from "autocannon"
 import * as Fs from "node:fs"
@@ -66,14 +66,15 @@ const SPAN_ID = Buffer.from(`"spanId":`)
  * At a fixed rate below saturation the CPU per webhook is the steadier figure on a shared
  * machine.
  */
-export const runWebhooksBench = async (options: { readonly quick?: boolean; readonly tracing?: number; readonly rate?: number } = {}): Promise<WebhooksBenchResult> => {
+export const runWebhooksBench = async (options: { readonly quick?: boolean; readonly tracing?: number; readonly rate?: number; readonly diskProbe?: boolean } = {}): Promise<WebhooksBenchResult> => {
   const seconds = options.quick ? 3 : 10
   const warmup = options.quick ? 1 : 2
   const collector = options.tracing === undefined ? undefined : await startCollector()
   const server = await startWebhookServer({
     adminKey: "bench-webhooks-admin-key-0123",
     encryptionKey: "57".repeat(32),
-    tracing: collector === undefined ? undefined : { otlpEndpoint: collector.url, sampleRatio: options.tracing, exportIntervalMillis: 1000 }
+    tracing: collector === undefined ? undefined : { otlpEndpoint: collector.url, sampleRatio: options.tracing, exportIntervalMillis: 1000 },
+    sqlite: options.diskProbe === undefined ? undefined : { diskProbe: options.diskProbe }
   })
   let stopped = false
   try {
@@ -131,7 +132,8 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === Path.res
   const r = await runWebhooksBench({
     quick: process.argv.includes("--quick"),
     ...(sample === undefined ? {} : { tracing: Number(sample.slice(10)) }),
-    ...(rate === undefined ? {} : { rate: Number(rate.slice(7)) })
+    ...(rate === undefined ? {} : { rate: Number(rate.slice(7)) }),
+    ...(process.argv.includes("--disk-probe") ? { diskProbe: true } : {})
   })
   console.log(
     `sync server: ${r.storedPerSecond} stored webhooks/s (p50 ${r.p50Millis} ms, p99 ${r.p99Millis} ms), ` +

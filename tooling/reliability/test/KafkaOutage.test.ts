@@ -50,6 +50,16 @@ describe("kafka outage", () => {
     })
     await server.start()
     const url = server.url
+    // The webhooks below are of products the simulator never had: a full pass that starts after
+    // one of them arrived rightly finds it deleted on the service (docs/architecture.md §4.14).
+    // So they start once every tenant's first product pass is done; on a loaded machine that
+    // pass can start seconds after the server does.
+    for (const t of tenants) {
+      await eventually(`the first product pass of ${t.appId}`, async () => {
+        const { body } = await admin(url, `/admin/tenants/${t.appId}/${t.businessId}`)
+        return (body.sync as Array<any>).find((s) => s.resource === "pos:/v3.0/product/list")?.fullCompletedAt != null ? true : undefined
+      }, 60_000, 250)
+    }
 
     // One sender per business, one request at a time, so that the sending order is the order.
     const http = agent(tenants.length)
