@@ -190,6 +190,22 @@ export type Identity =
   | { readonly _tag: "resend"; readonly find?: ListRead | undefined }
   | ({ readonly _tag: "list" } & ListRead)
 
+/**
+ * A kind whose write takes several entities in one call (product/add, customer/add: up to 100,
+ * docs/api-catalogue.md "Write operations"): queued commands of one tenant are coalesced into
+ * one call and the answer is split back by each item's key.
+ */
+export interface Batch<P> {
+  /** Items per call at most. */
+  readonly max: number
+  /** The item's key in its payload (appProductId, mobile). */
+  readonly key: (payload: P) => string
+  /** The key an entry of the answer's data names (the same field, echoed). */
+  readonly answerKey: (entry: unknown) => string | undefined
+  /** The request body of several items (with their markers, for marked kinds). */
+  readonly body: (payloads: ReadonlyArray<P>) => unknown
+}
+
 export interface CommandKind<P = unknown> {
   readonly kind: Catalogue.WriteKind
   readonly operation: Operation.Operation<unknown>
@@ -201,6 +217,8 @@ export interface CommandKind<P = unknown> {
   /** The id of the created or changed entity, from the answer's data. */
   readonly entityId: (data: unknown, payload: P) => string | undefined
   readonly identity: Identity
+  /** Set for kinds the engine coalesces into calls of several items. */
+  readonly batch?: Batch<P> | undefined
 }
 
 /** The write operation of a kind, from its catalogue entry (docs/api-catalogue.md, "Write operations"). */
@@ -262,6 +280,12 @@ export const kinds = {
       // product/list has no appProductId filter: `name` matches name, code or barcode.
       filters: (p: ProductAdd) => ({ name: p.name }),
       matches: (record: unknown, p: ProductAdd) => text(Records.valueAt(record, "appProductId")) === p.appProductId
+    },
+    batch: {
+      max: 100,
+      key: (p: ProductAdd) => p.appProductId,
+      answerKey: (entry: unknown) => text(Records.valueAt(entry, "appProductId")),
+      body: (ps: ReadonlyArray<ProductAdd>) => ps
     }
   } satisfies CommandKind<ProductAdd>,
   "product.edit": {
@@ -319,6 +343,12 @@ export const kinds = {
       by: "mobile",
       filters: (p: CustomerAdd) => ({ mobile: p.mobile }),
       matches: (record: unknown, p: CustomerAdd) => text(Records.valueAt(record, "mobile")) === p.mobile
+    },
+    batch: {
+      max: 100,
+      key: (p: CustomerAdd) => p.mobile,
+      answerKey: (entry: unknown) => text(Records.valueAt(entry, "mobile")),
+      body: (ps: ReadonlyArray<CustomerAdd>) => ps
     }
   } satisfies CommandKind<CustomerAdd>,
   "bill.addRetail": {

@@ -45,14 +45,27 @@ export const Requested = Schema.Struct({
 /** An attempt is about to leave the process (appended before the request is written). */
 export const Sent = Schema.Struct({ state: Schema.Literal("sent"), command: Schema.String, attempt: Schema.Int })
 
-/** The service answered the attempt: the exact body, and the entity's id when it names one. */
+/**
+ * Where a command sat in a call that carried several (product/add, customer/add coalesced):
+ * `items` in the call, this one at `position` (from 0).
+ */
+export const CallShare = Schema.Struct({ items: Schema.Int, position: Schema.Int })
+export type CallShare = typeof CallShare.Type
+
+/**
+ * The service answered the attempt: the exact body, and the entity's id when it names one. For
+ * a call that carried several commands (`call`), `body` is this command's own entry of the
+ * answer's data (a refusal keeps the exact body): the whole body once per item would repeat it
+ * a hundred times in the log.
+ */
 export const Answered = Schema.Struct({
   state: Schema.Literal("answered"),
   command: Schema.String,
   attempt: Schema.Int,
   status: Schema.Int,
   body: Schema.String,
-  entityId: Schema.optionalKey(Schema.String)
+  entityId: Schema.optionalKey(Schema.String),
+  call: Schema.optionalKey(CallShare)
 })
 
 /** Final: the service refused it, or it was refused before a call. */
