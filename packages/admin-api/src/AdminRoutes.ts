@@ -359,6 +359,20 @@ export const routes: ReadonlyArray<RouteDoc> = [
     answer: { status: 200, description: "The command, confirmed by a person." },
     errors: [[404, "no such command for this tenant"], [409, "the command is not in doubt"]]
   },
+  {
+    method: "GET",
+    path: `${T}/id-map/:entity`,
+    group: "tenants",
+    summary: "The id map of `products` (appProductId) or `orders` (appOrderId): the application's keys and the service's ids, from the copy",
+    auth: "admin",
+    query: [
+      { name: "key", type: "string", description: "keys to look up, repeated or comma-separated (at most 1000)" },
+      { name: "id", type: "string", description: "ids to look up, repeated or comma-separated (at most 1000)" },
+      ...page
+    ],
+    answer: { status: 200, description: "`{ items: [{ id, key, deleted }], next }`: the entries looked up, or a page by id without `key` and `id`." },
+    errors: [[400, "more than 1000 keys or ids, or one longer than 255 characters"], [404, "the entity is neither products nor orders"]]
+  },
   // Operations
   { method: "GET", path: "/admin/locks", group: "operations", summary: "Rate-limit keys locked now", auth: "admin", answer: { status: 200, description: "`{ locks: [...], keys (count) }`" } },
   { method: "GET", path: "/admin/budgets", group: "operations", summary: "Every rate-limit key and its budget", auth: "admin", answer: { status: 200, description: "`{ keys: [{ key, limit, recentCalls, lockedUntil? }] }`" } },

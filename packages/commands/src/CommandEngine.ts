@@ -39,12 +39,15 @@ export class CommandTenants extends Context.Service<CommandTenants, {
 }>()("@ocs/commands/CommandTenants") {}
 
 /**
- * What the engine reads of the business's copy (the read models) to refuse a command the
- * service would refuse, before any call: an order's status. Optional: without it, the service
- * refuses and the command fails on its answer.
+ * What the engine reads of the business's copy (the read models): an order's status, to refuse
+ * a command the service would refuse before any call; an entity's id by its natural key
+ * (appProductId, appOrderId), to resolve a lost answer or a duplicate refusal without reading
+ * the service. Optional: without it, the service refuses and the command fails on its answer,
+ * and every doubt is resolved by a targeted read.
  */
 export class CommandCopy extends Context.Service<CommandCopy, {
   readonly orderStatus: (tenant: Ids.TenantRef, orderId: string) => Effect.Effect<Option.Option<string>>
+  readonly entityId: (tenant: Ids.TenantRef, entity: "product" | "order", key: string) => Effect.Effect<Option.Option<string>>
 }>()("@ocs/commands/CommandCopy") {
   /** The copy as the read models hold it (a read that fails knows nothing, so refuses nothing). */
   static readonly layerReadModels: Layer.Layer<CommandCopy, never, ReadModels.ReadModels> = Layer.effect(
@@ -54,6 +57,11 @@ export class CommandCopy extends Context.Service<CommandCopy, {
         orderStatus: (tenant, orderId) =>
           rm.order(tenant, orderId).pipe(
             Effect.map(Option.flatMap((o) => (o.deleted ? Option.none() : Option.fromNullishOr(o.status)))),
+            Effect.orElseSucceed(() => Option.none<string>())
+          ),
+        entityId: (tenant, entity, key) =>
+          rm.idMap(tenant, entity, { keys: [key] }).pipe(
+            Effect.map((page) => Option.fromUndefinedOr(page.items.find((m) => !m.deleted)?.id)),
             Effect.orElseSucceed(() => Option.none<string>())
           )
       }))
@@ -236,6 +244,15 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       ? coalescer.attempt(command, access, kind, kind.batch)
       : callOnce(command.tenant, access, kind, kind.body(command.payload, command.marker))
 
+  /** The effect's id in the copy, by the kind's natural key (no call); none without a copy or a key. */
+  const inCopy = (command: Command, kind: CommandKind.CommandKind<unknown>) =>
+    Effect.gen(function*() {
+      if (Option.isNone(copy) || kind.copy === undefined) return Option.none<{ readonly id: string; readonly evidence: string }>()
+      const key = kind.copy.key(command.payload)
+      const id = yield* copy.value.entityId(command.tenant, kind.copy.entity, key)
+      return Option.map(id, (id) => ({ id, evidence: `the copy maps ${kind.copy!.entity} ${key} to id ${id}` }))
+    })
+
   /** A targeted read for a kind without a safe resend: found (with the id), absent, or cannot tell. */
   const readBack = (command: Command, access: TenantAccess, identity: CommandKind.ListRead) =>
     Effect.gen(function*() {
@@ -284,7 +301,12 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       let doubtful = command.state === "inDoubt"
       while (true) {
         if (doubtful && kind.identity._tag === "list") {
-          // Resolve by reading back, never by a blind resend.
+          // Resolve by reading back, never by a blind resend: the copy first (no call), then the service.
+          const copied = yield* inCopy(command, kind)
+          if (Option.isSome(copied)) {
+            yield* transition(command, { state: "confirmed", command: command.id, by: "readBack", entityId: copied.value.id, evidence: copied.value.evidence })
+            return
+          }
           yield* Effect.sleep(settle)
           let outcome: { readonly _tag: "Found" | "Absent" | "Unknown"; readonly id?: string | undefined; readonly evidence: string } = { _tag: "Unknown", evidence: "" }
           for (let i = 0; i < readBackAttempts; i++) {
@@ -341,8 +363,12 @@ export const make = Effect.fnUntraced(function*(options: Options) {
             // A send after a lost answer refused as a duplicate: an earlier attempt took effect.
             if (doubtful && refusedAsDuplicate(outcome.error, kind)) {
               const refusal = `attempt ${attempt} refused as a duplicate: ${outcome.text.slice(0, 300)}`
+              // The existing entity's id: from the copy (no page scan), else a targeted read.
+              const copied = yield* inCopy(command, kind)
               const find = kind.identity._tag === "resend" ? kind.identity.find : undefined
-              const where = find === undefined ? undefined : yield* readBack(command, access.success, find)
+              const where = Option.isSome(copied)
+                ? { _tag: "Found" as const, id: copied.value.id, evidence: copied.value.evidence }
+                : find === undefined ? undefined : yield* readBack(command, access.success, find)
               yield* transition(command, {
                 state: "confirmed",
                 command: command.id,

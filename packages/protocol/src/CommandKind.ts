@@ -219,6 +219,11 @@ export interface CommandKind<P = unknown> {
   readonly identity: Identity
   /** Set for kinds the engine coalesces into calls of several items. */
   readonly batch?: Batch<P> | undefined
+  /**
+   * Where the copy of the business (the read models, fed by webhooks and pulls) maps this
+   * kind's natural key to the entity's id: looked up before any read of the service.
+   */
+  readonly copy?: { readonly entity: "product" | "order"; readonly key: (payload: P) => string } | undefined
 }
 
 /** The write operation of a kind, from its catalogue entry (docs/api-catalogue.md, "Write operations"). */
@@ -286,7 +291,8 @@ export const kinds = {
       key: (p: ProductAdd) => p.appProductId,
       answerKey: (entry: unknown) => text(Records.valueAt(entry, "appProductId")),
       body: (ps: ReadonlyArray<ProductAdd>) => ps
-    }
+    },
+    copy: { entity: "product", key: (p: ProductAdd) => p.appProductId }
   } satisfies CommandKind<ProductAdd>,
   "product.edit": {
     kind: "product.edit",
@@ -317,7 +323,8 @@ export const kinds = {
         }),
         matches: (record: unknown, p: OrderAdd) => text(Records.valueAt(record, "channel.appOrderId")) === p.channel.appOrderId
       }
-    }
+    },
+    copy: { entity: "order", key: (p: OrderAdd) => p.channel.appOrderId }
   } satisfies CommandKind<OrderAdd>,
   "order.edit": {
     kind: "order.edit",
