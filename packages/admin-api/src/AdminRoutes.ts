@@ -323,7 +323,7 @@ export const routes: ReadonlyArray<RouteDoc> = [
       kind: "product.add, product.edit, order.add, order.edit, customer.add, bill.addRetail, inventory.importSupplier, inventory.exportSupplier, inventory.importOther, inventory.exportOther",
       payload: "one entity, as the kind's operation takes it (docs/api-catalogue.md)"
     },
-    answer: { status: 201, description: "The command: `id`, `kind`, `state` (pending, sending, inDoubt, confirmed, failed, cancelled), `attempts`, once known `entityId`, `lastAnswer` (exact body), `reason`, `evidence`. 200 with the same command when the key and payload repeat." },
+    answer: { status: 201, description: "The command: `id`, `kind`, `state` (pending, sending, inDoubt, confirmed, failed, cancelled), `attempts`, once known `entityId`, `lastAnswer` (exact body), `reason`, `evidence`, `confirmedBy` (answer, readBack, person), `seen` (copy, readBack, or flagged: the service does not show the effect). 200 with the same command when the key and payload repeat." },
     errors: [[400, "no Idempotency-Key; `issues`: each field at fault by its path"], [409, "the key names another payload's command (`commandId`)"], [413, "body larger than 256 KiB"], [422, "the copy shows the service would refuse it (an order handed to a carrier or finished): nothing stored or sent"]]
   },
   {

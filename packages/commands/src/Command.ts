@@ -28,6 +28,13 @@ export interface Command {
   readonly lastAnswer: string | undefined
   readonly reason: Reason | undefined
   readonly evidence: string | undefined
+  /** How a confirmation was reached: the service's answer, a read-back, or a person. */
+  readonly confirmedBy: "answer" | "readBack" | "person" | undefined
+  /**
+   * Whether a confirmed command's effect was seen: in the copy, by a targeted read, or
+   * `flagged` (the service does not show it); undefined while it is being looked for.
+   */
+  readonly seen: "copy" | "readBack" | "flagged" | undefined
   readonly requestedAt: number
   readonly updatedAt: number
 }

@@ -17,7 +17,7 @@
  */
 import { EventLog, type EventLogError as LogErrors } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
-import { CommandKind, EngineRecordCommands, Ids, Records } from "@ocs/protocol"
+import { CommandKind, EngineRecordCommands, Ids, Json, Records } from "@ocs/protocol"
 import { CommerceClient as Client } from "@ocs/transport"
 import { Clock, Context, Deferred, Duration, Effect, Layer, Option, Semaphore, Stream } from "effect"
 import * as Crypto from "node:crypto"
@@ -48,6 +48,8 @@ export class CommandTenants extends Context.Service<CommandTenants, {
 export class CommandCopy extends Context.Service<CommandCopy, {
   readonly orderStatus: (tenant: Ids.TenantRef, orderId: string) => Effect.Effect<Option.Option<string>>
   readonly entityId: (tenant: Ids.TenantRef, entity: "product" | "order", key: string) => Effect.Effect<Option.Option<string>>
+  /** The copy's record of an entity (as the service listed or announced it), live ones only. */
+  readonly record: (tenant: Ids.TenantRef, entity: CommandKind.Verify<unknown>["entity"], id: string) => Effect.Effect<Option.Option<unknown>>
 }>()("@ocs/commands/CommandCopy") {
   /** The copy as the read models hold it (a read that fails knows nothing, so refuses nothing). */
   static readonly layerReadModels: Layer.Layer<CommandCopy, never, ReadModels.ReadModels> = Layer.effect(
@@ -63,7 +65,15 @@ export class CommandCopy extends Context.Service<CommandCopy, {
           rm.idMap(tenant, entity, { keys: [key] }).pipe(
             Effect.map((page) => Option.fromUndefinedOr(page.items.find((m) => !m.deleted)?.id)),
             Effect.orElseSucceed(() => Option.none<string>())
+          ),
+        record: (tenant, entity, id) => {
+          const read: Effect.Effect<Option.Option<{ readonly record: unknown; readonly deleted: boolean }>, unknown> =
+            entity === "product" ? rm.product(tenant, id) : entity === "order" ? rm.order(tenant, id) : entity === "customer" ? rm.customer(tenant, id) : rm.bill(tenant, id)
+          return read.pipe(
+            Effect.map(Option.flatMap((r) => (r.deleted ? Option.none() : Option.some(r.record)))),
+            Effect.orElseSucceed(() => Option.none<unknown>())
           )
+        }
       }))
   )
 }
@@ -85,6 +95,11 @@ export interface Options {
    * call that is not full goes out (default 20 ms). Under load calls fill while the lane is busy.
    */
   readonly coalesceMs?: number | undefined
+  /**
+   * How long a command confirmed by the service's answer may take to show in the copy (webhook
+   * or pull) before a targeted read looks for it (default 120 s). Needs `CommandCopy`.
+   */
+  readonly seenWithinMs?: number | undefined
 }
 
 export interface SubmitRequest {
@@ -271,6 +286,61 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       return { _tag: "Found", id, evidence: `${where}: found id ${id ?? "?"}` } as const
     })
 
+  const seenWithin = options.seenWithinMs ?? 120_000
+  /**
+   * Confirmation by the copy (docs/architecture.md §4.31): a command the service answered as
+   * applied is seen when the copy (webhook or pull) shows its entity with the fields it set. Not
+   * seen within the bound: a targeted read of the service decides, and flags it when the
+   * service does not show it either. Looks grow apart (250 ms doubling to 10 s): cheap reads of
+   * the copy by primary key.
+   */
+  const lookForEffect = (command: Command): Effect.Effect<void, EventLogError> =>
+    Effect.gen(function*() {
+      const kind = CommandKind.find(command.kind)
+      const id = command.entityId
+      if (Option.isNone(copy) || kind === undefined || id === undefined) return
+      const verify = kind.verify
+      const deadline = command.updatedAt + seenWithin
+      let pause = 250
+      while ((yield* Clock.currentTimeMillis) < deadline) {
+        const record = yield* copy.value.record(command.tenant, verify.entity, id)
+        if (Option.isSome(record) && verify.shows(record.value, command.payload, id)) {
+          yield* transition(command, { state: "seen", command: command.id, by: "copy", evidence: `the copy shows ${verify.entity} ${id} with the fields set` })
+          return
+        }
+        yield* Effect.sleep(Duration.millis(pause))
+        pause = Math.min(10_000, pause * 2)
+      }
+      const filters = verify.filters(command.payload, id)
+      const where = `${verify.operation.resource}/${verify.operation.operation} ${Json.stringify(filters)}`
+      const access = yield* tenants.access(command.tenant).pipe(Effect.result)
+      if (access._tag === "Failure") {
+        yield* transition(command, { state: "notSeen", command: command.id, reason: { tag: "ReadBackFailed", message: access.failure.message }, evidence: `not in the copy after ${seenWithin} ms; no access to read back` })
+        return
+      }
+      const found = yield* client.pages(access.success, verify.operation, { filters, priority: "interactive" }).pipe(
+        Stream.flatMap((page) => Stream.fromIterable(page.records)),
+        Stream.filter((r) => verify.shows(r, command.payload, id)),
+        Stream.runHead,
+        Effect.result
+      )
+      if (found._tag === "Failure") {
+        yield* transition(command, { state: "notSeen", command: command.id, reason: { tag: "ReadBackFailed", message: found.failure.message }, evidence: `not in the copy after ${seenWithin} ms; ${where}: ${found.failure._tag}` })
+      } else if (Option.isSome(found.success)) {
+        yield* transition(command, { state: "seen", command: command.id, by: "readBack", evidence: `not in the copy after ${seenWithin} ms; ${where}: shown` })
+      } else {
+        yield* transition(command, {
+          state: "notSeen",
+          command: command.id,
+          reason: { tag: "NotSeen", message: "answered as applied, but the service does not show the effect" },
+          evidence: `not in the copy after ${seenWithin} ms; ${where}: not shown`
+        })
+      }
+    })
+
+  const watchForEffect = (command: Command) =>
+    Effect.forkIn(lookForEffect(command).pipe(Effect.catchCause((cause) => Effect.logWarning("CommandEngine: looking for a command's effect failed", cause))), scope)
+
   /** Sends the command until it is final or left in doubt. `inDoubt`: the last attempt's answer was lost. */
   const drive = (initial: Command): Effect.Effect<void, EventLogError> =>
     Effect.gen(function*() {
@@ -355,7 +425,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
               ...(entityId === undefined ? {} : { entityId }),
               ...(outcome.call === undefined ? {} : { call: outcome.call })
             })
-            yield* transition(command, { state: "confirmed", command: command.id, by: "answer", ...(entityId === undefined ? {} : { entityId }) })
+            const confirmed = yield* transition(command, { state: "confirmed", command: command.id, by: "answer", ...(entityId === undefined ? {} : { entityId }) })
+            yield* watchForEffect(confirmed)
             return
           }
           case "Refused": {
@@ -478,6 +549,11 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   // doubt being resolved when the process stopped is resolved again. Only one the engine left
   // to a person (its read-back could not answer) waits for their decision.
   for (const c of commands.values()) if (resumable(c)) yield* launch(c)
+  // Effects still looked for when the process stopped (recent ones: an old log is not re-read).
+  const now = yield* Clock.currentTimeMillis
+  for (const c of commands.values()) {
+    if (c.state === "confirmed" && c.confirmedBy === "answer" && c.seen === undefined && now - c.updatedAt < 2 * seenWithin) yield* watchForEffect(c)
+  }
 
   return CommandEngine.of({
     submit,
