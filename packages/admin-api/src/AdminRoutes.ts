@@ -351,6 +351,15 @@ export const routes: ReadonlyArray<RouteDoc> = [
   },
   {
     method: "POST",
+    path: `${T}/commands/:id/cancel`,
+    group: "tenants",
+    summary: "Withdraws a command not sent yet (requested, waiting for its turn)",
+    auth: "admin",
+    answer: { status: 200, description: "The command, cancelled: it is never sent." },
+    errors: [[404, "no such command for this tenant"], [409, "the command was sent already (or is final)"]]
+  },
+  {
+    method: "POST",
     path: `${T}/commands/:id/mark-done`,
     group: "tenants",
     summary: "Marks an in-doubt command as having taken effect",

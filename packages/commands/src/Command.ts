@@ -70,6 +70,13 @@ export class NotInDoubt extends Schema.TaggedError<NotInDoubt>()("NotInDoubt", {
   message: Schema.String
 }) {}
 
+/** A cancel asked of a command that has been sent already (or is final): only one not yet sent can be withdrawn. */
+export class NotCancellable extends Schema.TaggedError<NotCancellable>()("NotCancellable", {
+  commandId: Schema.String,
+  state: Schema.String,
+  message: Schema.String
+}) {}
+
 /** The tenant has no access the engine can send with (unknown, on hold, no token). */
 export class NoAccess extends Schema.TaggedError<NoAccess>()("NoAccess", {
   appId: Schema.String,

@@ -22,7 +22,7 @@ import { CommerceClient as Client } from "@ocs/transport"
 import { Clock, Context, Deferred, Duration, Effect, Layer, Option, Semaphore, Stream } from "effect"
 import * as Crypto from "node:crypto"
 import {
-  type Command, CommandNotFound, fingerprint, IdempotencyKeyReused, type InvalidCommand, NoAccess, NotInDoubt, PreconditionFailed, type Requester,
+  type Command, CommandNotFound, fingerprint, IdempotencyKeyReused, type InvalidCommand, NoAccess, NotCancellable, NotInDoubt, PreconditionFailed, type Requester,
   validate
 } from "./Command.ts"
 import * as Ledger from "./CommandLedger.ts"
@@ -136,8 +136,26 @@ export interface CommandEngineService {
     id: string,
     decision: { readonly by: string; readonly entityId?: string | undefined; readonly note?: string | undefined }
   ) => Effect.Effect<Command, CommandNotFound | NotInDoubt | EventLogError>
+  /** Withdraws a command not sent yet (requested, waiting for its turn): cancelled, never sent. */
+  readonly cancel: (tenant: Ids.TenantRef, id: string, by: string) => Effect.Effect<Command, CommandNotFound | NotCancellable | EventLogError>
   /** Counts by state, all tenants (metrics, tests). */
   readonly counts: Effect.Effect<Readonly<Record<EngineRecordCommands.State, number>>>
+  /** What `/metrics` publishes of the write path. */
+  readonly metrics: Effect.Effect<CommandMetrics>
+}
+
+/** The write path's series (docs/architecture.md §4.31), all tenants. */
+export interface CommandMetrics {
+  readonly byKindAndState: ReadonlyArray<{ readonly kind: string; readonly state: EngineRecordCommands.State; readonly count: number }>
+  readonly inDoubt: number
+  /** In doubt and left to a person (retry or mark done). */
+  readonly waitingForAPerson: number
+  /** Confirmed, but the service does not show the effect. */
+  readonly flagged: number
+  /** Commands waiting for their write lane (one call per tenant and URL) or for a coalesced call. */
+  readonly laneQueue: number
+  /** Write lanes with a call in flight. */
+  readonly laneBusy: number
 }
 
 export class CommandEngine extends Context.Service<CommandEngine, CommandEngineService>()("@ocs/commands/CommandEngine") {
@@ -194,6 +212,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const keyOf = (tenant: Ids.TenantRef, key: string) => `${Ids.tenantKey(tenant)}\u0000${key}`
   for (const c of commands.values()) byKey.set(keyOf(c.tenant, c.idempotencyKey), c.id)
   const waiters = new Map<string, Array<Deferred.Deferred<Command>>>()
+  /** Commands whose first send has begun: no longer cancellable (checked and set without a yield between). */
+  const claimed = new Set<string>()
   /** Commands being driven now; one left in doubt by its drive waits for a person. */
   const running = new Set<string>()
   const wake = (id: string) =>
@@ -411,6 +431,9 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           return
         }
         const attempt = command.attempts + 1
+        // A cancel won the race to the first send: nothing goes out.
+        if (commands.get(command.id)?.state === "cancelled") return
+        claimed.add(command.id)
         command = yield* transition(command, { state: "sent", command: command.id, attempt })
         const outcome = yield* attemptOnce(command, access.success, kind)
         switch (outcome._tag) {
@@ -590,10 +613,48 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         ...(decision.entityId === undefined ? {} : { entityId: decision.entityId })
       })
     }),
+    cancel: Effect.fn("CommandEngine.cancel")(function*(tenant: Ids.TenantRef, id: string, by: string) {
+      const c = yield* found(tenant, id)
+      // Synchronous check and claim: the drive checks the state before its first send.
+      if (c.state !== "pending" || c.attempts > 0 || claimed.has(id)) {
+        return yield* new NotCancellable({ commandId: id, state: c.state, message: `command ${id} is ${c.state}${c.attempts > 0 || claimed.has(id) ? ", sent already" : ""}: only a command not sent yet can be cancelled` })
+      }
+      claimed.add(id)
+      commands.set(id, { ...c, state: "cancelled" })
+      return yield* transition(c, { state: "cancelled", command: id, by })
+    }),
     counts: Effect.sync(() => {
       const out = emptyCounts()
       for (const c of commands.values()) out[c.state]++
       return out
+    }),
+    metrics: Effect.sync((): CommandMetrics => {
+      const byKind = new Map<string, number>()
+      let inDoubtCount = 0
+      let person = 0
+      let flagged = 0
+      for (const c of commands.values()) {
+        const k = `${c.kind}\u0000${c.state}`
+        byKind.set(k, (byKind.get(k) ?? 0) + 1)
+        if (c.state === "inDoubt") {
+          inDoubtCount++
+          if (waitsForAPerson(c)) person++
+        }
+        if (c.seen === "flagged") flagged++
+      }
+      let laneQueue = coalescer.queued()
+      for (const lane of lanes.values()) laneQueue += lane.users - 1
+      return {
+        byKindAndState: [...byKind].map(([k, count]) => {
+          const [kind, state] = k.split("\u0000") as [string, EngineRecordCommands.State]
+          return { kind, state, count }
+        }),
+        inDoubt: inDoubtCount,
+        waitingForAPerson: person,
+        flagged,
+        laneQueue,
+        laneBusy: lanes.size
+      }
     })
   })
 })

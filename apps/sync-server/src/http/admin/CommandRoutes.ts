@@ -7,6 +7,7 @@
  * - `GET .../commands` (`state`, `kind`, `limit`), `GET .../commands/:id`;
  * - `POST .../commands/:id/retry` and `.../mark-done` (`{ entityId?, note? }`): a person's
  *   decision on an in-doubt command;
+ * - `POST .../commands/:id/cancel`: withdraws a command not sent yet (409 once it was sent);
  * - `GET .../id-map/products` and `.../id-map/orders` (`key`, `id`, repeated or comma-separated;
  *   else `limit`, `after`): the application's keys (appProductId, appOrderId) and the service's
  *   ids, from the copy.
@@ -47,8 +48,12 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
     const readModels = yield* ReadModels.ReadModels
     const admin = guard(options)
     const tenantOf = Effect.map(existingTenant(store), (b) => ({ appId: b.appId, businessId: b.businessId }))
-    const refusal = (e: Command.CommandNotFound | Command.NotInDoubt | { readonly _tag: string; readonly message: string }) =>
-      e._tag === "CommandNotFound" ? problem(404, e.message) : e._tag === "NotInDoubt" ? problem(409, e.message) : problem(500, "internal error; see the server log")
+    const refusal = (e: Command.CommandNotFound | Command.NotInDoubt | Command.NotCancellable | { readonly _tag: string; readonly message: string }) =>
+      e._tag === "CommandNotFound"
+        ? problem(404, e.message)
+        : e._tag === "NotInDoubt" || e._tag === "NotCancellable"
+        ? problem(409, e.message)
+        : problem(500, "internal error; see the server log")
 
     yield* router.add("POST", T, admin(Effect.gen(function*() {
       const tenant = yield* tenantOf
@@ -94,6 +99,12 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
       const tenant = yield* tenantOf
       const by = yield* decider
       const result = yield* engine.retry(tenant, yield* pathParam("id"), by).pipe(Effect.result)
+      return result._tag === "Success" ? json(view(result.success)) : refusal(result.failure)
+    })))
+
+    yield* router.add("POST", `${T}/:id/cancel`, admin(Effect.gen(function*() {
+      const tenant = yield* tenantOf
+      const result = yield* engine.cancel(tenant, yield* pathParam("id"), yield* decider).pipe(Effect.result)
       return result._tag === "Success" ? json(view(result.success)) : refusal(result.failure)
     })))
 
