@@ -51,6 +51,7 @@ export default defineConfig({
       pkg("plugin-sdk", "packages/plugin-sdk"),
       pkg("plugin-runtime", "packages/plugin-runtime"),
       pkg("plugin-low-stock-alert", "plugins/low-stock-alert"),
+      pkg("plugin-auto-restock", "plugins/auto-restock"),
       pkg("plugin-order-forwarder", "plugins/order-forwarder"),
       pkg("plugin-plugin-template", "plugins/plugin-template"),
       pkg("kafka-broker", "tooling/kafka"),

@@ -299,6 +299,55 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
       details: r
     }]
   }],
+  ["simulator writes", async (quick) => {
+    const { runWriteBench } = await import("../../packages/simulator/bench/write.bench.ts")
+    const r = await runWriteBench({ quick })
+    return r.figures.map((f) => ({
+      scenario: `simulator: ${f.operation} requests/s, ${f.itemsPerCall} item(s) a call (no rate limit)`,
+      ours: `${fmt(f.requestsPerSecond)} (${fmt(f.itemsPerSecond)} items/s; p50/p99 ${fmt(f.p50Ms, 1)}/${fmt(f.p99Ms, 1)} ms)`,
+      baseline: "-",
+      ratio: null,
+      // Every answered call took effect; calls in flight at the stop may have too.
+      target: "effects as answered",
+      met: f.effects >= f.answered * f.itemsPerCall && f.effects <= f.sent * f.itemsPerCall,
+      details: f
+    }))
+  }],
+  ["commands", async (quick) => {
+    const { runCommandsBench } = await import("../../packages/commands/bench/commands.bench.ts")
+    const r = await runCommandsBench({ quick })
+    const budget = (b: typeof r.budgetOne) => ({
+      scenario: `commands: write-lane budget use, ${fmt(b.tenants)} tenant(s) (${b.limit} calls per ${b.windowSeconds} s a key, ${b.measuredSeconds} s measured)`,
+      ours: `${fmt(b.use, 3)} (min ${fmt(b.minUse, 3)}); ${fmt(b.err429)} ERR_429`,
+      baseline: "the service's budget",
+      ratio: b.use,
+      target: ">= 0.95, 0 ERR_429",
+      met: b.use >= 0.95 && b.err429 === 0,
+      details: b
+    })
+    return [
+      budget(r.budgetOne),
+      budget(r.budgetMany),
+      {
+        scenario: `commands: product/add items per call, ${fmt(r.coalescing.commands)} queued at once`,
+        ours: `${fmt(r.coalescing.itemsPerCall, 1)} (${fmt(r.coalescing.calls)} calls; ${fmt(r.coalescing.commandsPerSecond)} commands/s)`,
+        baseline: "100 a call at most",
+        ratio: r.coalescing.itemsPerCall / 100,
+        target: ">= 90 items",
+        met: r.coalescing.itemsPerCall >= 90,
+        details: r.coalescing
+      },
+      {
+        scenario: "commands: engine CPU per command (stored, sent, answered, confirmed) vs a bare call",
+        ours: `${fmt(r.cpu.engineMicrosPerCommand)} us`,
+        baseline: `${fmt(r.cpu.bareMicrosPerCall)} us a bare fetch`,
+        ratio: r.cpu.ratio,
+        target: "report",
+        met: null,
+        details: r.cpu
+      }
+    ]
+  }],
   ["event log append", async (quick) => {
     const { runAppendBench } = await import("../../packages/event-log/bench/append.bench.ts")
     const results = await runAppendBench({ quick })

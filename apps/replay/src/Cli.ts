@@ -10,6 +10,7 @@ import * as Json from "@ocs/protocol/Json"
 import { Console, Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Audit from "./Audit.ts"
+import * as Commands from "./Commands.ts"
 import * as Export from "./Export.ts"
 import * as FieldDiff from "./FieldDiff.ts"
 import type * as LogIntegrity from "./LogIntegrity.ts"
@@ -348,11 +349,36 @@ const stats = Command.make("stats", {
     Command.withExamples([{ command: "ocs-replay stats --log .ocs-data/demo/events.sqlite", description: "Everything in the demo's log" }])
   )
 
+const commandsCommand = Command.make("commands", {
+  ...Options.source,
+  tenant: Options.tenant,
+  entity: Flag.String("entity").pipe(Flag.withDescription("Only commands on this entity (the service's id) or with this command id"), Flag.optional),
+  kind: Flag.String("kind").pipe(Flag.withDescription("Only this kind, e.g. order.add"), Flag.optional),
+  from: Options.instant("from", "Only commands asked at or after this instant"),
+  to: Options.instant("to", "Only commands asked at or before this instant"),
+  format: Flag.Literals("format", ["table", "json", "ndjson"]).pipe(Flag.withDescription("Output format"), Flag.withDefault("table")),
+  out: Options.out("Write to this file instead of stdout")
+}, (f) =>
+  withSource(f, Commands.run({
+    tenant: opt(f.tenant),
+    entity: opt(f.entity),
+    kind: opt(f.kind),
+    fromMs: opt(f.from),
+    toMs: opt(f.to),
+    format: f.format
+  }, opt(f.out)))).pipe(
+    Command.withDescription("Who changed what on the service: the write path's commands from the log, one line each"),
+    Command.withExamples([
+      { command: "ocs-replay commands --tenant 1001:42", description: "Every command of one tenant" },
+      { command: "ocs-replay commands --tenant 1001:42 --entity 9007199254740993 --format json", description: "Who changed one product" }
+    ])
+  )
+
 export const command = Command.make("ocs-replay").pipe(
   Command.withDescription(
     "Replay and audit the ocs-engine event log: rebuild, verify and compare read models, query, export, stats. " +
       "Exit codes: 0 ok, 1 verify or compare found differences, 2 usage or input error, 3 other failure."
   ),
-  Command.withSubcommands([replay, verify, compare, audit, historyCommand, exportCommand, stats])
+  Command.withSubcommands([replay, verify, compare, audit, historyCommand, exportCommand, stats, commandsCommand])
 )
 

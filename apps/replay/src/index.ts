@@ -2,6 +2,7 @@
  * @ocs/replay: the replay and audit tool (the `ocs-replay` CLI and its building blocks).
  */
 export * as Audit from "./Audit.ts"
+export * as Commands from "./Commands.ts"
 export * as Cli from "./Cli.ts"
 export * as Entity from "./Entity.ts"
 export * as Export from "./Export.ts"

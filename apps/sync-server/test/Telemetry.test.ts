@@ -173,6 +173,11 @@ describe("telemetry of the server process", () => {
     assert.isAtLeast(value("ocs_plugin_events_handled_total", { plugin: "order-forwarder" }), 1)
     assert.strictEqual(family("ocs_plugin_lag_seconds").type, "GAUGE")
     assert.strictEqual(value("ocs_tenants", { status: "active" }), 1)
+    // The write path's series are published even before any command.
+    for (const name of ["ocs_commands_in_doubt", "ocs_commands_waiting_for_a_person", "ocs_write_lane_queue", "ocs_write_lane_busy", "ocs_write_keys_locked"]) {
+      assert.strictEqual(family(name).type, "GAUGE")
+      assert.strictEqual(value(name), 0)
+    }
     assert.isAbove(value("ocs_process_resident_memory_bytes"), 0)
     // Tenant-free: no series names a business.
     for (const f of families.values()) {

@@ -323,7 +323,7 @@ export const routes: ReadonlyArray<RouteDoc> = [
       kind: "product.add, product.edit, order.add, order.edit, customer.add, bill.addRetail, inventory.importSupplier, inventory.exportSupplier, inventory.importOther, inventory.exportOther",
       payload: "one entity, as the kind's operation takes it (docs/api-catalogue.md)"
     },
-    answer: { status: 201, description: "The command: `id`, `kind`, `state` (pending, sending, inDoubt, confirmed, failed, cancelled), `attempts`, once known `entityId`, `lastAnswer` (exact body), `reason`, `evidence`. 200 with the same command when the key and payload repeat." },
+    answer: { status: 201, description: "The command: `id`, `kind`, `state` (pending, sending, inDoubt, confirmed, failed, cancelled), `attempts`, once known `entityId`, `lastAnswer` (exact body), `reason`, `evidence`, `confirmedBy` (answer, readBack, person), `seen` (copy, readBack, or flagged: the service does not show the effect). 200 with the same command when the key and payload repeat." },
     errors: [[400, "no Idempotency-Key; `issues`: each field at fault by its path"], [409, "the key names another payload's command (`commandId`)"], [413, "body larger than 256 KiB"], [422, "the copy shows the service would refuse it (an order handed to a carrier or finished): nothing stored or sent"]]
   },
   {
@@ -351,6 +351,15 @@ export const routes: ReadonlyArray<RouteDoc> = [
   },
   {
     method: "POST",
+    path: `${T}/commands/:id/cancel`,
+    group: "tenants",
+    summary: "Withdraws a command not sent yet (requested, waiting for its turn)",
+    auth: "admin",
+    answer: { status: 200, description: "The command, cancelled: it is never sent." },
+    errors: [[404, "no such command for this tenant"], [409, "the command was sent already (or is final)"]]
+  },
+  {
+    method: "POST",
     path: `${T}/commands/:id/mark-done`,
     group: "tenants",
     summary: "Marks an in-doubt command as having taken effect",
@@ -358,6 +367,20 @@ export const routes: ReadonlyArray<RouteDoc> = [
     body: Schema.Struct({ entityId: Schema.optionalKey(Schema.String), note: Schema.optionalKey(Schema.String) }),
     answer: { status: 200, description: "The command, confirmed by a person." },
     errors: [[404, "no such command for this tenant"], [409, "the command is not in doubt"]]
+  },
+  {
+    method: "GET",
+    path: `${T}/id-map/:entity`,
+    group: "tenants",
+    summary: "The id map of `products` (appProductId) or `orders` (appOrderId): the application's keys and the service's ids, from the copy",
+    auth: "admin",
+    query: [
+      { name: "key", type: "string", description: "keys to look up, repeated or comma-separated (at most 1000)" },
+      { name: "id", type: "string", description: "ids to look up, repeated or comma-separated (at most 1000)" },
+      ...page
+    ],
+    answer: { status: 200, description: "`{ items: [{ id, key, deleted }], next }`: the entries looked up, or a page by id without `key` and `id`." },
+    errors: [[400, "more than 1000 keys or ids, or one longer than 255 characters"], [404, "the entity is neither products nor orders"]]
   },
   // Operations
   { method: "GET", path: "/admin/locks", group: "operations", summary: "Rate-limit keys locked now", auth: "admin", answer: { status: 200, description: "`{ locks: [...], keys (count) }`" } },

@@ -28,6 +28,13 @@ export interface Command {
   readonly lastAnswer: string | undefined
   readonly reason: Reason | undefined
   readonly evidence: string | undefined
+  /** How a confirmation was reached: the service's answer, a read-back, or a person. */
+  readonly confirmedBy: "answer" | "readBack" | "person" | undefined
+  /**
+   * Whether a confirmed command's effect was seen: in the copy, by a targeted read, or
+   * `flagged` (the service does not show it); undefined while it is being looked for.
+   */
+  readonly seen: "copy" | "readBack" | "flagged" | undefined
   readonly requestedAt: number
   readonly updatedAt: number
 }
@@ -58,6 +65,13 @@ export class CommandNotFound extends Schema.TaggedError<CommandNotFound>()("Comm
 
 /** A person's decision (retry, mark done) asked of a command that is not in doubt. */
 export class NotInDoubt extends Schema.TaggedError<NotInDoubt>()("NotInDoubt", {
+  commandId: Schema.String,
+  state: Schema.String,
+  message: Schema.String
+}) {}
+
+/** A cancel asked of a command that has been sent already (or is final): only one not yet sent can be withdrawn. */
+export class NotCancellable extends Schema.TaggedError<NotCancellable>()("NotCancellable", {
   commandId: Schema.String,
   state: Schema.String,
   message: Schema.String

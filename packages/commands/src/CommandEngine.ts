@@ -17,15 +17,17 @@
  */
 import { EventLog, type EventLogError as LogErrors } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
-import { CommandKind, EngineRecordCommands, Ids, Records } from "@ocs/protocol"
+import { CommandKind, EngineRecordCommands, Ids, Json, Records } from "@ocs/protocol"
 import { CommerceClient as Client } from "@ocs/transport"
 import { Clock, Context, Deferred, Duration, Effect, Layer, Option, Semaphore, Stream } from "effect"
 import * as Crypto from "node:crypto"
 import {
-  type Command, CommandNotFound, fingerprint, IdempotencyKeyReused, type InvalidCommand, NoAccess, NotInDoubt, PreconditionFailed, type Reason, type Requester,
+  type Command, CommandNotFound, fingerprint, IdempotencyKeyReused, type InvalidCommand, NoAccess, NotCancellable, NotInDoubt, PreconditionFailed, type Requester,
   validate
 } from "./Command.ts"
 import * as Ledger from "./CommandLedger.ts"
+import * as Coalescer from "./internal/coalescer.ts"
+import { classify, type Outcome, reasonOf } from "./internal/outcome.ts"
 
 type EventLogError = LogErrors.EventLogError
 type CallError = Client.CallError
@@ -37,12 +39,17 @@ export class CommandTenants extends Context.Service<CommandTenants, {
 }>()("@ocs/commands/CommandTenants") {}
 
 /**
- * What the engine reads of the business's copy (the read models) to refuse a command the
- * service would refuse, before any call: an order's status. Optional: without it, the service
- * refuses and the command fails on its answer.
+ * What the engine reads of the business's copy (the read models): an order's status, to refuse
+ * a command the service would refuse before any call; an entity's id by its natural key
+ * (appProductId, appOrderId), to resolve a lost answer or a duplicate refusal without reading
+ * the service. Optional: without it, the service refuses and the command fails on its answer,
+ * and every doubt is resolved by a targeted read.
  */
 export class CommandCopy extends Context.Service<CommandCopy, {
   readonly orderStatus: (tenant: Ids.TenantRef, orderId: string) => Effect.Effect<Option.Option<string>>
+  readonly entityId: (tenant: Ids.TenantRef, entity: "product" | "order", key: string) => Effect.Effect<Option.Option<string>>
+  /** The copy's record of an entity (as the service listed or announced it), live ones only. */
+  readonly record: (tenant: Ids.TenantRef, entity: CommandKind.Verify<unknown>["entity"], id: string) => Effect.Effect<Option.Option<unknown>>
 }>()("@ocs/commands/CommandCopy") {
   /** The copy as the read models hold it (a read that fails knows nothing, so refuses nothing). */
   static readonly layerReadModels: Layer.Layer<CommandCopy, never, ReadModels.ReadModels> = Layer.effect(
@@ -53,7 +60,20 @@ export class CommandCopy extends Context.Service<CommandCopy, {
           rm.order(tenant, orderId).pipe(
             Effect.map(Option.flatMap((o) => (o.deleted ? Option.none() : Option.fromNullishOr(o.status)))),
             Effect.orElseSucceed(() => Option.none<string>())
+          ),
+        entityId: (tenant, entity, key) =>
+          rm.idMap(tenant, entity, { keys: [key] }).pipe(
+            Effect.map((page) => Option.fromUndefinedOr(page.items.find((m) => !m.deleted)?.id)),
+            Effect.orElseSucceed(() => Option.none<string>())
+          ),
+        record: (tenant, entity, id) => {
+          const read: Effect.Effect<Option.Option<{ readonly record: unknown; readonly deleted: boolean }>, unknown> =
+            entity === "product" ? rm.product(tenant, id) : entity === "order" ? rm.order(tenant, id) : entity === "customer" ? rm.customer(tenant, id) : rm.bill(tenant, id)
+          return read.pipe(
+            Effect.map(Option.flatMap((r) => (r.deleted ? Option.none() : Option.some(r.record)))),
+            Effect.orElseSucceed(() => Option.none<unknown>())
           )
+        }
       }))
   )
 }
@@ -70,6 +90,16 @@ export interface Options {
   readonly readBackAttempts?: number | undefined
   /** Commands being sent at once, all tenants (default 64); the scheduler spreads their calls. */
   readonly concurrency?: number | undefined
+  /**
+   * How long the first queued product.add / customer.add waits for others of its tenant before a
+   * call that is not full goes out (default 20 ms). Under load calls fill while the lane is busy.
+   */
+  readonly coalesceMs?: number | undefined
+  /**
+   * How long a command confirmed by the service's answer may take to show in the copy (webhook
+   * or pull) before a targeted read looks for it (default 120 s). Needs `CommandCopy`.
+   */
+  readonly seenWithinMs?: number | undefined
 }
 
 export interface SubmitRequest {
@@ -106,47 +136,31 @@ export interface CommandEngineService {
     id: string,
     decision: { readonly by: string; readonly entityId?: string | undefined; readonly note?: string | undefined }
   ) => Effect.Effect<Command, CommandNotFound | NotInDoubt | EventLogError>
+  /** Withdraws a command not sent yet (requested, waiting for its turn): cancelled, never sent. */
+  readonly cancel: (tenant: Ids.TenantRef, id: string, by: string) => Effect.Effect<Command, CommandNotFound | NotCancellable | EventLogError>
   /** Counts by state, all tenants (metrics, tests). */
   readonly counts: Effect.Effect<Readonly<Record<EngineRecordCommands.State, number>>>
+  /** What `/metrics` publishes of the write path. */
+  readonly metrics: Effect.Effect<CommandMetrics>
+}
+
+/** The write path's series (docs/architecture.md §4.31), all tenants. */
+export interface CommandMetrics {
+  readonly byKindAndState: ReadonlyArray<{ readonly kind: string; readonly state: EngineRecordCommands.State; readonly count: number }>
+  readonly inDoubt: number
+  /** In doubt and left to a person (retry or mark done). */
+  readonly waitingForAPerson: number
+  /** Confirmed, but the service does not show the effect. */
+  readonly flagged: number
+  /** Commands waiting for their write lane (one call per tenant and URL) or for a coalesced call. */
+  readonly laneQueue: number
+  /** Write lanes with a call in flight. */
+  readonly laneBusy: number
 }
 
 export class CommandEngine extends Context.Service<CommandEngine, CommandEngineService>()("@ocs/commands/CommandEngine") {
   /** Loads the ledger from the log, resumes what was left, and sends from then on; stops with its scope. */
   static readonly layer = (options: Options = {}) => Layer.effect(CommandEngine, make(options))
-}
-
-/** How an attempt ended. */
-type Outcome =
-  | { readonly _tag: "Answered"; readonly data: unknown; readonly text: string; readonly status: number }
-  /** An API refusal: the service answered and did not apply it. */
-  | { readonly _tag: "Refused"; readonly error: CallError; readonly status: number; readonly text: string }
-  /** The request provably did not take effect (refused connection, still locked): send again. */
-  | { readonly _tag: "NotSent"; readonly reason: Reason }
-  | { readonly _tag: "Lost"; readonly reason: Reason }
-
-const reasonOf = (error: { readonly _tag: string; readonly message: string; readonly errorCode?: string }): Reason => ({
-  tag: error._tag,
-  ...(error.errorCode === undefined ? {} : { code: error.errorCode }),
-  message: error.message
-})
-
-const classify = (error: CallError, answer: { readonly status: number; readonly text: string } | undefined): Outcome => {
-  switch (error._tag) {
-    case "RequestTimeout":
-    case "ServerError":
-    case "MalformedResponse":
-      return { _tag: "Lost", reason: reasonOf(error) }
-    case "ConnectionFailed":
-      // Refused: nothing reached the service.
-      return error.reason === "refused" ? { _tag: "NotSent", reason: reasonOf(error) } : { _tag: "Lost", reason: reasonOf(error) }
-    case "RateLimited":
-    case "ExceededRateLimit":
-    case "LockWaitExceeded":
-      // docs/api-catalogue.md, Limits 2: a call over budget is refused, not applied.
-      return { _tag: "NotSent", reason: reasonOf(error as { readonly _tag: string; readonly message: string }) }
-    default:
-      return { _tag: "Refused", error, status: answer?.status ?? 200, text: answer?.text ?? "" }
-  }
 }
 
 /** An ERR_INVALID_FORM_FIELDS naming the kind's natural key as taken: the effect exists already. */
@@ -198,6 +212,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const keyOf = (tenant: Ids.TenantRef, key: string) => `${Ids.tenantKey(tenant)}\u0000${key}`
   for (const c of commands.values()) byKey.set(keyOf(c.tenant, c.idempotencyKey), c.id)
   const waiters = new Map<string, Array<Deferred.Deferred<Command>>>()
+  /** Commands whose first send has begun: no longer cancellable (checked and set without a yield between). */
+  const claimed = new Set<string>()
   /** Commands being driven now; one left in doubt by its drive waits for a person. */
   const running = new Set<string>()
   const wake = (id: string) =>
@@ -239,10 +255,11 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         })
     )
 
-  const attemptOnce = (command: Command, access: TenantAccess, kind: CommandKind.CommandKind<unknown>) =>
-    inLane(`${Ids.tenantKey(command.tenant)}:${kind.operation.path}`, Effect.gen(function*() {
+  /** One call of a kind's write, through the tenant's write lane of its URL. */
+  const callOnce = (tenant: Ids.TenantRef, access: TenantAccess, kind: CommandKind.CommandKind<unknown>, body: unknown) =>
+    inLane(`${Ids.tenantKey(tenant)}:${kind.operation.path}`, Effect.gen(function*() {
       let answer: { readonly status: number; readonly text: string } | undefined
-      const result = yield* client.call(access, kind.operation, kind.body(command.payload, command.marker), {
+      const result = yield* client.call(access, kind.operation, body, {
         priority: "interactive",
         retryTransient: false,
         onAnswer: (a) => (answer = a)
@@ -250,6 +267,26 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       if (result._tag === "Success") return { _tag: "Answered", data: result.success.data, text: result.success.text, status: answer?.status ?? 200 } as Outcome
       return classify(result.failure, answer)
     }))
+
+  const coalescer = Coalescer.make({
+    lingerMs: options.coalesceMs ?? 20,
+    send: callOnce
+  }, scope)
+
+  /** One attempt: a kind that takes several items a call joins the tenant's next call of it. */
+  const attemptOnce = (command: Command, access: TenantAccess, kind: CommandKind.CommandKind<unknown>): Effect.Effect<Outcome> =>
+    kind.batch !== undefined
+      ? coalescer.attempt(command, access, kind, kind.batch)
+      : callOnce(command.tenant, access, kind, kind.body(command.payload, command.marker))
+
+  /** The effect's id in the copy, by the kind's natural key (no call); none without a copy or a key. */
+  const inCopy = (command: Command, kind: CommandKind.CommandKind<unknown>) =>
+    Effect.gen(function*() {
+      if (Option.isNone(copy) || kind.copy === undefined) return Option.none<{ readonly id: string; readonly evidence: string }>()
+      const key = kind.copy.key(command.payload)
+      const id = yield* copy.value.entityId(command.tenant, kind.copy.entity, key)
+      return Option.map(id, (id) => ({ id, evidence: `the copy maps ${kind.copy!.entity} ${key} to id ${id}` }))
+    })
 
   /** A targeted read for a kind without a safe resend: found (with the id), absent, or cannot tell. */
   const readBack = (command: Command, access: TenantAccess, identity: CommandKind.ListRead) =>
@@ -268,6 +305,61 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       const id = Records.recordId(found.success.value, identity.operation.entity?.idField ?? "id")
       return { _tag: "Found", id, evidence: `${where}: found id ${id ?? "?"}` } as const
     })
+
+  const seenWithin = options.seenWithinMs ?? 120_000
+  /**
+   * Confirmation by the copy (docs/architecture.md §4.31): a command the service answered as
+   * applied is seen when the copy (webhook or pull) shows its entity with the fields it set. Not
+   * seen within the bound: a targeted read of the service decides, and flags it when the
+   * service does not show it either. Looks grow apart (250 ms doubling to 10 s): cheap reads of
+   * the copy by primary key.
+   */
+  const lookForEffect = (command: Command): Effect.Effect<void, EventLogError> =>
+    Effect.gen(function*() {
+      const kind = CommandKind.find(command.kind)
+      const id = command.entityId
+      if (Option.isNone(copy) || kind === undefined || id === undefined) return
+      const verify = kind.verify
+      const deadline = command.updatedAt + seenWithin
+      let pause = 250
+      while ((yield* Clock.currentTimeMillis) < deadline) {
+        const record = yield* copy.value.record(command.tenant, verify.entity, id)
+        if (Option.isSome(record) && verify.shows(record.value, command.payload, id)) {
+          yield* transition(command, { state: "seen", command: command.id, by: "copy", evidence: `the copy shows ${verify.entity} ${id} with the fields set` })
+          return
+        }
+        yield* Effect.sleep(Duration.millis(pause))
+        pause = Math.min(10_000, pause * 2)
+      }
+      const filters = verify.filters(command.payload, id)
+      const where = `${verify.operation.resource}/${verify.operation.operation} ${Json.stringify(filters)}`
+      const access = yield* tenants.access(command.tenant).pipe(Effect.result)
+      if (access._tag === "Failure") {
+        yield* transition(command, { state: "notSeen", command: command.id, reason: { tag: "ReadBackFailed", message: access.failure.message }, evidence: `not in the copy after ${seenWithin} ms; no access to read back` })
+        return
+      }
+      const found = yield* client.pages(access.success, verify.operation, { filters, priority: "interactive" }).pipe(
+        Stream.flatMap((page) => Stream.fromIterable(page.records)),
+        Stream.filter((r) => verify.shows(r, command.payload, id)),
+        Stream.runHead,
+        Effect.result
+      )
+      if (found._tag === "Failure") {
+        yield* transition(command, { state: "notSeen", command: command.id, reason: { tag: "ReadBackFailed", message: found.failure.message }, evidence: `not in the copy after ${seenWithin} ms; ${where}: ${found.failure._tag}` })
+      } else if (Option.isSome(found.success)) {
+        yield* transition(command, { state: "seen", command: command.id, by: "readBack", evidence: `not in the copy after ${seenWithin} ms; ${where}: shown` })
+      } else {
+        yield* transition(command, {
+          state: "notSeen",
+          command: command.id,
+          reason: { tag: "NotSeen", message: "answered as applied, but the service does not show the effect" },
+          evidence: `not in the copy after ${seenWithin} ms; ${where}: not shown`
+        })
+      }
+    })
+
+  const watchForEffect = (command: Command) =>
+    Effect.forkIn(lookForEffect(command).pipe(Effect.catchCause((cause) => Effect.logWarning("CommandEngine: looking for a command's effect failed", cause))), scope)
 
   /** Sends the command until it is final or left in doubt. `inDoubt`: the last attempt's answer was lost. */
   const drive = (initial: Command): Effect.Effect<void, EventLogError> =>
@@ -299,7 +391,12 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       let doubtful = command.state === "inDoubt"
       while (true) {
         if (doubtful && kind.identity._tag === "list") {
-          // Resolve by reading back, never by a blind resend.
+          // Resolve by reading back, never by a blind resend: the copy first (no call), then the service.
+          const copied = yield* inCopy(command, kind)
+          if (Option.isSome(copied)) {
+            yield* transition(command, { state: "confirmed", command: command.id, by: "readBack", entityId: copied.value.id, evidence: copied.value.evidence })
+            return
+          }
           yield* Effect.sleep(settle)
           let outcome: { readonly _tag: "Found" | "Absent" | "Unknown"; readonly id?: string | undefined; readonly evidence: string } = { _tag: "Unknown", evidence: "" }
           for (let i = 0; i < readBackAttempts; i++) {
@@ -334,13 +431,25 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           return
         }
         const attempt = command.attempts + 1
+        // A cancel won the race to the first send: nothing goes out.
+        if (commands.get(command.id)?.state === "cancelled") return
+        claimed.add(command.id)
         command = yield* transition(command, { state: "sent", command: command.id, attempt })
         const outcome = yield* attemptOnce(command, access.success, kind)
         switch (outcome._tag) {
           case "Answered": {
             const entityId = kind.entityId(outcome.data, command.payload)
-            yield* transition(command, { state: "answered", command: command.id, attempt, status: outcome.status, body: outcome.text, ...(entityId === undefined ? {} : { entityId }) })
-            yield* transition(command, { state: "confirmed", command: command.id, by: "answer", ...(entityId === undefined ? {} : { entityId }) })
+            yield* transition(command, {
+              state: "answered",
+              command: command.id,
+              attempt,
+              status: outcome.status,
+              body: outcome.text,
+              ...(entityId === undefined ? {} : { entityId }),
+              ...(outcome.call === undefined ? {} : { call: outcome.call })
+            })
+            const confirmed = yield* transition(command, { state: "confirmed", command: command.id, by: "answer", ...(entityId === undefined ? {} : { entityId }) })
+            yield* watchForEffect(confirmed)
             return
           }
           case "Refused": {
@@ -348,8 +457,12 @@ export const make = Effect.fnUntraced(function*(options: Options) {
             // A send after a lost answer refused as a duplicate: an earlier attempt took effect.
             if (doubtful && refusedAsDuplicate(outcome.error, kind)) {
               const refusal = `attempt ${attempt} refused as a duplicate: ${outcome.text.slice(0, 300)}`
+              // The existing entity's id: from the copy (no page scan), else a targeted read.
+              const copied = yield* inCopy(command, kind)
               const find = kind.identity._tag === "resend" ? kind.identity.find : undefined
-              const where = find === undefined ? undefined : yield* readBack(command, access.success, find)
+              const where = Option.isSome(copied)
+                ? { _tag: "Found" as const, id: copied.value.id, evidence: copied.value.evidence }
+                : find === undefined ? undefined : yield* readBack(command, access.success, find)
               yield* transition(command, {
                 state: "confirmed",
                 command: command.id,
@@ -384,7 +497,10 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const launch = (command: Command) =>
     Effect.suspend(() => {
       running.add(command.id)
-      return Effect.forkIn(slots.withPermit(drive(command)).pipe(
+      // A kind coalesced into calls takes no slot: its calls are one per tenant and kind, and
+      // holding 64 slots would cap a call at 64 items.
+      const kind = CommandKind.find(command.kind)
+      return Effect.forkIn((kind?.batch !== undefined ? drive(command) : slots.withPermit(drive(command))).pipe(
         Effect.ensuring(Effect.suspend(() => {
           running.delete(command.id)
           return wake(command.id)
@@ -456,6 +572,11 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   // doubt being resolved when the process stopped is resolved again. Only one the engine left
   // to a person (its read-back could not answer) waits for their decision.
   for (const c of commands.values()) if (resumable(c)) yield* launch(c)
+  // Effects still looked for when the process stopped (recent ones: an old log is not re-read).
+  const now = yield* Clock.currentTimeMillis
+  for (const c of commands.values()) {
+    if (c.state === "confirmed" && c.confirmedBy === "answer" && c.seen === undefined && now - c.updatedAt < 2 * seenWithin) yield* watchForEffect(c)
+  }
 
   return CommandEngine.of({
     submit,
@@ -492,10 +613,48 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         ...(decision.entityId === undefined ? {} : { entityId: decision.entityId })
       })
     }),
+    cancel: Effect.fn("CommandEngine.cancel")(function*(tenant: Ids.TenantRef, id: string, by: string) {
+      const c = yield* found(tenant, id)
+      // Synchronous check and claim: the drive checks the state before its first send.
+      if (c.state !== "pending" || c.attempts > 0 || claimed.has(id)) {
+        return yield* new NotCancellable({ commandId: id, state: c.state, message: `command ${id} is ${c.state}${c.attempts > 0 || claimed.has(id) ? ", sent already" : ""}: only a command not sent yet can be cancelled` })
+      }
+      claimed.add(id)
+      commands.set(id, { ...c, state: "cancelled" })
+      return yield* transition(c, { state: "cancelled", command: id, by })
+    }),
     counts: Effect.sync(() => {
       const out = emptyCounts()
       for (const c of commands.values()) out[c.state]++
       return out
+    }),
+    metrics: Effect.sync((): CommandMetrics => {
+      const byKind = new Map<string, number>()
+      let inDoubtCount = 0
+      let person = 0
+      let flagged = 0
+      for (const c of commands.values()) {
+        const k = `${c.kind}\u0000${c.state}`
+        byKind.set(k, (byKind.get(k) ?? 0) + 1)
+        if (c.state === "inDoubt") {
+          inDoubtCount++
+          if (waitsForAPerson(c)) person++
+        }
+        if (c.seen === "flagged") flagged++
+      }
+      let laneQueue = coalescer.queued()
+      for (const lane of lanes.values()) laneQueue += lane.users - 1
+      return {
+        byKindAndState: [...byKind].map(([k, count]) => {
+          const [kind, state] = k.split("\u0000") as [string, EngineRecordCommands.State]
+          return { kind, state, count }
+        }),
+        inDoubt: inDoubtCount,
+        waitingForAPerson: person,
+        flagged,
+        laneQueue,
+        laneBusy: lanes.size
+      }
     })
   })
 })

@@ -30,6 +30,8 @@ export const step = (command: Command | undefined, tenant: Ids.TenantRef, t: Tra
       lastAnswer: undefined,
       reason: undefined,
       evidence: undefined,
+      confirmedBy: undefined,
+      seen: undefined,
       requestedAt: at,
       updatedAt: at
     }
@@ -43,6 +45,8 @@ export const step = (command: Command | undefined, tenant: Ids.TenantRef, t: Tra
     lastAnswer: t.state === "answered" ? t.body : command.lastAnswer,
     reason: "reason" in t ? t.reason : command.reason,
     evidence: "evidence" in t && t.evidence !== undefined ? t.evidence : command.evidence,
+    confirmedBy: t.state === "confirmed" ? t.by : command.confirmedBy,
+    seen: t.state === "seen" ? t.by : t.state === "notSeen" ? "flagged" : command.seen,
     updatedAt: at
   }
 }

@@ -90,6 +90,17 @@ export interface ResourceSource {
 }
 
 /** The sources of the series published at scrape time. */
+/** The write path as its engine reports it (`CommandEngine.CommandMetrics`), and its write keys locked now. */
+export interface CommandsSource {
+  readonly byKindAndState: ReadonlyArray<{ readonly kind: string; readonly state: string; readonly count: number }>
+  readonly inDoubt: number
+  readonly waitingForAPerson: number
+  readonly flagged: number
+  readonly laneQueue: number
+  readonly laneBusy: number
+  readonly writeKeysLocked: number
+}
+
 export interface Sources {
   readonly keys: ReadonlyArray<KeySource>
   readonly totals: { readonly calls: number; readonly locks: number }
@@ -104,6 +115,7 @@ export interface Sources {
   readonly readModelRows: Readonly<Record<string, number>>
   /** Every tenant's sync state per resource. */
   readonly syncStates: ReadonlyArray<ResourceSource>
+  readonly commands?: CommandsSource | undefined
 }
 
 /** Where a tenant's resource stands: the sync progress of `ocs_sync_resource_tenants`. */
@@ -194,6 +206,15 @@ const make = Effect.gen(function*() {
       if (p.lagSeconds !== undefined && p.lagSeconds !== null) set(pluginLagSeconds(p.name), p.lagSeconds)
     }
     for (const [resource, n] of Object.entries(s.readModelRows)) set(readModelRows(resource), n)
+    if (s.commands !== undefined) {
+      for (const c of s.commands.byKindAndState) set(commandsBy(c.kind, c.state), c.count)
+      set(commandsInDoubt, s.commands.inDoubt)
+      set(commandsForAPerson, s.commands.waitingForAPerson)
+      set(commandsFlagged, s.commands.flagged)
+      set(writeLaneQueue, s.commands.laneQueue)
+      set(writeLaneBusy, s.commands.laneBusy)
+      set(writeKeysLocked, s.commands.writeKeysLocked)
+    }
     const stages = new Map<string, Record<string, number>>()
     for (const state of s.syncStates) {
       let counts = stages.get(state.resource)
@@ -256,6 +277,14 @@ const resourceTenants = memo((resource, state) =>
   gauge("ocs_sync_resource_tenants", "Tenants per resource and sync stage (pending, full_sync, synced, failing, paused).", { resource, state })
 )
 const readModelRows = memo((resource) => gauge("ocs_read_model_rows", "Rows in the read models per resource, all tenants (tombstones included).", { resource }))
+
+const commandsBy = memo((kind, state) => gauge("ocs_commands", "Commands of the write path by kind and state, all tenants.", { kind, state }))
+const commandsInDoubt = gauge("ocs_commands_in_doubt", "Commands in doubt (their answer was lost), being resolved or left to a person.")
+const commandsForAPerson = gauge("ocs_commands_waiting_for_a_person", "Commands in doubt whose read-back could not tell: a person retries or marks them done.")
+const commandsFlagged = gauge("ocs_commands_flagged", "Confirmed commands whose effect the service does not show.")
+const writeLaneQueue = gauge("ocs_write_lane_queue", "Commands waiting for their write lane (one call per tenant and write URL) or for a coalesced call.")
+const writeLaneBusy = gauge("ocs_write_lane_busy", "Write lanes with a call in flight.")
+const writeKeysLocked = gauge("ocs_write_keys_locked", "Write budget keys locked after an ERR_429 (nothing is sent on them until unlocked).")
 
 /** The server's metrics as a service, so the sync engine and the HTTP side share them. */
 export class Metrics extends Context.Service<Metrics, ServerMetrics>()("@ocs/observability/Metrics") {

@@ -190,6 +190,22 @@ export type Identity =
   | { readonly _tag: "resend"; readonly find?: ListRead | undefined }
   | ({ readonly _tag: "list" } & ListRead)
 
+/**
+ * A kind whose write takes several entities in one call (product/add, customer/add: up to 100,
+ * docs/api-catalogue.md "Write operations"): queued commands of one tenant are coalesced into
+ * one call and the answer is split back by each item's key.
+ */
+export interface Batch<P> {
+  /** Items per call at most. */
+  readonly max: number
+  /** The item's key in its payload (appProductId, mobile). */
+  readonly key: (payload: P) => string
+  /** The key an entry of the answer's data names (the same field, echoed). */
+  readonly answerKey: (entry: unknown) => string | undefined
+  /** The request body of several items (with their markers, for marked kinds). */
+  readonly body: (payloads: ReadonlyArray<P>) => unknown
+}
+
 export interface CommandKind<P = unknown> {
   readonly kind: Catalogue.WriteKind
   readonly operation: Operation.Operation<unknown>
@@ -201,7 +217,39 @@ export interface CommandKind<P = unknown> {
   /** The id of the created or changed entity, from the answer's data. */
   readonly entityId: (data: unknown, payload: P) => string | undefined
   readonly identity: Identity
+  /** Set for kinds the engine coalesces into calls of several items. */
+  readonly batch?: Batch<P> | undefined
+  /**
+   * Where the copy of the business (the read models, fed by webhooks and pulls) maps this
+   * kind's natural key to the entity's id: looked up before any read of the service.
+   */
+  readonly copy?: { readonly entity: "product" | "order"; readonly key: (payload: P) => string } | undefined
+  /**
+   * Where a confirmed command's effect is read back when the copy has not shown it within the
+   * bound: a list read naming the entity (`ids`, or the natural key), and whether a listed record
+   * shows the effect with the fields the command set.
+   */
+  readonly verify: Verify<P>
 }
+
+export interface Verify<P> {
+  /** The copy's entity the effect shows in (the read models' table of that resource). */
+  readonly entity: "product" | "order" | "customer" | "bill"
+  readonly operation: Operation.Operation<unknown>
+  readonly filters: (payload: P, entityId: string) => Readonly<Record<string, unknown>>
+  /** Whether a record (the service's list item, or the copy's record) is the effect, with the fields set. */
+  readonly shows: (record: unknown, payload: P, entityId: string) => boolean
+}
+
+/** Whether `record` holds each of `fields` as the payload set it (text comparison: ids and amounts read back as either). */
+const holds = (record: unknown, payload: object, fields: ReadonlyArray<readonly [string, string]>): boolean =>
+  fields.every(([from, at]) => {
+    const set = (payload as Record<string, unknown>)[from]
+    return set === undefined || text(Records.valueAt(record, at)) === text(set)
+  })
+const isId = (record: unknown, entityId: string, idField = "id"): boolean => Records.recordId(record, idField) === entityId
+/** The filter naming one entity by its id (digits; big ids stay exact on the wire). */
+const byIds = (_payload: unknown, entityId: string) => ({ ids: [Ids.toWire(entityId)] })
 
 /** The write operation of a kind, from its catalogue entry (docs/api-catalogue.md, "Write operations"). */
 const command = (kind: Catalogue.WriteKind): Operation.Operation<unknown> => {
@@ -234,6 +282,13 @@ const byMarker = (operation: Operation.Operation<unknown>): Identity => ({
 })
 
 const billList = Operation.billList as Operation.Operation<unknown>
+// bill/list answers bills and stock movements alike; `ids` lifts its 31-day window.
+const billVerify: Verify<unknown> = {
+  entity: "bill",
+  operation: billList,
+  filters: byIds,
+  shows: (record, _payload, entityId) => isId(record, entityId)
+}
 
 const movementKind = (kind: Catalogue.WriteKind, payload: Schema.Codec<any, any>): CommandKind<any> => ({
   kind,
@@ -242,7 +297,8 @@ const movementKind = (kind: Catalogue.WriteKind, payload: Schema.Codec<any, any>
   marked: true,
   body: (p, marker) => withMarker(p, marker),
   entityId: (data) => idAt(first(data)),
-  identity: byMarker(billList)
+  identity: byMarker(billList),
+  verify: billVerify
 })
 
 export const kinds = {
@@ -262,6 +318,19 @@ export const kinds = {
       // product/list has no appProductId filter: `name` matches name, code or barcode.
       filters: (p: ProductAdd) => ({ name: p.name }),
       matches: (record: unknown, p: ProductAdd) => text(Records.valueAt(record, "appProductId")) === p.appProductId
+    },
+    batch: {
+      max: 100,
+      key: (p: ProductAdd) => p.appProductId,
+      answerKey: (entry: unknown) => text(Records.valueAt(entry, "appProductId")),
+      body: (ps: ReadonlyArray<ProductAdd>) => ps
+    },
+    copy: { entity: "product", key: (p: ProductAdd) => p.appProductId },
+    verify: {
+      entity: "product",
+      operation: Operation.productList as Operation.Operation<unknown>,
+      filters: byIds,
+      shows: (r: unknown, p: ProductAdd, id: string) => isId(r, id) && holds(r, p, [["appProductId", "appProductId"], ["name", "name"]])
     }
   } satisfies CommandKind<ProductAdd>,
   "product.edit": {
@@ -271,7 +340,13 @@ export const kinds = {
     marked: false,
     body: (p: ProductEdit) => ({ ...p, id: typeof p.id === "string" ? Ids.toWire(p.id) : p.id }),
     entityId: (_data: unknown, p: ProductEdit) => String(p.id),
-    identity: { _tag: "resend" }
+    identity: { _tag: "resend" },
+    verify: {
+      entity: "product",
+      operation: Operation.productList as Operation.Operation<unknown>,
+      filters: byIds,
+      shows: (r: unknown, p: ProductEdit, id: string) => isId(r, id) && holds(r, p, [["name", "name"], ["code", "code"], ["barcode", "barcode"]])
+    }
   } satisfies CommandKind<ProductEdit>,
   "order.add": {
     kind: "order.add",
@@ -293,6 +368,14 @@ export const kinds = {
         }),
         matches: (record: unknown, p: OrderAdd) => text(Records.valueAt(record, "channel.appOrderId")) === p.channel.appOrderId
       }
+    },
+    copy: { entity: "order", key: (p: OrderAdd) => p.channel.appOrderId },
+    verify: {
+      entity: "order",
+      operation: Operation.orderList as Operation.Operation<unknown>,
+      filters: byIds,
+      shows: (r: unknown, p: OrderAdd, id: string) =>
+        isId(r, id, "info.id") && text(Records.valueAt(r, "channel.appOrderId")) === p.channel.appOrderId
     }
   } satisfies CommandKind<OrderAdd>,
   "order.edit": {
@@ -302,7 +385,13 @@ export const kinds = {
     marked: false,
     body: (p: OrderEdit) => p,
     entityId: (_data: unknown, p: OrderEdit) => String(p.info.id),
-    identity: { _tag: "resend" }
+    identity: { _tag: "resend" },
+    verify: {
+      entity: "order",
+      operation: Operation.orderList as Operation.Operation<unknown>,
+      filters: byIds,
+      shows: (r: unknown, p: OrderEdit, id: string) => isId(r, id, "info.id") && holds(r, p.info, [["status", "info.status"], ["description", "info.description"]])
+    }
   } satisfies CommandKind<OrderEdit>,
   "customer.add": {
     kind: "customer.add",
@@ -319,6 +408,19 @@ export const kinds = {
       by: "mobile",
       filters: (p: CustomerAdd) => ({ mobile: p.mobile }),
       matches: (record: unknown, p: CustomerAdd) => text(Records.valueAt(record, "mobile")) === p.mobile
+    },
+    batch: {
+      max: 100,
+      key: (p: CustomerAdd) => p.mobile,
+      answerKey: (entry: unknown) => text(Records.valueAt(entry, "mobile")),
+      body: (ps: ReadonlyArray<CustomerAdd>) => ps
+    },
+    verify: {
+      entity: "customer",
+      operation: Operation.customerList as Operation.Operation<unknown>,
+      // customer/list has no ids filter: the mobile names the customer.
+      filters: (p: CustomerAdd) => ({ mobile: p.mobile }),
+      shows: (r: unknown, p: CustomerAdd, id: string) => isId(r, id) && text(Records.valueAt(r, "mobile")) === p.mobile
     }
   } satisfies CommandKind<CustomerAdd>,
   "bill.addRetail": {
@@ -328,7 +430,8 @@ export const kinds = {
     marked: true,
     body: (p: BillAddRetail, marker: string | undefined) => withMarker(p, marker),
     entityId: (data: unknown) => idAt(first(data)),
-    identity: byMarker(billList)
+    identity: byMarker(billList),
+    verify: billVerify
   } satisfies CommandKind<BillAddRetail>,
   "inventory.importSupplier": movementKind("inventory.importSupplier", SupplierMovement),
   "inventory.exportSupplier": movementKind("inventory.exportSupplier", SupplierMovement),

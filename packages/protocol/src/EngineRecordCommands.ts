@@ -45,14 +45,27 @@ export const Requested = Schema.Struct({
 /** An attempt is about to leave the process (appended before the request is written). */
 export const Sent = Schema.Struct({ state: Schema.Literal("sent"), command: Schema.String, attempt: Schema.Int })
 
-/** The service answered the attempt: the exact body, and the entity's id when it names one. */
+/**
+ * Where a command sat in a call that carried several (product/add, customer/add coalesced):
+ * `items` in the call, this one at `position` (from 0).
+ */
+export const CallShare = Schema.Struct({ items: Schema.Int, position: Schema.Int })
+export type CallShare = typeof CallShare.Type
+
+/**
+ * The service answered the attempt: the exact body, and the entity's id when it names one. For
+ * a call that carried several commands (`call`), `body` is this command's own entry of the
+ * answer's data (a refusal keeps the exact body): the whole body once per item would repeat it
+ * a hundred times in the log.
+ */
 export const Answered = Schema.Struct({
   state: Schema.Literal("answered"),
   command: Schema.String,
   attempt: Schema.Int,
   status: Schema.Int,
   body: Schema.String,
-  entityId: Schema.optionalKey(Schema.String)
+  entityId: Schema.optionalKey(Schema.String),
+  call: Schema.optionalKey(CallShare)
 })
 
 /** Final: the service refused it, or it was refused before a call. */
@@ -81,13 +94,31 @@ export const Confirmed = Schema.Struct({
   evidence: Schema.optionalKey(Schema.String)
 })
 
+/**
+ * A confirmed command's effect shows where the engine looks for it (docs/architecture.md §4.31):
+ * in the copy (a webhook or a pull of the entity, with the fields it set) or, once the copy has
+ * not shown it within the bound, by a targeted read of the service. The state stays confirmed.
+ */
+export const Seen = Schema.Struct({
+  state: Schema.Literal("seen"),
+  command: Schema.String,
+  by: Schema.Literals(["copy", "readBack"]),
+  evidence: Schema.String
+})
+
+/**
+ * Flagged: answered as applied, but neither the copy within the bound nor a targeted read of the
+ * service shows the effect (`reason.tag` NotSeen, or ReadBackFailed when the read could not answer).
+ */
+export const NotSeen = Schema.Struct({ state: Schema.Literal("notSeen"), command: Schema.String, reason: Reason, evidence: Schema.String })
+
 /** A person sends an in-doubt command again (their decision: the effect may be doubled). */
 export const Retried = Schema.Struct({ state: Schema.Literal("retried"), command: Schema.String, afterAttempt: Schema.Int, by: Schema.String })
 
 /** Final: withdrawn before any attempt could take effect. */
 export const Cancelled = Schema.Struct({ state: Schema.Literal("cancelled"), command: Schema.String, by: Schema.String })
 
-export const Transition = Schema.Union([Requested, Sent, Answered, Failed, InDoubt, Confirmed, Retried, Cancelled])
+export const Transition = Schema.Union([Requested, Sent, Answered, Failed, InDoubt, Confirmed, Retried, Cancelled, Seen, NotSeen])
 export type Transition = typeof Transition.Type
 export type TransitionState = Transition["state"]
 export type TransitionOf<S extends TransitionState> = Extract<Transition, { readonly state: S }>
@@ -109,6 +140,8 @@ export const stateAfter = (t: Transition): State => {
     case "inDoubt":
       return "inDoubt"
     case "confirmed":
+    case "seen":
+    case "notSeen":
       return "confirmed"
     case "failed":
       return "failed"
@@ -154,6 +187,9 @@ export const dedupeKey = (tenantKey: string, t: Transition): string => {
       return `command-final:${t.command}`
     case "retried":
       return `command-retried:${t.command}:${t.afterAttempt}`
+    case "seen":
+    case "notSeen":
+      return `command-seen:${t.command}`
   }
 }
 

@@ -7,6 +7,7 @@
 import { SqliteDatabase } from "@ocs/sqlite"
 import { Context, Effect, Layer, Option, type Scope } from "effect"
 import * as Digest from "./internal/digest.ts"
+import * as IdMaps from "./internal/idMaps.ts"
 import * as Projection from "./internal/projection.ts"
 import * as Projections from "./projections/index.ts"
 import type { SqliteError } from "./ReadModelsError.ts"
@@ -30,6 +31,8 @@ export interface ReadApi {
   /** Commands of the write path, newest first, filtered by state, kind or idempotency key. */
   readonly commands: (tenant: V.Tenant, options?: V.CommandQuery) => Effect.Effect<V.Page<V.Command>, SqliteError>
   readonly command: (tenant: V.Tenant, id: string) => Effect.Effect<Option.Option<V.Command>, SqliteError>
+  /** The id map of products (appProductId) or orders (appOrderId), from the copy: by keys, by ids, or paged by id. */
+  readonly idMap: (tenant: V.Tenant, entity: V.IdMapEntity, query?: V.IdMapQuery) => Effect.Effect<V.Page<V.IdMapping>, SqliteError>
   readonly depots: (tenant: V.Tenant) => Effect.Effect<ReadonlyArray<V.Depot>, SqliteError>
   readonly categories: (tenant: V.Tenant) => Effect.Effect<ReadonlyArray<V.Category>, SqliteError>
   readonly brands: (tenant: V.Tenant) => Effect.Effect<ReadonlyArray<V.Brand>, SqliteError>
@@ -75,6 +78,7 @@ const counter = (client: SqliteDatabase.Handle["client"]) => {
 export const make = (handle: SqliteDatabase.Handle): ReadApi => {
   const q = Projections.queries(handle.drizzle)
   const n = counter(handle.client)
+  const idMap = IdMaps.make(handle.client)
   const many = <A extends ReadonlyArray<unknown>, R>(name: string, f: (...args: A) => R) => (...args: A) => handle.use(name, () => f(...args))
   const one = <A extends ReadonlyArray<unknown>, R>(name: string, f: (...args: A) => R | undefined) => (...args: A) =>
     handle.use(name, () => Option.fromUndefinedOr(f(...args)))
@@ -90,6 +94,7 @@ export const make = (handle: SqliteDatabase.Handle): ReadApi => {
     customer: one("customer", q.customer),
     commands: many("commands", q.commands),
     command: one("command", q.command),
+    idMap: many("idMap", idMap),
     depots: many("depots", q.depots),
     categories: many("categories", q.categories),
     brands: many("brands", q.brands),

@@ -91,6 +91,23 @@ export interface Command {
   readonly updatedAt: number
 }
 
+/** Which id map (docs/architecture.md §4.31): products by appProductId, orders by appOrderId. */
+export type IdMapEntity = "product" | "order"
+
+/** One entry of an id map: the service's id and the application's key (appProductId, appOrderId). */
+export interface IdMapping {
+  readonly id: string
+  readonly key: string
+  /** The entity is a tombstone in the copy. */
+  readonly deleted: boolean
+}
+
+/** `keys` or `ids` (at most 1000 each) look entries up, unpaged; without them, a page by id. */
+export interface IdMapQuery extends PageOptions {
+  readonly keys?: ReadonlyArray<string> | undefined
+  readonly ids?: ReadonlyArray<string> | undefined
+}
+
 export interface CommandQuery extends PageOptions {
   readonly state?: string | undefined
   readonly kind?: string | undefined

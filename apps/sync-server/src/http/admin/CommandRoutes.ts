@@ -6,16 +6,24 @@
  *   each field at fault, 409 naming the command a reused key belongs to;
  * - `GET .../commands` (`state`, `kind`, `limit`), `GET .../commands/:id`;
  * - `POST .../commands/:id/retry` and `.../mark-done` (`{ entityId?, note? }`): a person's
- *   decision on an in-doubt command.
+ *   decision on an in-doubt command;
+ * - `POST .../commands/:id/cancel`: withdraws a command not sent yet (409 once it was sent);
+ * - `GET .../id-map/products` and `.../id-map/orders` (`key`, `id`, repeated or comma-separated;
+ *   else `limit`, `after`): the application's keys (appProductId, appOrderId) and the service's
+ *   ids, from the copy.
  */
 import { Command, CommandEngine } from "@ocs/commands"
+import { ReadModels } from "@ocs/read-models"
 import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import { Effect, Option, Schema } from "effect"
 import { type HttpRouter, HttpServerRequest } from "effect/http"
-import { type AdminOptions, body, existingTenant, guard, json, pathParam, problem, queryInt, queryText, searchParams } from "./AdminHttp.ts"
+import { type AdminOptions, body, existingTenant, guard, json, pageParams, pathParam, problem, queryInt, queryText, searchParams } from "./AdminHttp.ts"
 
 const T = "/admin/tenants/:appId/:businessId/commands"
 const MAX_BODY_BYTES = 256 * 1024
+const ID_MAPS = { products: "product", orders: "order" } as const
+/** Keys or ids looked up in one request at most. */
+const MAX_LOOKUPS = 1000
 const STATES = ["pending", "sending", "inDoubt", "confirmed", "failed", "cancelled"] as const
 
 export const CommandBody = Schema.Struct({ kind: Schema.String, payload: Schema.Unknown })
@@ -37,10 +45,15 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
   Effect.gen(function*() {
     const engine = yield* CommandEngine.CommandEngine
     const store = yield* TenantRegistry
+    const readModels = yield* ReadModels.ReadModels
     const admin = guard(options)
     const tenantOf = Effect.map(existingTenant(store), (b) => ({ appId: b.appId, businessId: b.businessId }))
-    const refusal = (e: Command.CommandNotFound | Command.NotInDoubt | { readonly _tag: string; readonly message: string }) =>
-      e._tag === "CommandNotFound" ? problem(404, e.message) : e._tag === "NotInDoubt" ? problem(409, e.message) : problem(500, "internal error; see the server log")
+    const refusal = (e: Command.CommandNotFound | Command.NotInDoubt | Command.NotCancellable | { readonly _tag: string; readonly message: string }) =>
+      e._tag === "CommandNotFound"
+        ? problem(404, e.message)
+        : e._tag === "NotInDoubt" || e._tag === "NotCancellable"
+        ? problem(409, e.message)
+        : problem(500, "internal error; see the server log")
 
     yield* router.add("POST", T, admin(Effect.gen(function*() {
       const tenant = yield* tenantOf
@@ -89,10 +102,30 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
       return result._tag === "Success" ? json(view(result.success)) : refusal(result.failure)
     })))
 
+    yield* router.add("POST", `${T}/:id/cancel`, admin(Effect.gen(function*() {
+      const tenant = yield* tenantOf
+      const result = yield* engine.cancel(tenant, yield* pathParam("id"), yield* decider).pipe(Effect.result)
+      return result._tag === "Success" ? json(view(result.success)) : refusal(result.failure)
+    })))
+
     yield* router.add("POST", `${T}/:id/mark-done`, admin(Effect.gen(function*() {
       const tenant = yield* tenantOf
       const decision = yield* body(DecisionBody, 16 * 1024)
       const result = yield* engine.markDone(tenant, yield* pathParam("id"), { by: yield* decider, ...decision }).pipe(Effect.result)
       return result._tag === "Success" ? json(view(result.success)) : refusal(result.failure)
+    })))
+
+    yield* router.add("GET", "/admin/tenants/:appId/:businessId/id-map/:entity", admin(Effect.gen(function*() {
+      const tenant = yield* tenantOf
+      const name = yield* pathParam("entity")
+      if (!Object.hasOwn(ID_MAPS, name)) return problem(404, "id maps: products (appProductId) or orders (appOrderId)")
+      const params = yield* searchParams
+      const values = (param: string) => params.getAll(param).flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "")
+      const keys = values("key")
+      const ids = values("id")
+      if (keys.length > MAX_LOOKUPS || ids.length > MAX_LOOKUPS) return problem(400, `at most ${MAX_LOOKUPS} keys and ${MAX_LOOKUPS} ids a request`)
+      if ([...keys, ...ids].some((v) => v.length > 255)) return problem(400, "a key or id is longer than 255 characters")
+      const page = yield* pageParams(params)
+      return json(yield* readModels.idMap(tenant, ID_MAPS[name as keyof typeof ID_MAPS], { ...page, keys, ids }))
     })))
   })

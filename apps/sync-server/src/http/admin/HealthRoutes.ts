@@ -1,7 +1,9 @@
 /** `/healthz` (the process answers), `/readyz` (it takes traffic) and `/metrics` (Prometheus). */
 import { Effect, Option } from "effect"
 import { type HttpRouter, HttpServerResponse } from "effect/http"
+import { CommandEngine } from "@ocs/commands"
 import { PluginRuntime } from "@ocs/plugin-runtime"
+import { CommandKind } from "@ocs/protocol"
 import { RateLimiter } from "@ocs/transport"
 import { ReadModels } from "@ocs/read-models"
 import { KafkaEventLog } from "@ocs/event-log"
@@ -65,6 +67,15 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
     const plugins = yield* PluginRuntime.PluginRuntime
     const metrics = yield* Metrics
     const readModels = yield* ReadModels.ReadModels
+    const engine = yield* CommandEngine.CommandEngine
+    // The write URLs' budget keys end with their path (RateLimiter.keyString).
+    const writePaths = CommandKind.names.map((k) => `:${CommandKind.kinds[k].operation.path}`)
+    const commandMetrics = Effect.gen(function*() {
+      const now = Date.now()
+      const keys = yield* limiter.metrics
+      const writeKeysLocked = keys.filter((k) => (k.lockedUntil ?? 0) > now && writePaths.some((p) => k.key.endsWith(p))).length
+      return { ...(yield* engine.metrics), writeKeysLocked }
+    })
     yield* router.add("GET", "/healthz", Effect.succeed(json({ status: "ok" })))
     yield* router.add(
       "GET",
@@ -97,7 +108,8 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
           plugins: r === undefined ? pluginMetrics : yield* Effect.forEach(pluginMetrics, (p) =>
             Effect.map(r.lag.lagAfter(p.lastOffset ?? 0), (lag) => ({ ...p, lagSeconds: Option.match(lag, { onNone: () => null, onSome: (l) => l.seconds }) }))),
           readModelRows: yield* readModels.rowCounts.pipe(Effect.orElseSucceed(() => ({}))),
-          syncStates: yield* syncState.states().pipe(Effect.orElseSucceed(() => []))
+          syncStates: yield* syncState.states().pipe(Effect.orElseSucceed(() => [])),
+          commands: yield* commandMetrics
         })
         return HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4" })
       })

@@ -1,0 +1,256 @@
+/**
+ * The write path's benchmarks (docs/architecture.md §4.31), the simulator in its own process:
+ *
+ * - budget use: product.edit commands (one call each) of 1 tenant and of many (1,000; 20 with
+ *   --quick) sent as fast as the write lane allows, against a simulator counting the service's
+ *   budget (compressed windows): calls that arrived in each key's first `D` seconds over what the
+ *   budget allows in `D` (target >= 0.95), and the ERR_429 answers (target 0);
+ * - coalescing: product.add commands of one tenant queued at once: items per call (target >= 90);
+ * - engine CPU per command (stored, sent, answered, confirmed) beside its baseline, the same
+ *   calls made bare with fetch from this process, in the same run.
+ *
+ *   ./ocs node packages/commands/bench/commands.bench.ts [--quick]
+ */
+import { NodeHttpClient } from "@effect/platform-node"
+import { SqliteEventLog } from "@ocs/event-log"
+import { SimulatorControl } from "@ocs/simulator"
+import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
+import { Effect, Layer } from "effect"
+import { spawn } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import { NoAccess } from "../src/Command.ts"
+import { CommandEngine, CommandTenants } from "../src/CommandEngine.ts"
+
+const here = Path.dirname(fileURLToPath(import.meta.url))
+
+const startSim = (flags: ReadonlyArray<string>) =>
+  new Promise<{ readonly url: string; readonly stop: () => void }>((resolve, reject) => {
+    const child = spawn(process.execPath, [Path.join(here, "..", "..", "simulator", "src", "bin.ts"), "--port", "0", "--products", "3", ...flags], {
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    let out = ""
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString()
+      const match = /listening on (http:\/\/\S+)/.exec(out)
+      if (match !== null) resolve({ url: match[1]!, stop: () => child.kill("SIGINT") })
+    })
+    child.once("exit", (code) => reject(new Error(`simulator exited with ${code}: ${out}`)))
+  })
+
+interface Tenant {
+  readonly appId: string
+  readonly businessId: string
+  readonly token: string
+  readonly productId: string
+}
+
+const setup = async (url: string, count: number) => {
+  const control = new SimulatorControl(url)
+  const demo = await (await fetch(`${url}/_sim/demo`)).json() as { posBaseUrl: string; vpageBaseUrl?: string }
+  const tenants: Array<Tenant> = []
+  for (let i = 0; i < count; i++) {
+    const t = await control.createTenant({ products: 1, orders: 0 })
+    const appId = String(t.app.appId)
+    const businessId = String(t.business.businessId)
+    const listed = await (await fetch(`${demo.posBaseUrl}/v3.0/product/list?appId=${appId}&businessId=${businessId}`, {
+      method: "POST",
+      headers: { Authorization: t.token.accessToken, "Content-Type": "application/json" },
+      body: JSON.stringify({ paginator: { size: 1 } })
+    })).json() as { data: Array<{ id: number }> }
+    tenants.push({ appId, businessId, token: t.token.accessToken, productId: String(listed.data[0]!.id) })
+  }
+  return { control, posBaseUrl: demo.posBaseUrl, vpageBaseUrl: demo.vpageBaseUrl ?? demo.posBaseUrl, tenants }
+}
+
+const stack = (base: { posBaseUrl: string; vpageBaseUrl: string }, tenants: ReadonlyArray<Tenant>, options: {
+  readonly concurrency: number
+  readonly overrides?: Record<string, { requests: number; windowSeconds: number }>
+}) => {
+  const tokens = new Map(tenants.map((t) => [`${t.appId}:${t.businessId}`, t.token]))
+  const events = TransportEvents.TransportEvents.collect([])
+  const limiter = RateLimiter.RateLimiter.layer({ skewAllowanceMs: 250, maxInFlight: 1024, ...(options.overrides === undefined ? {} : { overrides: options.overrides }) }).pipe(
+    Layer.provide(RateLimitStore.RateLimitStore.layerMemory),
+    Layer.provide(events)
+  )
+  const client = CommerceClient.CommerceClient.layer({ posBaseUrl: base.posBaseUrl, vpageBaseUrl: base.vpageBaseUrl, timeoutMs: 10_000 }).pipe(
+    Layer.provideMerge(limiter),
+    Layer.provide(events),
+    Layer.provide(NodeHttpClient.layerUndici)
+  )
+  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "commands-bench-"))
+  return CommandEngine.layer({ concurrency: options.concurrency }).pipe(
+    Layer.provide(client),
+    Layer.provide(SqliteEventLog.layer({ filename: Path.join(dir, "events.sqlite") })),
+    Layer.provide(Layer.succeed(CommandTenants, CommandTenants.of({
+      access: (t) => {
+        const token = tokens.get(`${t.appId}:${t.businessId}`)
+        return token === undefined ? Effect.fail(new NoAccess({ ...t, message: "unknown" })) : Effect.succeed(CommerceClient.tenantAccess(t.appId, t.businessId, token))
+      }
+    })))
+  )
+}
+
+const admin = { type: "admin" } as const
+
+export interface BudgetFigure {
+  readonly tenants: number
+  readonly limit: number
+  readonly windowSeconds: number
+  readonly measuredSeconds: number
+  /** Mean over keys of calls in the key's first `measuredSeconds` / what the budget allows then. */
+  readonly use: number
+  readonly minUse: number
+  readonly err429: number
+  readonly calls: number
+}
+
+/** Budget use of the write lane: every tenant has more product.edit commands than its budget allows. */
+export const runBudget = async (tenantCount: number, limit: number, windowSeconds: number, measuredWindows: number): Promise<BudgetFigure> => {
+  const sim = await startSim(["--rate-limit", String(limit), "--rate-window", String(windowSeconds)])
+  try {
+    const s = await setup(sim.url, tenantCount)
+    const measuredMs = measuredWindows * windowSeconds * 1000
+    const perTenant = Math.ceil(limit * measuredWindows * 1.25) + limit
+    const since = Date.now()
+    await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const engine = yield* CommandEngine
+      // Round robin over tenants, so every key has work from the start.
+      const asks = Array.from({ length: perTenant }, (_, i) => s.tenants.map((t) => ({ t, i }))).flat()
+      yield* Effect.forEach(asks, ({ i, t }) =>
+        engine.submit({ tenant: t, kind: "product.edit", payload: { id: t.productId, price: 1000 + i }, requestedBy: admin, idempotencyKey: `b-${i}` }), { concurrency: 64, discard: true })
+      // Until every key's measured span has passed.
+      yield* Effect.sleep(measuredMs + windowSeconds * 1000 + 1000)
+    }).pipe(Effect.provide(stack(s, s.tenants, {
+      concurrency: Math.max(64, tenantCount * 2),
+      overrides: { "/v3.0/product/edit": { requests: limit, windowSeconds } }
+    })))))
+    const calls = (await s.control.calls({ operation: "product/edit", sinceMs: since, limit: 10_000_000 })).calls
+    const byKey = new Map<string, Array<number>>()
+    for (const c of calls) if (c.outcome === "ok") byKey.set(`${c.appId}:${c.businessId}`, [...(byKey.get(`${c.appId}:${c.businessId}`) ?? []), c.at])
+    const allowed = limit * measuredWindows
+    const uses = s.tenants.map((t) => {
+      const ats = byKey.get(`${t.appId}:${t.businessId}`) ?? []
+      const t0 = Math.min(...ats)
+      return ats.filter((a) => a < t0 + measuredMs).length / allowed
+    })
+    return {
+      tenants: tenantCount,
+      limit,
+      windowSeconds,
+      measuredSeconds: measuredMs / 1000,
+      use: uses.reduce((a, b) => a + b, 0) / uses.length,
+      minUse: Math.min(...uses),
+      err429: calls.filter((c) => c.outcome === "ERR_429").length,
+      calls: calls.length
+    }
+  } finally {
+    sim.stop()
+  }
+}
+
+export interface CoalescingFigure {
+  readonly commands: number
+  readonly calls: number
+  readonly itemsPerCall: number
+  readonly commandsPerSecond: number
+}
+
+/** product.add commands of one tenant queued at once: items per call. */
+export const runCoalescing = async (count: number): Promise<CoalescingFigure> => {
+  const sim = await startSim([])
+  try {
+    const s = await setup(sim.url, 1)
+    const t = s.tenants[0]!
+    const since = Date.now()
+    const started = performance.now()
+    await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const engine = yield* CommandEngine
+      const submitted = yield* Effect.forEach(Array.from({ length: count }, (_, i) => i), (i) =>
+        engine.submit({
+          tenant: t,
+          kind: "product.add",
+          payload: { appProductId: `SUP-${i}`, name: `Sản phẩm ${i}`, code: `SP${i}`, price: 100_000 + i, importPrice: 60_000, unit: "cái", description: "nhập từ nhà cung cấp" },
+          requestedBy: admin,
+          idempotencyKey: `p-${i}`
+        }), { concurrency: 256 })
+      yield* Effect.forEach(submitted, (x) => engine.outcome(t, x.command.id), { concurrency: "unbounded", discard: true })
+    }).pipe(Effect.provide(stack(s, s.tenants, { concurrency: 64 })))))
+    const seconds = (performance.now() - started) / 1000
+    const calls = (await s.control.calls({ operation: "product/add", sinceMs: since, limit: 100_000 })).calls.filter((c) => c.outcome === "ok").length
+    const effects = (await s.control.countEffects(t.businessId, { kind: "product.add", keys: Array.from({ length: count }, (_, i) => `SUP-${i}`) }))
+    const made = Object.values(effects.keys).reduce((a, b) => a + b, 0)
+    return { commands: made, calls, itemsPerCall: made / calls, commandsPerSecond: count / seconds }
+  } finally {
+    sim.stop()
+  }
+}
+
+export interface CpuFigure {
+  readonly commands: number
+  readonly engineMicrosPerCommand: number
+  readonly bareMicrosPerCall: number
+  readonly ratio: number
+}
+
+const cpuMicros = () => {
+  const u = process.cpuUsage()
+  return u.user + u.system
+}
+
+/** Engine CPU per command (stored, sent, answered, confirmed) beside a bare call to the simulator. */
+export const runCpu = async (count: number): Promise<CpuFigure> => {
+  const sim = await startSim(["--no-rate-limit"])
+  try {
+    const s = await setup(sim.url, 1)
+    const t = s.tenants[0]!
+    // Baseline: the same product/edit calls, bare (fetch, keep-alive), 16 at a time.
+    const url = `${s.posBaseUrl}/v3.0/product/edit?appId=${t.appId}&businessId=${t.businessId}`
+    const bareFrom = cpuMicros()
+    let next = 0
+    await Promise.all(Array.from({ length: 16 }, async () => {
+      while (next < count) {
+        const i = next++
+        const r = await fetch(url, { method: "POST", headers: { Authorization: t.token, "Content-Type": "application/json" }, body: JSON.stringify({ id: Number(t.productId), price: 2000 + i }) })
+        await r.text()
+      }
+    }))
+    const bare = (cpuMicros() - bareFrom) / count
+    const engine = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const e = yield* CommandEngine
+      const from = cpuMicros()
+      const submitted = yield* Effect.forEach(Array.from({ length: count }, (_, i) => i), (i) =>
+        e.submit({ tenant: t, kind: "product.edit", payload: { id: t.productId, price: 3000 + i }, requestedBy: admin, idempotencyKey: `c-${i}` }), { concurrency: 16 })
+      yield* Effect.forEach(submitted, (x) => e.outcome(t, x.command.id), { concurrency: "unbounded", discard: true })
+      return (cpuMicros() - from) / count
+    }).pipe(Effect.provide(stack(s, s.tenants, { concurrency: 16 })))))
+    return { commands: count, engineMicrosPerCommand: engine, bareMicrosPerCall: bare, ratio: engine / bare }
+  } finally {
+    sim.stop()
+  }
+}
+
+export interface CommandsBenchResult {
+  readonly name: "commands"
+  readonly budgetOne: BudgetFigure
+  readonly budgetMany: BudgetFigure
+  readonly coalescing: CoalescingFigure
+  readonly cpu: CpuFigure
+}
+
+export const runCommandsBench = async (options: { readonly quick?: boolean } = {}): Promise<CommandsBenchResult> => {
+  const quick = options.quick === true
+  // --quick stays small: shorter spans and 20 tenants instead of 1,000.
+  const budgetOne = await runBudget(1, 20, 2, quick ? 2 : 5)
+  const budgetMany = quick ? await runBudget(20, 10, 5, 1) : await runBudget(1000, 10, 10, 2)
+  const coalescing = await runCoalescing(quick ? 1000 : 5000)
+  const cpu = await runCpu(quick ? 300 : 2000)
+  return { name: "commands", budgetOne, budgetMany, coalescing, cpu }
+}
+
+if (import.meta.main) {
+  const result = await runCommandsBench({ quick: process.argv.includes("--quick") })
+  console.log(JSON.stringify(result, null, 2))
+}
