@@ -93,6 +93,8 @@ export const OrderChanges = Schema.Struct({
 })
 /** Switches of the API's behaviour (`POST /_sim/settings`). */
 export const ApiSwitches = Schema.Struct({
+  /** Strict mode: refuse what the real service accepts (docs/api-catalogue.md, "Simulator leniency"). */
+  strict: opt(Schema.Boolean),
   /** Refuse cursors that are not the issued text (keys reordered), as a strict client test wants. */
   strictCursors: opt(Schema.Boolean),
   /** The form of `messages` in failures (docs/api-catalogue.md §11); "default" as each check words it. */
