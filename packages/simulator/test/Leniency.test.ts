@@ -166,6 +166,6 @@ describe("simulator leniency, and strict mode", () => {
     await strict(true)
     const res = await fetch(`${sim.url}/pos/v3.0/product/nothing`, { method: "POST", body: "{}" })
     assert.strictEqual(res.status, 404)
-    assert.strictEqual((await res.json()).errorCode, "ERR_NOT_FOUND")
+    assert.strictEqual(((await res.json()) as any).errorCode, "ERR_NOT_FOUND")
   })
 })
