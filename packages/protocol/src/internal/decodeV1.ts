@@ -78,9 +78,18 @@ const fromWebhook = (record: RawRecord): ReadonlyArray<DomainEvent> => {
       // One event per id deleted; the whole list stays in `data` for audit.
       return Webhook.deletedIds(d.data).map((id, i) => ({ ...base(record, i, businessId), _tag: "ProductDeleted" as const, productId: id, data: value.success }))
     case "inventoryChange": {
-      const items = d.data.flatMap((item) =>
+      // An item with a flat depotId (an undocumented shape) is kept as an UnknownEvent, never
+      // read as the product's totals (depot ""): its numbers may be one depot's.
+      const flat = d.data.filter(Webhook.isFlatDepotItem)
+      const items = d.data.filter((item) => !Webhook.isFlatDepotItem(item)).flatMap((item) =>
         Records.stockLevels(Records.recordId(item, "productId") ?? Records.recordId(item, "id"), item, item.updatedAt ?? undefined))
-      return [{ ...b, _tag: "InventoryChanged", items }]
+      const changed: ReadonlyArray<DomainEvent> = items.length > 0 || flat.length === 0 ? [{ ...b, _tag: "InventoryChanged", items }] : []
+      return [
+        ...changed,
+        ...flat.map((item, i) =>
+          unknownEvent(record, i + 1, "inventoryChange item with a flat depotId beside the product and no depots[] (undocumented shape; not applied)", item)
+        )
+      ]
     }
     case "orderAdd":
       return [{ ...b, _tag: "OrderAdded", order: d.data, appOrderId: Records.appOrderIdOf(d.data) }]
