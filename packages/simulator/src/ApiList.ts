@@ -14,6 +14,7 @@ import { checkFilters } from "./ListFilters.ts"
 import { IndexCache, page, type Seek, type SortKey } from "./Listing.ts"
 import { listers } from "./Listers.ts"
 import type { ListOperation } from "./Operations.ts"
+import { pageListers } from "./PageService.ts"
 
 const caches = new WeakMap<BusinessData, Map<string, IndexCache<unknown>>>()
 const cacheFor = <R>(data: BusinessData, key: string): IndexCache<R> => {
@@ -80,7 +81,11 @@ export const list = (call: Call, op: ListOperation, business: Business, token: T
 
   // Field errors first: a refused depot is only worth naming in a request that is well formed.
   if (Object.keys(messages).length > 0) return failure(call, "ERR_INVALID_FORM_FIELDS", messages)
-  const lister = op.typed === undefined
+  // The page service's reads with a world of their own (PageService.ts); "depot": already answered.
+  const pageLister = op.family === "vpage" ? pageListers[`${op.resource}/${op.operation}`] : undefined
+  const lister = pageLister !== undefined
+    ? pageLister({ call, op, business, token, checked, messages, warnings })
+    : op.typed === undefined
     ? genericLister(op.entry, business, checked.filters)
     : listers[op.typed]({ call, op, business, token, checked, messages, warnings })
   if (lister === "depot") return
@@ -149,8 +154,12 @@ const parseSort = (op: ListOperation, sort: Json.JsonValue | undefined, messages
   for (const [field, dir] of entries) {
     if (!op.sortable.includes(field)) {
       messages[`paginator.sort.${field}`] = `cannot sort by ${field}; sortable: ${op.sortable.join(", ")}`
-    } else if (dir !== "asc" && dir !== "desc") messages[`paginator.sort.${field}`] = "must be asc or desc"
-    else keys.push({ field: field === "productId" ? "id" : field, desc: dir === "desc" })
+    } else {
+      // The page service writes directions ASC/DESC (docs/api-catalogue.md §9).
+      const d = op.family === "vpage" && typeof dir === "string" ? dir.toLowerCase() : dir
+      if (d !== "asc" && d !== "desc") messages[`paginator.sort.${field}`] = op.family === "vpage" ? "must be ASC or DESC" : "must be asc or desc"
+      else keys.push({ field: field === "productId" ? "id" : field, desc: d === "desc" })
+    }
   }
   return keys
 }

@@ -10,6 +10,7 @@ import type { Business } from "./Auth.ts"
 import { ComboSale, PartialReturn, ProductIds, Uninstall } from "./ControlWire.ts"
 import { big, ControlError, decode, findBusiness, idOf } from "./ControlRequest.ts"
 import { route, type Route } from "./ControlRouter.ts"
+import { pageWorld } from "./PageService.ts"
 import { inventoryChangeView, orderView } from "./Views.ts"
 import type { World } from "./World.ts"
 
@@ -25,6 +26,15 @@ const emit = (world: World, b: Business, event: Parameters<World["webhooks"]["em
   silent(query) ? 0 : world.webhooks.emit(b.businessId, event, data, onlyApp)
 
 export const shapes: ReadonlyArray<Route> = [
+  // The page service: a page whose access expired answers ERR_PAGE_EXPIRED (docs/api-catalogue.md §9).
+  route("POST", "/_sim/businesses/:businessId/pages/:pageId/expire", (world, _req, [bid, pageId]) => {
+    const b = findBusiness(world, bid)
+    const pages = pageWorld(b)
+    const page = pages.page(pageId!)
+    if (page === undefined) throw new ControlError(404, `no page ${pageId}`)
+    pages.expired.set(String(page.id), world.now() - 1)
+    return { pageId: String(page.id), expiredAt: Math.floor((world.now() - 1) / 1000) }
+  }),
   route("POST", "/_sim/businesses/:businessId/products/delete", (world, req, [bid]) => {
     const b = findBusiness(world, bid)
     const { ids } = decode(ProductIds, req.body)

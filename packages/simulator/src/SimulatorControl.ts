@@ -304,6 +304,10 @@ export class SimulatorControl {
       items: sale.items.map((i) => ({ ...i, productId: wireId(i.productId) }))
     })
   }
+  /** The page service: the page's access expires now (its reads answer ERR_PAGE_EXPIRED). */
+  expirePage(businessId: Id, pageId: string): Promise<{ readonly pageId: string; readonly expiredAt: number }> {
+    return this.request("POST", `/businesses/${businessId}/pages/${pageId}/expire`)
+  }
   /** appUninstalled (no data) to the app the business removed. */
   uninstall(businessId: Id, appId: Id): Promise<{ readonly queued: number }> {
     return this.request("POST", `/businesses/${businessId}/uninstall`, { appId: wireId(appId) })
