@@ -336,6 +336,23 @@ export const billDeleted: Operation<Records.AnyRecord> = fromCatalogue(entry("bi
 /** The deletion feeds, synced when named in `sync.resources` (or a tenant's). */
 export const feeds: ReadonlyArray<Operation<any>> = [orderDeleted, billDeleted]
 
+const vpageEntry = (resource: string, operation: string): Catalogue.CatalogueEntry => {
+  const e = Catalogue.find("vpage", resource, operation)
+  if (e === undefined) throw new Error(`vpage ${resource}/${operation} is not in the catalogue`)
+  return e
+}
+
+/** The page service's pages (docs/api-catalogue.md §9), kept as documents of kind "page". */
+export const pageList: Operation<Records.AnyRecord> = fromCatalogue(vpageEntry("page", "list"), { kind: "page" })
+
+/**
+ * One page's conversations (docs/api-catalogue.md §9): a resource per page (its fixed filter
+ * `pageIds`), so that ERR_PAGE_EXPIRED pauses that page alone. Kept as documents of kind
+ * "conversation".
+ */
+export const conversationList = (pageId: string): Operation<Records.AnyRecord> =>
+  fromCatalogue(vpageEntry("conversation", "list"), { kind: "conversation", filters: { pageIds: [pageId] } })
+
 /** The read operations a tenant syncs by default: a typed read model each. */
 export const defaultReads: ReadonlyArray<Operation<any>> = [
   productList, orderList, billList, customerList, depotList, productInventory(), categoryList, brandList
