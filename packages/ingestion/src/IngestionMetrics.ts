@@ -39,8 +39,9 @@ export interface Snapshot {
   readonly duplicates: number
   readonly rejected: Readonly<Record<RejectReason, number>>
   /**
-   * Deliveries stored whose data has a shape the reference does not document (a flat-depot
-   * inventoryChange item): kept in the log, flagged, not applied (docs/architecture.md §4.33).
+   * Deliveries received whose data has a shape the reference does not document (a flat-depot
+   * inventoryChange item), counted as they pass the envelope checks (a redelivery counts again):
+   * kept in the log, flagged, not applied (docs/architecture.md §4.33).
    */
   readonly undocumented: number
   /** Time from request start to the answer, in ms; `buckets` are cumulative. */
@@ -69,7 +70,7 @@ const rejected = Object.fromEntries(rejectReasons.map((reason) => [
   Metric.counter("ocs_ingestion_rejected_total", { description: "Webhook requests not answered 200, by reason.", attributes: { reason }, incremental: true })
 ])) as Record<RejectReason, Metric.Counter<number>>
 const undocumented = Metric.counter("ocs_ingestion_undocumented_shape_total", {
-  description: "Webhooks whose data has a shape the reference does not document: stored and flagged, not applied.",
+  description: "Webhooks received whose data has a shape the reference does not document (kept and flagged, not applied; a redelivery counts again).",
   incremental: true
 })
 const latency = Metric.histogram("ocs_ingestion_latency_ms", {
