@@ -245,7 +245,19 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
       target: "report (< 1: the budget, not the engine, bounds it)",
       met: null,
       details: r
-    }]
+    }, await (async () => {
+      const { runDeletionFeedBench } = await import("../../apps/sync-server/bench/reconciliation.bench.ts")
+      const f = await runDeletionFeedBench({ quick })
+      return {
+        scenario: `calls to find ${fmt(f.deleted)} order deletions among ${fmt(f.orders)} orders: order/deleted feed vs full pass`,
+        ours: `${fmt(f.feedCalls)} calls (${fmt(f.feedFound)} found)`,
+        baseline: `${fmt(f.passCalls)} calls of order/list (a full pass; ${fmt(f.passFoundAfterFeed)} more found after the feed)`,
+        ratio: f.passCalls === 0 ? null : f.feedCalls / f.passCalls,
+        target: "every deletion found by the feed, none more by the pass",
+        met: f.feedFound === f.deleted && f.passFoundAfterFeed === 0,
+        details: f
+      }
+    })()]
   }],
   ["server memory", async (quick) => {
     const { runMemoryBench } = await import("../../apps/sync-server/bench/memory.bench.ts")

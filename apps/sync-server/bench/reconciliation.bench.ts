@@ -137,7 +137,92 @@ export const runReconciliationBench = async (options: { readonly quick?: boolean
   }
 }
 
+
+export interface DeletionFeedBench {
+  readonly orders: number
+  readonly deleted: number
+  /** Calls of one incremental read of order/deleted, and the deletions it gave. */
+  readonly feedCalls: number
+  readonly feedFound: number
+  /** Calls of the full pass of order/list that would otherwise find them, and what it added after the feed. */
+  readonly passCalls: number
+  readonly passFoundAfterFeed: number
+}
+
+/**
+ * Calls to find N order deletions (docs/api-catalogue.md §15): one incremental read of the
+ * order/deleted feed against the full pass of order/list (every 31-day window to the horizon)
+ * that finds them without it. The pass runs after the feed and must find nothing more.
+ */
+export const runDeletionFeedBench = async (options: { readonly quick?: boolean } = {}): Promise<DeletionFeedBench> => {
+  const orders = options.quick ? 3_000 : 20_000
+  const deleted = options.quick ? 30 : 200
+  const sim = await startSimulatorProcess(["--products", "10"])
+  const control = new SimulatorControl(sim.url)
+  try {
+    await control.setRateLimits({ enabled: false })
+    const t = await control.createTenant({ products: 10, orders, bills: 0, customers: 5, historyDays: 120 })
+    const dir = tempDir("ocs-feed-bench-")
+    const base = Layer.mergeAll(
+      TenantState.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 9)) }),
+      SqliteEventLog.layer({ filename: Path.join(dir, "events.sqlite") }),
+      ReadModels.ReadModels.layer({ filename: Path.join(dir, "read-models.sqlite") })
+    )
+    const ops = [Operation.orderList, Operation.orderDeleted]
+    const layer = SyncEngine.layer({ operations: ops, intervalMs: 3_600_000, reconcileMs: 3_600_000, overlapMs: 0, horizonMs: 130 * 24 * 3600 * 1000, pageSize: PAGE }).pipe(
+      Layer.provide(unlimitedClient(sim.url)),
+      Layer.provide(Ownership.layerAll),
+      Layer.provideMerge(base)
+    )
+    const program = Effect.gen(function*() {
+      const store = yield* TenantRegistry
+      const sync = yield* SyncEngine
+      const rm = yield* ReadModels.ReadModels
+      const log = yield* EventLog.EventLog
+      yield* store.upsertApp(t.app.appId, ["vt"])
+      yield* store.upsertBusiness({ appId: t.app.appId, businessId: t.business.businessId, accessToken: t.token.accessToken })
+      const b = Option.getOrThrow(yield* store.business(t.app.appId, t.business.businessId))
+      const project = Effect.andThen(rm.catchUp(), rm.catchUp())
+      const found = Effect.map(Stream.runCollect(log.read({ tenant: "all", types: [EngineRecord.CHANGES_TYPE] })), (rs) =>
+        rs.flatMap((r) => DomainEvent.decode(r)).filter((e) => e._tag === "OrderDeleted").length)
+      for (const op of ops) {
+        const r = yield* sync.runOnce(b, op)
+        if (r.outcome !== "done") throw new Error(`baseline ${Operation.key(op)}: ${r.error ?? r.outcome}`)
+      }
+      yield* project
+      const ids: Array<string> = []
+      for (let after: string | undefined; ;) {
+        const page = yield* rm.orders(b, { limit: 1000, after })
+        ids.push(...page.items.map((o) => o.id))
+        if (page.next === undefined) break
+        after = page.next
+      }
+      yield* Effect.promise(async () => {
+        for (let k = 0; k < deleted; k++) await control.deleteOrder(b.businessId, ids[Math.floor((k * ids.length) / deleted)]!)
+        // The feed's ranges are whole seconds: the last deletion's second is over before the read.
+        await new Promise((r) => setTimeout(r, 1100))
+      })
+      const feed = yield* sync.runOnce(b, Operation.orderDeleted, { gapFill: true })
+      yield* project
+      const feedFound = yield* found
+      const pass = yield* sync.runOnce(b, Operation.orderList, { forceFull: true })
+      yield* project
+      return {
+        orders: ids.length,
+        deleted,
+        feedCalls: feed.pages,
+        feedFound,
+        passCalls: pass.pages,
+        passFoundAfterFeed: (yield* found) - feedFound
+      } satisfies DeletionFeedBench
+    })
+    return await Effect.runPromise(Effect.scoped(Effect.provide(program, layer)))
+  } finally {
+    await sim.proc.stop("SIGTERM")
+  }
+}
+
 if (import.meta.main) {
-  const r = await runReconciliationBench({ quick: process.argv.includes("--quick") })
-  console.log(JSON.stringify(r, null, 2))
+  const quick = process.argv.includes("--quick")
+  console.log(JSON.stringify({ reconciliation: await runReconciliationBench({ quick }), deletionFeed: await runDeletionFeedBench({ quick }) }, null, 2))
 }

@@ -38,6 +38,12 @@ export interface Snapshot {
   /** Answered 200 as a redelivery of a record already in the log (not appended again). */
   readonly duplicates: number
   readonly rejected: Readonly<Record<RejectReason, number>>
+  /**
+   * Deliveries received whose data has a shape the reference does not document (a flat-depot
+   * inventoryChange item), counted as they pass the envelope checks (a redelivery counts again):
+   * kept in the log, flagged, not applied (docs/architecture.md §4.33).
+   */
+  readonly undocumented: number
   /** Time from request start to the answer, in ms; `buckets` are cumulative. */
   readonly latencyMillis: {
     readonly buckets: ReadonlyArray<{ readonly le: number; readonly count: number }>
@@ -51,6 +57,8 @@ export interface Recorder {
   readonly received: () => void
   /** `appId`: the application the path named, when it named one. */
   readonly answered: (outcome: "accepted" | "duplicate" | RejectReason, latencyMillis: number, appId?: string) => void
+  /** A delivery of an undocumented shape was received (`event`: its event name). */
+  readonly undocumented: () => void
   readonly snapshot: () => Snapshot
 }
 
@@ -61,6 +69,10 @@ const rejected = Object.fromEntries(rejectReasons.map((reason) => [
   reason,
   Metric.counter("ocs_ingestion_rejected_total", { description: "Webhook requests not answered 200, by reason.", attributes: { reason }, incremental: true })
 ])) as Record<RejectReason, Metric.Counter<number>>
+const undocumented = Metric.counter("ocs_ingestion_undocumented_shape_total", {
+  description: "Webhooks received whose data has a shape the reference does not document (kept and flagged, not applied; a redelivery counts again).",
+  incremental: true
+})
 const latency = Metric.histogram("ocs_ingestion_latency_ms", {
   description: "Time from request start to answer, in milliseconds.",
   boundaries: latencyBucketsMillis
@@ -85,7 +97,7 @@ const appCounters = (appId: string) => {
 
 export const makeRecorder = (context: Context.Context<never>): Recorder => {
   // Every series exists from the start, so a scrape shows zeros rather than nothing.
-  for (const m of [received, accepted, duplicates, ...Object.values(rejected)]) m.updateUnsafe(0, context)
+  for (const m of [received, accepted, duplicates, undocumented, ...Object.values(rejected)]) m.updateUnsafe(0, context)
   latency.valueUnsafe(context)
   return {
     received: () => received.updateUnsafe(1, context),
@@ -100,6 +112,7 @@ export const makeRecorder = (context: Context.Context<never>): Recorder => {
         ;(outcome === "accepted" || outcome === "duplicate" ? c.ok : c.failed).updateUnsafe(1, context)
       }
     },
+    undocumented: () => undocumented.updateUnsafe(1, context),
     snapshot: () => {
       const h = latency.valueUnsafe(context)
       const buckets = latencyBucketsMillis.map((le, i) => ({ le, count: h.buckets[i]?.[1] ?? 0 }))
@@ -108,6 +121,7 @@ export const makeRecorder = (context: Context.Context<never>): Recorder => {
         accepted: accepted.valueUnsafe(context).count,
         duplicates: duplicates.valueUnsafe(context).count,
         rejected: Object.fromEntries(rejectReasons.map((r) => [r, rejected[r].valueUnsafe(context).count])) as Record<RejectReason, number>,
+        undocumented: undocumented.valueUnsafe(context).count,
         latencyMillis: { buckets: [...buckets, { le: Infinity, count: h.count }], sum: h.sum, count: h.count }
       }
     }

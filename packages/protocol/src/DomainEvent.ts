@@ -31,8 +31,12 @@ export const decode = (record: RawRecord, version: DecoderVersion = LATEST): Rea
  */
 export const decodeChangeStream = (record: RawRecord, version: DecoderVersion = LATEST): ReadonlyArray<DomainEvent> => {
   const events = decoders[version](record)
-  return record.source === "webhook" ? events.filter((e) => !comparedTags.has(e._tag)) : events
+  if (record.source === "webhook") return events.filter((e) => !comparedTags.has(e._tag))
+  // A deletion feed's page: its deletions reach consumers through the `changes` record too.
+  return events.some(fromFeed) ? events.filter((e) => !fromFeed(e)) : events
 }
+
+const fromFeed = (e: DomainEvent): boolean => (e._tag === "OrderDeleted" || e._tag === "BillDeleted") && e.fromFeed === true
 
 /** The id of the entity an event is about, when it has one (for audit indexes). */
 export const entityId = (event: DomainEvent): Option.Option<string> => {

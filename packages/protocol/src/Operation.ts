@@ -325,10 +325,38 @@ export const productInventory = (depotIds?: ReadonlyArray<number | string>): Ope
     filters: depotIds === undefined ? undefined : { depotIds: depotIds.map((d) => (typeof d === "string" ? Ids.toWire(d) : d)) }
   })
 
+/**
+ * The deletion feeds (docs/api-catalogue.md, "Deletion feeds"): each record names a deleted order
+ * (bill), when (`createdAt`, unix s) and by whom (`createdById`); read incrementally by deletion
+ * time, they give the same deletion event a full pass would, with who and when.
+ */
+export const orderDeleted: Operation<Records.AnyRecord> = fromCatalogue(entry("order", "deleted"), { kind: "orderDeletion" })
+export const billDeleted: Operation<Records.AnyRecord> = fromCatalogue(entry("bill", "deleted"), { kind: "billDeletion" })
+
+/** The deletion feeds, synced when named in `sync.resources` (or a tenant's). */
+export const feeds: ReadonlyArray<Operation<any>> = [orderDeleted, billDeleted]
+
+const vpageEntry = (resource: string, operation: string): Catalogue.CatalogueEntry => {
+  const e = Catalogue.find("vpage", resource, operation)
+  if (e === undefined) throw new Error(`vpage ${resource}/${operation} is not in the catalogue`)
+  return e
+}
+
+/** The page service's pages (docs/api-catalogue.md §9), kept as documents of kind "page". */
+export const pageList: Operation<Records.AnyRecord> = fromCatalogue(vpageEntry("page", "list"), { kind: "page" })
+
+/**
+ * One page's conversations (docs/api-catalogue.md §9): a resource per page (its fixed filter
+ * `pageIds`), so that ERR_PAGE_EXPIRED pauses that page alone. Kept as documents of kind
+ * "conversation".
+ */
+export const conversationList = (pageId: string): Operation<Records.AnyRecord> =>
+  fromCatalogue(vpageEntry("conversation", "list"), { kind: "conversation", filters: { pageIds: [pageId] } })
+
 /** The read operations a tenant syncs by default: a typed read model each. */
 export const defaultReads: ReadonlyArray<Operation<any>> = [
   productList, orderList, billList, customerList, depotList, productInventory(), categoryList, brandList
 ]
 
 /** All operations this package types, by `key`. */
-export const builtin: ReadonlyArray<Operation<any>> = [productAdd, ...defaultReads]
+export const builtin: ReadonlyArray<Operation<any>> = [productAdd, ...defaultReads, ...feeds]

@@ -146,6 +146,32 @@ const stockItems = (data: unknown): unknown => {
   return data
 }
 
+/**
+ * docs/api-catalogue.md §10: an inventoryChange item names its depots in `depots[]` (or none:
+ * the product's totals). An item with a flat `depotId` beside the product and no `depots[]` is
+ * a shape the reference does not document: which stock its numbers are (that depot's, or the
+ * totals) is unknown, so it is kept and flagged, never applied as a row.
+ */
+export const isFlatDepotItem = (item: unknown): boolean => {
+  if (typeof item !== "object" || item === null || Array.isArray(item)) return false
+  const r = item as Record<string, unknown>
+  const depotId = r["depotId"]
+  const depots = r["depots"]
+  return depotId !== undefined && depotId !== null && !(Array.isArray(depots) && depots.length > 0)
+}
+
+/**
+ * Why a delivery's data is of a shape the reference does not document (undefined when it is
+ * documented): today the flat-depot inventoryChange item (`isFlatDepotItem`).
+ */
+export const undocumentedShape = (event: string, data: unknown): string | undefined => {
+  if (event !== "inventoryChange") return undefined
+  const items = stockItems(data ?? {})
+  if (!Array.isArray(items)) return undefined
+  const flat = items.filter(isFlatDepotItem).length
+  return flat === 0 ? undefined : `inventoryChange: ${flat} of ${items.length} item(s) with a flat depotId beside the product and no depots[] (undocumented shape; not applied)`
+}
+
 /** Decodes a parsed delivery body. */
 export const decode = (value: unknown): Result.Result<Delivery, InvalidDelivery> => {
   const envelope = decodeEnvelope(value)

@@ -14,6 +14,7 @@ import { list } from "./ApiList.ts"
 import { readObject } from "./ApiObject.ts"
 import { write } from "./ApiWrite.ts"
 import { canonicalId, permits } from "./Auth.ts"
+import { notFound } from "./internal/Http.ts"
 import { find, type Family, operationKey } from "./Operations.ts"
 
 export type { ApiEnv }
@@ -57,7 +58,8 @@ export const handle = async (
   }
   if (op === undefined || version !== "3.0") {
     const reason = version !== "3.0" ? `version ${version} is not served` : `no operation ${resourceAndOperation}`
-    return finish(call, 404, "ERR_NOT_FOUND", JSON.stringify({ code: 0, errorCode: "ERR_NOT_FOUND", messages: reason }))
+    const answer = notFound(env.settings.strict, reason)
+    return finish(call, 404, "ERR_NOT_FOUND", answer.body, answer.contentType)
   }
   if (req.method !== "POST") {
     return finish(call, 405, "ERR_METHOD_NOT_ALLOWED", `{"code":0,"errorCode":"ERR_METHOD_NOT_ALLOWED","messages":"use POST"}`)

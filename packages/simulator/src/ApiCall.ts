@@ -34,6 +34,13 @@ export type MessagesForm = "default" | "string" | "array" | "object"
 export const messagesForms: ReadonlyArray<MessagesForm> = ["default", "string", "array", "object"]
 
 export interface ApiSettings {
+  /**
+   * Strict mode (docs/api-catalogue.md, "Simulator leniency"): today's refusals, for the
+   * engine's own tests. Off (the default), the simulator accepts what the real service is
+   * recorded to accept: null filters, unknown filters, ids as strings, customer/list `id`,
+   * a rebuilt `{"id": n}` cursor; and answers undocumented paths with an HTML 404.
+   */
+  strict: boolean
   /** Refuse cursors that are JSON-equal to the issued one but not the same text. */
   strictCursors: boolean
   messagesForm: MessagesForm

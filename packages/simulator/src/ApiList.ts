@@ -14,6 +14,7 @@ import { checkFilters } from "./ListFilters.ts"
 import { IndexCache, page, type Seek, type SortKey } from "./Listing.ts"
 import { listers } from "./Listers.ts"
 import type { ListOperation } from "./Operations.ts"
+import { pageListers } from "./PageService.ts"
 
 const caches = new WeakMap<BusinessData, Map<string, IndexCache<unknown>>>()
 const cacheFor = <R>(data: BusinessData, key: string): IndexCache<R> => {
@@ -32,7 +33,8 @@ export const list = (call: Call, op: ListOperation, business: Business, token: T
   const messages: Messages = {}
   const warnings: Array<string> = []
   if (!isObj(body)) return failure(call, "ERR_INVALID_FORM_FIELDS", { body: "must be a JSON object" })
-  const checked = checkFilters(op, body["filters"], call.env.now(), messages)
+  const strict = call.env.settings.strict
+  const checked = checkFilters(op, body["filters"], call.env.now(), messages, strict)
 
   // paginator
   const paginator = body["paginator"]
@@ -49,8 +51,15 @@ export const list = (call: Call, op: ListOperation, business: Business, token: T
   let sort = parseSort(op, p["sort"], messages)
   let pageNumber = 1
   let after: Seek | undefined
+  /** A rebuilt `{"id": n}` under a sort by more than id: its sort values come from record n. */
+  let resolveValues = false
   const next = p["next"]
-  if (!isEmptyCursor(next)) {
+  const rebuiltId = strict || isEmptyCursor(next) ? undefined : Cursor.rebuilt(next!)
+  if (rebuiltId !== undefined && !isIssued(call, op, next!, text)) {
+    pageNumber = 2
+    after = { values: [], id: rebuiltId }
+    resolveValues = sort.some((k) => k.field !== "id")
+  } else if (!isEmptyCursor(next)) {
     const raw = Json.extract(text, ["paginator", "next"]) ?? ""
     const decoded = Cursor.decode(
       {
@@ -72,10 +81,24 @@ export const list = (call: Call, op: ListOperation, business: Business, token: T
 
   // Field errors first: a refused depot is only worth naming in a request that is well formed.
   if (Object.keys(messages).length > 0) return failure(call, "ERR_INVALID_FORM_FIELDS", messages)
-  const lister = op.typed === undefined
+  // The page service's reads with a world of their own (PageService.ts); "depot": already answered.
+  const pageLister = op.family === "vpage" ? pageListers[`${op.resource}/${op.operation}`] : undefined
+  const lister = pageLister !== undefined
+    ? pageLister({ call, op, business, token, checked, messages, warnings })
+    : op.typed === undefined
     ? genericLister(op.entry, business, checked.filters)
     : listers[op.typed]({ call, op, business, token, checked, messages, warnings })
   if (lister === "depot") return
+  if (resolveValues && after !== undefined) {
+    const pos = lister.source.posOf(after.id)
+    const record = pos === undefined ? undefined : lister.source.at(pos)
+    if (record === undefined) {
+      return failure(call, "ERR_INVALID_FORM_FIELDS", {
+        "paginator.next": `record ${after.id} no longer exists; a list sorted by ${sort.map((k) => k.field).join(", ")} cannot resume from its id alone`
+      })
+    }
+    after = { values: sort.map((k) => lister.source.sortValue(record, k.field)), id: after.id }
+  }
   const result = page(lister.source, {
     sort,
     after,
@@ -94,7 +117,10 @@ export const list = (call: Call, op: ListOperation, business: Business, token: T
   out += "]"
   if (result.next !== undefined) {
     const position: Cursor.CursorPosition = { page: pageNumber + 1, sort, seek: result.next }
-    const shape = op.cursorShapes[(pageNumber - 1) % op.cursorShapes.length]!
+    // Not strict: POS lists issue the documented `{"id": n}` when the id alone is the position
+    // (docs/api-catalogue.md, "Simulator leniency" 2); strict: the shapes in turn (Paginator 3).
+    const idOnly = sort.every((k) => k.field === "id")
+    const shape = !strict && op.family === "pos" ? (idOnly ? "id" : "keyed") : op.cursorShapes[(pageNumber - 1) % op.cursorShapes.length]!
     const cursor = Cursor.encode(shape, position, Cursor.signature(call.env.cursorSecret, call.operation, position))
     out += `,"paginator":{"next":${cursor}}}`
   } else if (op.end === "null") out += `,"paginator":{"next":null}}`
@@ -102,6 +128,14 @@ export const list = (call: Call, op: ListOperation, business: Business, token: T
   else out += "}"
   finish(call, 200, "ok", out)
 }
+
+/** Whether `next` decodes as a cursor this server issued (so it keeps its own page and sort). */
+const isIssued = (call: Call, op: ListOperation, next: Json.JsonValue, text: string): boolean =>
+  Cursor.decode(
+    { secret: call.env.cursorSecret, operation: call.operation, shapes: op.cursorShapes, strictKeyOrder: false },
+    next,
+    Json.extract(text, ["paginator", "next"]) ?? ""
+  ).ok
 
 const parseSort = (op: ListOperation, sort: Json.JsonValue | undefined, messages: Messages): ReadonlyArray<SortKey> => {
   if (sort === undefined || sort === null) return []
@@ -120,8 +154,12 @@ const parseSort = (op: ListOperation, sort: Json.JsonValue | undefined, messages
   for (const [field, dir] of entries) {
     if (!op.sortable.includes(field)) {
       messages[`paginator.sort.${field}`] = `cannot sort by ${field}; sortable: ${op.sortable.join(", ")}`
-    } else if (dir !== "asc" && dir !== "desc") messages[`paginator.sort.${field}`] = "must be asc or desc"
-    else keys.push({ field: field === "productId" ? "id" : field, desc: dir === "desc" })
+    } else {
+      // The page service writes directions ASC/DESC (docs/api-catalogue.md §9).
+      const d = op.family === "vpage" && typeof dir === "string" ? dir.toLowerCase() : dir
+      if (d !== "asc" && d !== "desc") messages[`paginator.sort.${field}`] = op.family === "vpage" ? "must be ASC or DESC" : "must be asc or desc"
+      else keys.push({ field: field === "productId" ? "id" : field, desc: d === "desc" })
+    }
   }
   return keys
 }

@@ -24,6 +24,16 @@ function WithTables(this: Tables, tables: Tables) {
 }
 
 /** All the data of one business: its tables (seeded, see Seeds.ts) and the changes made since. */
+/** One record of a deletion feed: the record deleted, when (ms), by whom (a user id). */
+export interface Deletion {
+  readonly id: bigint
+  readonly atMs: number
+  readonly byId: number
+}
+
+/** The user a deletion is credited to when the control call names none. */
+export const DEFAULT_DELETED_BY = 7
+
 export class BusinessData extends (WithTables as unknown as new(tables: Tables) => Tables) {
   readonly options: CatalogOptions
   /** Stock changes keyed by `${productPos}:${depotId}`. */
@@ -37,6 +47,12 @@ export class BusinessData extends (WithTables as unknown as new(tables: Tables) 
   private mobiles: Map<string, number> | undefined
   /** What the write operations applied (control API: counted by key or marker). */
   readonly effects = new Effects()
+  /**
+   * Orders and bills deleted since the start, oldest first, with when and by whom: what
+   * order/deleted and bill/deleted serve (docs/api-catalogue.md §3.3, §5.3). Seeded gaps are
+   * records that never existed, not deletions.
+   */
+  readonly deletions: { readonly order: Array<Deletion>; readonly bill: Array<Deletion> } = { order: [], bill: [] }
 
   constructor(options: CatalogOptions) {
     super(seedTables(options))
@@ -112,8 +128,11 @@ export class BusinessData extends (WithTables as unknown as new(tables: Tables) 
     return update(this.orders, id, (o) => ({ ...o, ...changes, updatedAtMs: nextVersion(now, o.updatedAtMs) }))
   }
 
-  deleteOrder(id: bigint): Order | undefined {
-    return remove(this.orders, id)
+  /** Deletes an order; `at` (ms) and `by` (a user id) go to the deletion feed. */
+  deleteOrder(id: bigint, at?: number, by = DEFAULT_DELETED_BY): Order | undefined {
+    const order = remove(this.orders, id)
+    if (order !== undefined && at !== undefined) this.deletions.order.push({ id: order.id, atMs: at, byId: by })
+    return order
   }
 
   /** The live customer with this mobile. */
@@ -169,8 +188,11 @@ export class BusinessData extends (WithTables as unknown as new(tables: Tables) 
     return remove(this.customers, id)
   }
 
-  deleteBill(id: bigint): Bill | undefined {
-    return remove(this.bills, id)
+  /** Deletes a bill; `at` (ms) and `by` (a user id) go to the deletion feed. */
+  deleteBill(id: bigint, at?: number, by = DEFAULT_DELETED_BY): Bill | undefined {
+    const bill = remove(this.bills, id)
+    if (bill !== undefined && at !== undefined) this.deletions.bill.push({ id: bill.id, atMs: at, byId: by })
+    return bill
   }
 }
 

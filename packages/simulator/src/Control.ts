@@ -13,6 +13,7 @@ import * as Effects from "./ControlEffects.ts"
 import * as Logs from "./ControlLogs.ts"
 import { type Route, router } from "./ControlRouter.ts"
 import * as Settings from "./ControlSettings.ts"
+import * as Shapes from "./ControlShapes.ts"
 import * as Tenants from "./ControlTenants.ts"
 
 const routes: ReadonlyArray<Route> = [
@@ -24,6 +25,7 @@ const routes: ReadonlyArray<Route> = [
   ...Data.orders,
   ...Data.silentDeletes,
   ...Data.events,
+  ...Shapes.shapes,
   ...Effects.effects,
   ...Logs.logs,
   ...Settings.faults,

@@ -8,7 +8,7 @@
  * nested order.
  */
 import type { Business } from "./Auth.ts"
-import { ORDER_STATUS, type OrderLine, SALE_CHANNELS } from "./Catalog.ts"
+import { DEFAULT_DELETED_BY, ORDER_STATUS, type OrderLine, SALE_CHANNELS } from "./Catalog.ts"
 import { CreateOrder, InventoryChanges, OrderChanges, ProductChanges, RawEvent } from "./ControlWire.ts"
 import { big, ControlError, decode, findBusiness, idOf } from "./ControlRequest.ts"
 import { route, type Route } from "./ControlRouter.ts"
@@ -29,6 +29,14 @@ const isSilent = (query: URLSearchParams | undefined): boolean => {
   if (v === null || v === undefined || v === "false") return false
   if (v === "true") return true
   throw new ControlError(400, "silent: must be true or false")
+}
+
+/** `?by=<user id>`: who the deletion feed names (default DEFAULT_DELETED_BY). */
+const deletedBy = (query: URLSearchParams | undefined): number => {
+  const v = query?.get("by")
+  if (v === null || v === undefined) return DEFAULT_DELETED_BY
+  if (!/^\d{1,9}$/.test(v)) throw new ControlError(400, "by: must be a user id")
+  return Number(v)
 }
 
 /** The record or a 404 naming it. */
@@ -114,7 +122,7 @@ export const orders: ReadonlyArray<Route> = [
   }),
   route("POST", "/_sim/businesses/:businessId/orders/:id/delete", (world, req, [bid, oid]) => {
     const b = findBusiness(world, bid)
-    const order = found(b.data.deleteOrder(big(idOf(oid, "orderId"))), `order ${oid}`)
+    const order = found(b.data.deleteOrder(big(idOf(oid, "orderId")), world.now(), deletedBy(req.query)), `order ${oid}`)
     return changed(world, b, "orderDelete", "orders", [order.id], req.query)
   })
 ]
@@ -131,7 +139,7 @@ export const silentDeletes: ReadonlyArray<Route> = [
   }),
   route("POST", "/_sim/businesses/:businessId/bills/:id/delete", (world, _req, [bid, billId]) => {
     const b = findBusiness(world, bid)
-    const bill = found(b.data.deleteBill(big(idOf(billId, "billId"))), `bill ${billId}`)
+    const bill = found(b.data.deleteBill(big(idOf(billId, "billId")), world.now(), deletedBy(_req.query)), `bill ${billId}`)
     return { bills: [bill.id], queued: 0 }
   })
 ]

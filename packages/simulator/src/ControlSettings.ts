@@ -33,6 +33,7 @@ export const simulator: ReadonlyArray<Route> = [
   route("GET", "/_sim/settings", (world) => world.env.settings),
   route("POST", "/_sim/settings", (world, req) => {
     const patch = decode(ApiSwitches, req.body)
+    if (patch.strict !== undefined) world.env.settings.strict = patch.strict
     if (patch.strictCursors !== undefined) world.env.settings.strictCursors = patch.strictCursors
     if (patch.messagesForm !== undefined) world.env.settings.messagesForm = patch.messagesForm
     if (patch.appProductIdDuplicates !== undefined) world.env.settings.appProductIdDuplicates = patch.appProductIdDuplicates

@@ -93,6 +93,8 @@ export const OrderChanges = Schema.Struct({
 })
 /** Switches of the API's behaviour (`POST /_sim/settings`). */
 export const ApiSwitches = Schema.Struct({
+  /** Strict mode: refuse what the real service accepts (docs/api-catalogue.md, "Simulator leniency"). */
+  strict: opt(Schema.Boolean),
   /** Refuse cursors that are not the issued text (keys reordered), as a strict client test wants. */
   strictCursors: opt(Schema.Boolean),
   /** The form of `messages` in failures (docs/api-catalogue.md §11); "default" as each check words it. */
@@ -100,6 +102,21 @@ export const ApiSwitches = Schema.Struct({
   /** product/add with an appProductId already used: refused, or a second product created. */
   appProductIdDuplicates: opt(Schema.Literals(["refuse", "accept"]))
 })
+/** `POST /_sim/businesses/:b/products/delete`: several products deleted at once (one productDelete). */
+export const ProductIds = Schema.Struct({ ids: Schema.Array(Id) })
+/** `POST /_sim/businesses/:b/orders/:id/partial-return`: the lines returned (default: one unit of the first). */
+export const PartialReturn = Schema.Struct({
+  products: opt(Schema.Array(Schema.Struct({ productId: Id, quantity: Positive })))
+})
+/** `POST /_sim/businesses/:b/combos/sell`: `quantity` combos sold from `depotId`; its parts' stock goes down. */
+export const ComboSale = Schema.Struct({
+  comboId: Id,
+  depotId: Schema.Int,
+  quantity: Positive,
+  items: Schema.Array(Schema.Struct({ productId: Id, quantity: Positive }))
+})
+/** `POST /_sim/businesses/:b/uninstall`: the business removes the app. */
+export const Uninstall = Schema.Struct({ appId: Id })
 export const RawEvent = Schema.Struct({ businessId: Id, event: Event, data: Schema.Unknown })
 export const RateLimitPatch = Schema.Struct({
   enabled: opt(Schema.Boolean),
@@ -134,6 +151,9 @@ export type ProductChangesInput = typeof ProductChanges.Encoded
 export type InventoryChangeInput = typeof InventoryChange.Encoded
 export type CreateOrderInput = typeof CreateOrder.Encoded
 export type OrderChangesInput = typeof OrderChanges.Encoded
+export type ProductIdsInput = typeof ProductIds.Encoded
+export type PartialReturnInput = typeof PartialReturn.Encoded
+export type ComboSaleInput = typeof ComboSale.Encoded
 export type ApiSwitchesInput = typeof ApiSwitches.Encoded
 
 // -- answers -------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import { minifyJson } from "./internal/Http.ts"
 import { fnv1a } from "./internal/Random.ts"
 import type { Seek, SortKey, SortValue } from "./Listing.ts"
 
-export type ShapeName = "keyed" | "object" | "array" | "nested" | "pair"
+export type ShapeName = "keyed" | "object" | "array" | "nested" | "pair" | "id"
 
 export interface CursorPosition {
   /** 1-based number of the page this cursor leads to. */
@@ -63,6 +63,10 @@ export const encode = (shape: ShapeName, position: CursorPosition, sig: string):
   const vs = values(position.seek.values)
   const id = String(position.seek.id)
   switch (shape) {
+    case "id":
+      // The documented `{"id":100}` itself (docs/api-catalogue.md, "Simulator leniency" 2): the
+      // last id only, read back by `rebuilt` with the request's own sort.
+      return `{"id":${id}}`
     case "keyed":
       // The documented `{"id":100}` with the rest beside it; "10" is the key a plain-JSON
       // client moves to the front.
@@ -104,6 +108,8 @@ const position = (page: unknown, sort: unknown, vs: unknown, id: unknown): Curso
 
 const read = (shape: ShapeName, v: Json.JsonValue): Decoded | undefined => {
   switch (shape) {
+    case "id":
+      return undefined
     case "keyed":
       return isObj(v) ? decoded(position(v["10"], v["s"], v["v"], v["id"]), v["h"]) : undefined
     case "object": {
@@ -201,4 +207,16 @@ export const decode = (
     message: firstProblem ??
       `not a cursor issued for this operation (got ${describe(parsed)}); pass back paginator.next exactly as received`
   }
+}
+
+/**
+ * A cursor read as the documented `{"id": n}` (docs/api-catalogue.md, "Simulator leniency" 2):
+ * an object whose `id` is an integer (or an integer written as a string), whatever else it
+ * carries. Not strict mode only: the real service answers a client that rebuilds it.
+ */
+export const rebuilt = (parsed: Json.JsonValue): bigint | undefined => {
+  if (!isObj(parsed)) return undefined
+  const id = parsed["id"]
+  if (typeof id === "string" && /^\d{1,30}$/.test(id)) return BigInt(id)
+  return asId(id)
 }

@@ -88,10 +88,53 @@ const range = (
   return { from: start, to: end }
 }
 
-export const checkFilters = (op: ListOperation, raw: Json.JsonValue | undefined, now: number, messages: Messages): CheckedFilters => {
+/** Filters the real service is recorded to accept outside the catalogue, and what they mean. */
+const ALIASES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  // docs/api-catalogue.md, "Simulator leniency" 5: a recorded customer/list answer to `filters.id`.
+  "customer/list": { id: "ids" }
+}
+
+const NUMERIC = /^-?\d{1,30}$/
+const fromNumericString = (v: string): number | bigint => {
+  const n = Number(v)
+  return Number.isSafeInteger(n) ? n : BigInt(v)
+}
+
+/**
+ * The lenient reading of the filters (docs/api-catalogue.md, "Simulator leniency" 1-5): a null
+ * filter is absent, an unknown one is ignored, `ids` written as strings are read as numbers
+ * (the reference types the field only as "array"), and an alias names its documented filter.
+ */
+const lenient = (op: ListOperation, key: string, f: Obj): Obj => {
+  const aliases = ALIASES[key] ?? {}
+  const legacy = LEGACY[key] ?? []
+  const out: Record<string, Json.JsonValue> = {}
+  for (const [name, value] of Object.entries(f)) {
+    if (value === null) continue
+    const alias = aliases[name]
+    if (alias !== undefined) {
+      if (f[alias] === undefined || f[alias] === null) out[alias] = Array.isArray(value) ? value : [value]
+      continue
+    }
+    const kind = op.entry.filters[name]
+    if (kind === undefined && !legacy.includes(name)) continue
+    if (kind === "number[]" && name === "ids" && Array.isArray(value)) {
+      out[name] = value.map((x) => typeof x === "string" && NUMERIC.test(x) ? fromNumericString(x) : x)
+    } else out[name] = value
+  }
+  return out
+}
+
+export const checkFilters = (
+  op: ListOperation,
+  raw: Json.JsonValue | undefined,
+  now: number,
+  messages: Messages,
+  strict = true
+): CheckedFilters => {
   if (raw !== undefined && raw !== null && !isObj(raw)) messages["filters"] = "must be an object"
-  const f: Obj = isObj(raw) ? raw : {}
   const key = `${op.resource}/${op.operation}`
+  const f: Obj = !isObj(raw) ? {} : strict ? raw : lenient(op, key, raw)
   const legacy = LEGACY[key] ?? []
   for (const [name, value] of Object.entries(f)) {
     const kind = op.entry.filters[name]

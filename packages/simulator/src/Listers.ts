@@ -8,7 +8,7 @@
 import * as Json from "@ocs/protocol/Json"
 import { type Call, failure, isObj, type Messages, type Obj } from "./ApiCall.ts"
 import type { Business, Token } from "./Auth.ts"
-import type { Bill, Customer, Order, Product, Table } from "./Catalog.ts"
+import type { Bill, Customer, Deletion, Order, Product, Table } from "./Catalog.ts"
 import type { CheckedFilters, Range } from "./ListFilters.ts"
 import type { SortValue, Source } from "./Listing.ts"
 import type { ListOperation, Typed } from "./Operations.ts"
@@ -271,4 +271,37 @@ const depot: MakeLister = ({ business, token, checked }) => {
   return { source, predicate: undefined, write: (r) => Json.stringify(depotView(Number(r.id))), cacheKey: "depot" }
 }
 
-export const listers: { readonly [T in Typed]: MakeLister } = { product, inventory, order, bill, customer, depot, category, brand }
+/**
+ * order/deleted and bill/deleted (docs/api-catalogue.md §3.3, §5.3): the business's deletion log,
+ * oldest first, as `{id, createdAt, createdById}` (the record deleted, when in unix seconds, by
+ * whom). Positions are the log's; `ids` names deleted records, `createdAtFrom/To` the deletion
+ * time.
+ */
+const deletionFeed = (which: "order" | "bill"): MakeLister => ({ business, checked }) => {
+  const log = business.data.deletions[which]
+  const ids = bigSet(checked.filters["ids"])
+  const source: Source<Deletion & { readonly pos: number }> = {
+    positions: () => log.length,
+    at: (pos) => (pos >= 0 && pos < log.length ? { ...log[pos]!, pos } : undefined),
+    idAt: (pos) => BigInt(pos),
+    posOf: (id) => (id >= 0n && id < BigInt(log.length) ? Number(id) : undefined),
+    base: 0n,
+    version: () => log.length,
+    sortValue: (r) => BigInt(r.pos)
+  }
+  return {
+    source,
+    predicate: all<Deletion>([
+      ids && ((d) => ids.has(d.id)),
+      inRange(checked.updated, (d: Deletion) => d.atMs)
+    ]),
+    write: (d) => Json.stringifyParsed({ id: d.id, createdAt: Math.floor(d.atMs / 1000), createdById: d.byId }),
+    cacheKey: `${which}Deleted`
+  }
+}
+
+export const listers: { readonly [T in Typed]: MakeLister } = {
+  product, inventory, order, bill, customer, depot, category, brand,
+  orderDeleted: deletionFeed("order"),
+  billDeleted: deletionFeed("bill")
+}

@@ -12,7 +12,7 @@ import type { ShapeName } from "./Cursor.ts"
 export type Family = "pos" | "vpage"
 
 /** Reads the world answers with its own records (Listers.ts). */
-export type Typed = "product" | "inventory" | "order" | "bill" | "customer" | "depot" | "category" | "brand"
+export type Typed = "product" | "inventory" | "order" | "bill" | "customer" | "depot" | "category" | "brand" | "orderDeleted" | "billDeleted"
 
 interface Common {
   readonly family: Family
@@ -61,7 +61,9 @@ const TYPED: Readonly<Record<string, Typed>> = {
   "customer/list": "customer",
   "business/depot": "depot",
   "product/category": "category",
-  "product/brand": "brand"
+  "product/brand": "brand",
+  "order/deleted": "orderDeleted",
+  "bill/deleted": "billDeleted"
 }
 
 /**

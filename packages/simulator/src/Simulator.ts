@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net"
 import { Context, Effect, Layer, Schema, type Scope } from "effect"
 import * as Api from "./Api.ts"
 import * as Control from "./Control.ts"
-import { readBody, send } from "./internal/Http.ts"
+import { notFound, readBody, send } from "./internal/Http.ts"
 import type { Family } from "./Operations.ts"
 import { SimulatorControl } from "./SimulatorControl.ts"
 import { DEFAULT_PORT, type DemoInfo, type SimulatorOptions, World } from "./World.ts"
@@ -59,7 +59,8 @@ const listener = (world: World, bases: ReadonlyArray<readonly [string, Family]>,
         }
       }
     }
-    send(res, 404, JSON.stringify({ code: 0, errorCode: "ERR_NOT_FOUND", messages: `no route ${path}` }))
+    const answer = notFound(world.env.settings.strict, `no route ${path}`)
+    send(res, 404, answer.body, answer.contentType)
   }).catch((error: unknown) => {
     send(res, 500, JSON.stringify({ error: error instanceof Error ? error.message : String(error) }))
   })

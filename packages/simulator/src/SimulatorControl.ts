@@ -282,6 +282,36 @@ export class SimulatorControl {
   countEffects(businessId: Id, input: EffectCountInput): Promise<EffectCounts> {
     return this.request("POST", `/businesses/${businessId}/effects/count`, input)
   }
+  /** One productDelete naming every id (the v3 shape: an array of ids). */
+  deleteProducts(businessId: Id, ids: ReadonlyArray<Id>, options?: Silent): Promise<Changed<"products", ReadonlyArray<string>>> {
+    return this.request("POST", `/businesses/${businessId}/products/delete${silent(options)}`, { ids: ids.map(wireId) })
+  }
+  /** orderPartialReturn: the order plus `originalOrder` (default: one unit of its first line returned). */
+  partialReturn(businessId: Id, orderId: Id, products?: ReadonlyArray<{ readonly productId: Id; readonly quantity: number }>, options?: Silent): Promise<Changed<"order">> {
+    return this.request("POST", `/businesses/${businessId}/orders/${orderId}/partial-return${silent(options)}`, {
+      products: products?.map((p) => ({ ...p, productId: wireId(p.productId) }))
+    })
+  }
+  /** A combo sold: one inventoryChange with the combo and each of its parts, every item with its depots. */
+  sellCombo(
+    businessId: Id,
+    sale: { readonly comboId: Id; readonly depotId: number; readonly quantity: number; readonly items: ReadonlyArray<{ readonly productId: Id; readonly quantity: number }> },
+    options?: Silent
+  ): Promise<Changed<"products", ReadonlyArray<Wire>>> {
+    return this.request("POST", `/businesses/${businessId}/combos/sell${silent(options)}`, {
+      ...sale,
+      comboId: wireId(sale.comboId),
+      items: sale.items.map((i) => ({ ...i, productId: wireId(i.productId) }))
+    })
+  }
+  /** The page service: the page's access expires now (its reads answer ERR_PAGE_EXPIRED). */
+  expirePage(businessId: Id, pageId: string): Promise<{ readonly pageId: string; readonly expiredAt: number }> {
+    return this.request("POST", `/businesses/${businessId}/pages/${pageId}/expire`)
+  }
+  /** appUninstalled (no data) to the app the business removed. */
+  uninstall(businessId: Id, appId: Id): Promise<{ readonly queued: number }> {
+    return this.request("POST", `/businesses/${businessId}/uninstall`, { appId: wireId(appId) })
+  }
   emitEvent(businessId: Id, event: EventName, data: unknown): Promise<{ readonly queued: number }> {
     return this.request("POST", "/events", { businessId: wireId(businessId), event, data })
   }

@@ -163,11 +163,15 @@ export class Webhooks {
     return result
   }
 
-  /** Queues an event for every application entitled to it. Returns how many were queued. */
-  emit(businessId: string, event: EventName, data: unknown): number {
+  /**
+   * Queues an event for every application entitled to it (`onlyApp`: for that one only, as
+   * appUninstalled goes to the app removed). Returns how many were queued.
+   */
+  emit(businessId: string, event: EventName, data: unknown, onlyApp?: string): number {
     let queued = 0
     const now = this.now()
     for (const sub of this.subscriptions.values()) {
+      if (onlyApp !== undefined && sub.appId !== onlyApp) continue
       if (sub.status !== "enabled" || !sub.events.includes(event) || !this.eligible(sub, businessId, now)) continue
       queued++
       this.enqueue(sub, businessId, event, data)

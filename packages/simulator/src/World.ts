@@ -48,6 +48,13 @@ export interface SimulatorOptions extends DataOptions {
   /** HTTP status per errorCode for API failures (default: 200 for all). */
   readonly errorHttpStatus?: { readonly [errorCode: string]: number } | undefined
   /**
+   * Strict mode: refuse what the real service is recorded to accept (null and unknown filters,
+   * ids as strings, rebuilt cursors), rotate cursor shapes, answer undocumented paths in JSON
+   * (docs/api-catalogue.md, "Simulator leniency"). Default: the environment variable
+   * OCS_SIMULATOR_STRICT=1 (the engine's test suites set it), else false.
+   */
+  readonly strict?: boolean | undefined
+  /**
    * Refuse cursors that are JSON-equal to the one issued but not the same text, e.g. with
    * keys reordered (default false: the real service accepts them).
    */
@@ -64,6 +71,10 @@ export interface SimulatorOptions extends DataOptions {
   /** Seeded times lie before this instant (default: the current hour, when the simulator starts). */
   readonly epochMs?: number | undefined
 }
+
+/** `options.strict`, else OCS_SIMULATOR_STRICT=1 (set by the engine's test suites). */
+export const strictDefault = (options: SimulatorOptions): boolean =>
+  options.strict ?? (globalThis.process?.env?.["OCS_SIMULATOR_STRICT"] === "1")
 
 export const DEFAULT_PORT = 8788
 export const YEAR_MS = 365 * 24 * 3600 * 1000
@@ -115,6 +126,7 @@ export class World {
       now: this.now,
       cursorSecret: `ocs-sim-${this.seed}`,
       settings: {
+        strict: strictDefault(options),
         strictCursors: options.strictCursors ?? false,
         messagesForm: options.messagesForm ?? "default",
         appProductIdDuplicates: options.appProductIdDuplicates ?? "refuse"
@@ -206,6 +218,7 @@ export class World {
     this.limiter.configure({ ...defaultRateLimitConfig, ...this.options.rateLimit })
     this.calls.clear()
     this.faults.reset()
+    this.env.settings.strict = strictDefault(this.options)
     this.env.settings.strictCursors = this.options.strictCursors ?? false
     this.env.settings.messagesForm = this.options.messagesForm ?? "default"
     this.env.settings.appProductIdDuplicates = this.options.appProductIdDuplicates ?? "refuse"

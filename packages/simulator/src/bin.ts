@@ -19,6 +19,10 @@ const simulator = Command.make("ocs-simulator", {
   bills: Flag.Int("bills").pipe(Flag.withDescription("Bills of the demo business"), Flag.withDefault(100)),
   customers: Flag.Int("customers").pipe(Flag.withDescription("Customers of the demo business"), Flag.withDefault(50)),
   historyDays: Flag.Int("history-days").pipe(Flag.withDescription("Days back over which orders and bills are spread"), Flag.withDefault(120)),
+  strict: Flag.Boolean("strict").pipe(
+    Flag.withDescription("Strict mode: refuse null and unknown filters, ids as strings, rebuilt cursors; rotate cursor shapes; JSON 404s"),
+    Flag.withDefault(false)
+  ),
   strictCursors: Flag.Boolean("strict-cursors").pipe(
     Flag.withDescription("Refuse cursors that are not the issued text (e.g. keys reordered by a plain-JSON client)"),
     Flag.withDefault(false)
@@ -43,6 +47,8 @@ const simulator = Command.make("ocs-simulator", {
       bills: flags.bills,
       customers: flags.customers,
       historyDays: flags.historyDays,
+      // Without --strict, OCS_SIMULATOR_STRICT=1 still selects it (the engine's test suites).
+      strict: flags.strict ? true : undefined,
       strictCursors: flags.strictCursors,
       messagesForm: flags.messagesForm,
       bigIds: flags.bigIds,

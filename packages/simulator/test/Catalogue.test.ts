@@ -41,8 +41,16 @@ describe("the catalogue's reads", () => {
   afterAll(() => sim.close())
 
   it("serves every catalogued read at its family and path", async () => {
+    // The deletion feeds list what was deleted: one order and one bill.
+    const order = (await call(sim, demo, "order/list", { paginator: { size: 1 } })).json.data[0]
+    const bill = (await call(sim, demo, "bill/list", { paginator: { size: 1 } })).json.data[0]
+    await sim.control.deleteOrder(demo.businessId, String(order.info.id))
+    await sim.control.deleteBill(demo.businessId, String(bill.id))
+    // conversation/messages reads one conversation of the page service: a real one.
+    const conversation = (await call(sim, demo, "conversation/list", { paginator: { size: 1 } }, { family: "vpage" })).json.data[0]
     for (const e of Catalogue.entries) {
       const filters = e.requiredFilters === undefined ? {} : Object.fromEntries(e.requiredFilters.map((f) => [f, e.filters[f] === "object" ? {} : e.filters[f] === "string" ? "x" : e.filters[f] === "number[]" ? [1] : 1]))
+      if (e.resource === "conversation" && e.operation === "messages") filters["conversationId"] = conversation.id
       const body = e.operation === "detail" ? { id: "100002" } : { filters }
       const res = await call(sim, demo, `${e.resource}/${e.operation}`, body, { family: e.family })
       assert.strictEqual(res.json?.code, 1, `${Catalogue.keyOf(e)}: ${res.text.slice(0, 300)}`)
@@ -53,6 +61,8 @@ describe("the catalogue's reads", () => {
         if (e.idField !== undefined) assert.isDefined(valueAt(res.json.data[0], e.idField), `${Catalogue.keyOf(e)} ${e.idField}`)
       } else assert.isObject(res.json.data)
     }
+    // Back to the seeded data (same demo) for the counts the other tests compare.
+    await sim.control.reset()
   })
 
   it("pages a generic read the same way and filters it by id", async () => {

@@ -17,7 +17,9 @@ export interface Failure {
 }
 
 const holdTenant = new Set(["InvalidAccessToken", "InvalidVersion", "BusinessNotEnableApi", "InvalidBusinessId", "InvalidAppId"])
-const pauseResource = new Set(["Forbidden", "InvalidDepotId"])
+// A page whose access expired (or that is not the business's) concerns the resources reading
+// that page only: each page is its own resource (Operation.conversationList), so the others go on.
+const pauseResource = new Set(["Forbidden", "InvalidDepotId", "PageExpired", "InvalidPageId"])
 
 /** The errorCode the API answered (kept for the person), else the error's tag. */
 export const codeOf = (error: Failure): string => "errorCode" in error ? String((error as { readonly errorCode: unknown }).errorCode) : error._tag

@@ -21,7 +21,8 @@ export const resolve = (
   names: ReadonlyArray<string>,
   declared: ReadonlyArray<Operation.OperationSpec>
 ): Effect.Effect<ReadonlyArray<Operation.Operation<unknown>>, UnknownResource> => {
-  const typed = Operation.defaultReads as ReadonlyArray<Operation.Operation<unknown>>
+  // The deletion feeds (order/deleted, bill/deleted) are typed too: named, they give deletions.
+  const typed = [...Operation.defaultReads, ...Operation.feeds] as ReadonlyArray<Operation.Operation<unknown>>
   const extra = declared.map((d) => Operation.make(d)).filter((op) => op.kind === "list") as ReadonlyArray<Operation.Operation<unknown>>
   const path = (o: { readonly resource: string; readonly operation: string }) => `${o.resource}/${o.operation}`
   const catalogued = (name: string) =>

@@ -4,7 +4,7 @@
  * Node request listener (../Ingestion.ts) drives it.
  */
 import { DirectAppend, type LogRecord, TraceContext } from "@ocs/event-log"
-import { Json } from "@ocs/protocol"
+import { Json, Webhook } from "@ocs/protocol"
 import { Cause, Clock, Context, Effect, Exit, Option, Predicate, Result, Tracer } from "effect"
 import * as DedupeKey from "../DedupeKey.ts"
 import type { RejectReason } from "../IngestionMetrics.ts"
@@ -372,6 +372,13 @@ export const make = Effect.fnUntraced(function*(initial: Config) {
     const event = fields["event"]
     if (typeof event !== "string" || event.length === 0) {
       return done(reject(400, "bad_envelope", "`event` must be a non-empty string"))
+    }
+    // Kept whatever its shape (the log is the truth), but a shape the reference does not
+    // document is flagged here: a warning and a counter; the decoder keeps it as an unknown event.
+    const undocumented = Webhook.undocumentedShape(event, fields["data"])
+    if (undocumented !== undefined) {
+      metrics.undocumented()
+      runFork(Effect.logWarning("webhook of an undocumented shape stored, not applied", { appId: d.appId, businessId: businessId.success, event, why: undocumented }))
     }
     store({
       appId: d.appId,

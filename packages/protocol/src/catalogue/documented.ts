@@ -1133,6 +1133,8 @@ export const documented: ReadonlyArray<CatalogueEntry> = [
       createdAtFrom: "unixSeconds",
       createdAtTo: "unixSeconds"
     },
+    // The deletion time: a feed read incrementally (docs/api-catalogue.md, "Deletion feeds").
+    incremental: { from: "createdAtFrom", to: "createdAtTo", format: "unix" },
     record: {
       id: "number",
       createdAt: "number",
@@ -1515,6 +1517,8 @@ export const documented: ReadonlyArray<CatalogueEntry> = [
       createdAtFrom: "unixSeconds",
       createdAtTo: "unixSeconds"
     },
+    // The deletion time: a feed read incrementally (docs/api-catalogue.md, "Deletion feeds").
+    incremental: { from: "createdAtFrom", to: "createdAtTo", format: "unix" },
     record: {
       id: "number",
       createdAt: "number",

@@ -78,9 +78,18 @@ const fromWebhook = (record: RawRecord): ReadonlyArray<DomainEvent> => {
       // One event per id deleted; the whole list stays in `data` for audit.
       return Webhook.deletedIds(d.data).map((id, i) => ({ ...base(record, i, businessId), _tag: "ProductDeleted" as const, productId: id, data: value.success }))
     case "inventoryChange": {
-      const items = d.data.flatMap((item) =>
+      // An item with a flat depotId (an undocumented shape) is kept as an UnknownEvent, never
+      // read as the product's totals (depot ""): its numbers may be one depot's.
+      const flat = d.data.filter(Webhook.isFlatDepotItem)
+      const items = d.data.filter((item) => !Webhook.isFlatDepotItem(item)).flatMap((item) =>
         Records.stockLevels(Records.recordId(item, "productId") ?? Records.recordId(item, "id"), item, item.updatedAt ?? undefined))
-      return [{ ...b, _tag: "InventoryChanged", items }]
+      const changed: ReadonlyArray<DomainEvent> = items.length > 0 || flat.length === 0 ? [{ ...b, _tag: "InventoryChanged", items }] : []
+      return [
+        ...changed,
+        ...flat.map((item, i) =>
+          unknownEvent(record, i + 1, "inventoryChange item with a flat depotId beside the product and no depots[] (undocumented shape; not applied)", item)
+        )
+      ]
     }
     case "orderAdd":
       return [{ ...b, _tag: "OrderAdded", order: d.data, appOrderId: Records.appOrderIdOf(d.data) }]
@@ -153,6 +162,21 @@ const observed = (record: RawRecord, entity: EngineRecord.Entity, businessId: Id
       const r = decodeBrand(item)
       return Result.isSuccess(r) ? { ...b, _tag: "BrandObserved", brand: r.success } : bad(r.failure.message)
     }
+    case "orderDeletion":
+    case "billDeletion": {
+      // order/deleted, bill/deleted: `id` the deleted record, `createdAt` when (unix s), `createdById` who.
+      if (typeof item !== "object" || item === null || Array.isArray(item)) return bad("record is not an object")
+      const r = item as Records.AnyRecord
+      const id = Records.recordId(r, entity.idField)
+      if (id === undefined) return bad("deletion without id")
+      const seconds = r["createdAt"]
+      const at = typeof seconds === "number" && Number.isFinite(seconds) ? seconds * 1000 : typeof seconds === "string" && /^\d+$/.test(seconds) ? Number(seconds) * 1000 : undefined
+      const by = Records.recordId(r, "createdById")
+      const who = { ...(at === undefined ? {} : { deletedAt: at }), ...(by === undefined ? {} : { deletedBy: by }), fromFeed: true as const }
+      return entity.kind === "orderDeletion"
+        ? { ...b, _tag: "OrderDeleted", orderId: id, data: r, ...who }
+        : { ...b, _tag: "BillDeleted", billId: id, data: r, ...who }
+    }
     default: {
       if (typeof item !== "object" || item === null || Array.isArray(item)) return bad("record is not an object")
       const document = item as Records.AnyRecord
@@ -182,6 +206,12 @@ const fromSync = (record: RawRecord): ReadonlyArray<DomainEvent> => {
 }
 
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)
+
+/** A change entry's who and when (a deletion feed's), when it names them. */
+const deletedBy = (entry: Record<string, unknown>) => ({
+  ...(typeof entry["deletedAt"] === "number" ? { deletedAt: entry["deletedAt"] } : {}),
+  ...(typeof entry["deletedBy"] === "string" ? { deletedBy: entry["deletedBy"] } : {})
+})
 
 const fromChanges = (record: RawRecord): ReadonlyArray<DomainEvent> => {
   const businessId = Ids.normalize(record.businessId)
@@ -224,7 +254,8 @@ const fromChanges = (record: RawRecord): ReadonlyArray<DomainEvent> => {
         return { ...b, _tag: "OrderStatusChanged", orderId, from: str(entry["from"]), to: str(entry["to"]), order: r.success }
       }
       case "OrderDeleted":
-        return { ...b, _tag: "OrderDeleted", orderId: str(entry["orderId"]), data: { reason: entry["reason"] ?? null, ids: [entry["orderId"]] } }
+        // A feed's who and when are kept in the data too: the tombstone's record holds them.
+        return { ...b, _tag: "OrderDeleted", orderId: str(entry["orderId"]), data: { reason: entry["reason"] ?? null, ids: [entry["orderId"]], ...deletedBy(entry) }, ...deletedBy(entry) }
       case "CustomerDeleted":
       case "BillDeleted":
       case "DepotDeleted":
@@ -235,12 +266,12 @@ const fromChanges = (record: RawRecord): ReadonlyArray<DomainEvent> => {
         const field = plainDeletions[change]
         const id = str(entry[field])
         if (id === undefined || id === "") return bad(`${change} without ${field}`)
-        const data = { reason: entry["reason"] ?? null, ids: [id] }
+        const data = { reason: entry["reason"] ?? null, ids: [id], ...(change === "BillDeleted" ? deletedBy(entry) : {}) }
         switch (change) {
           case "CustomerDeleted":
             return { ...b, _tag: change, customerId: id, data }
           case "BillDeleted":
-            return { ...b, _tag: change, billId: id, data }
+            return { ...b, _tag: change, billId: id, data, ...deletedBy(entry) }
           case "DepotDeleted":
             return { ...b, _tag: change, depotId: id, data }
           case "CategoryDeleted":

@@ -65,7 +65,23 @@ export interface OrderStatusChanged extends Base {
   readonly to: string | undefined
   readonly order: Records.Order
 }
-export interface OrderDeleted extends Base { readonly _tag: "OrderDeleted"; readonly orderId: string | undefined; readonly data: unknown }
+/**
+ * Who deleted and when, where the source says it: the deletion feeds (order/deleted,
+ * bill/deleted) name both; a webhook or a full pass names neither.
+ */
+export interface DeletedBy {
+  /** When the record was deleted (ms), per the deletion feed. */
+  readonly deletedAt?: number | undefined
+  /** The user who deleted it, per the deletion feed. */
+  readonly deletedBy?: string | undefined
+  /**
+   * Decoded from a deletion feed's page: the read models compare it with the copy and relay it
+   * in a `changes` record when it deleted something, so a consumer sees it once
+   * (`decodeChangeStream` leaves the page's own event out).
+   */
+  readonly fromFeed?: true | undefined
+}
+export interface OrderDeleted extends Base, DeletedBy { readonly _tag: "OrderDeleted"; readonly orderId: string | undefined; readonly data: unknown }
 export interface PaymentReceived extends Base { readonly _tag: "PaymentReceived"; readonly payment: Records.Payment }
 /** The business removed the application: no more deliveries, and its token stops working. */
 export interface AppUninstalled extends Base { readonly _tag: "AppUninstalled"; readonly data: unknown }
@@ -125,7 +141,7 @@ export interface SyncPassCompleted extends Base {
  * `data` says why (`{ reason, ids }`).
  */
 export interface CustomerDeleted extends Base { readonly _tag: "CustomerDeleted"; readonly customerId: string; readonly data: unknown }
-export interface BillDeleted extends Base { readonly _tag: "BillDeleted"; readonly billId: string; readonly data: unknown }
+export interface BillDeleted extends Base, DeletedBy { readonly _tag: "BillDeleted"; readonly billId: string; readonly data: unknown }
 export interface DepotDeleted extends Base { readonly _tag: "DepotDeleted"; readonly depotId: string; readonly data: unknown }
 export interface CategoryDeleted extends Base { readonly _tag: "CategoryDeleted"; readonly categoryId: string; readonly data: unknown }
 export interface BrandDeleted extends Base { readonly _tag: "BrandDeleted"; readonly brandId: string; readonly data: unknown }
@@ -239,6 +255,10 @@ export const deletionOf = {
 export type DeletableKind = keyof typeof deletionOf
 
 /** The deletions only a complete full pass finds (no webhook tells them), each with its kind. */
+/** The kinds of the deletion feeds' records (Operation.orderDeleted, billDeleted) and the deletion each gives. */
+export const feedKinds = { orderDeletion: "OrderDeleted", billDeletion: "BillDeleted" } as const
+export type FeedKind = keyof typeof feedKinds
+
 export const passDeletions = { CustomerDeleted: "customer", BillDeleted: "bill", DepotDeleted: "depot", CategoryDeleted: "category", BrandDeleted: "brand", InventoryDeleted: "inventory" } as const
 export type PassDeletion = CustomerDeleted | BillDeleted | DepotDeleted | CategoryDeleted | BrandDeleted | InventoryDeleted
 export const isPassDeletion = (event: DomainEvent): event is PassDeletion => Object.hasOwn(passDeletions, event._tag)

@@ -12,6 +12,8 @@
  * - A pulled product or order is compared with its row: absent (or a tombstone) and taken,
  *   it was created; taken and different in a compared field, it was updated. The same state a
  *   webhook already brought compares equal: no second event.
+ * - A deletion feed's record (order/deleted, bill/deleted) is compared too: a change, with who
+ *   and when, only when the copy held the record live; after a pass found it gone, nothing.
  * - A webhook's product, order, stock or deletion is compared the same way (entries marked
  *   `origin: "webhook"`): a webhook that arrives after a pull found its change compares equal
  *   (or is refused by the conflict rule, or deletes a tombstone) and gives no second event.
@@ -76,7 +78,13 @@ interface StockRow {
 type Probe =
   | { readonly _tag: "product"; readonly event: DomainEvent.ProductObserved | DomainEvent.ProductAdded | DomainEvent.ProductUpdated; readonly id: string; readonly before: EntityRow | undefined }
   | { readonly _tag: "order"; readonly event: DomainEvent.OrderObserved | DomainEvent.OrderAdded | DomainEvent.OrderUpdated; readonly id: string; readonly before: EntityRow | undefined }
-  | { readonly _tag: "deleted"; readonly kind: "product" | "order"; readonly event: DomainEvent.ProductDeleted | DomainEvent.OrderDeleted; readonly id: string; readonly before: EntityRow | undefined }
+  | {
+    readonly _tag: "deleted"
+    readonly kind: "product" | "order" | "bill"
+    readonly event: DomainEvent.ProductDeleted | DomainEvent.OrderDeleted | DomainEvent.BillDeleted
+    readonly id: string
+    readonly before: EntityRow | undefined
+  }
   | {
     readonly _tag: "stock"
     readonly event: DomainEvent.InventoryObserved | DomainEvent.InventoryChanged
@@ -96,6 +104,8 @@ export const make = (client: Database.Database) => {
   const productRow = client.prepare<[string, string, string], EntityRow>(Products.compare.current)
   const orderRow = client.prepare<[string, string, string], EntityRow>(Orders.compare.current)
   const stockRows = client.prepare<[string, string, string], StockRow>(Inventory.compare.current)
+  const billRow = client.prepare<[string, string, string], EntityRow>("SELECT record, deleted, last_event_id FROM bills WHERE app_id = ? AND business_id = ? AND id = ?")
+  const rowOf = (kind: "product" | "order" | "bill") => (kind === "product" ? productRow : kind === "order" ? orderRow : billRow)
   const seen = client.prepare("INSERT OR IGNORE INTO pass_seen (app_id, business_id, pass_id, entity_id) VALUES (?, ?, ?, ?)")
   const forget = client.prepare("DELETE FROM pass_seen WHERE app_id = ? AND business_id = ? AND pass_id = ?")
   // A completed pass keeps one row, entity "" (no entity has an empty id): a completion
@@ -165,12 +175,15 @@ export const make = (client: Database.Database) => {
           break
         }
         case "ProductDeleted":
-        case "OrderDeleted": {
-          if (!isWebhook) break
-          const id = event._tag === "ProductDeleted" ? event.productId : event.orderId
+        case "OrderDeleted":
+        case "BillDeleted": {
+          // A delete webhook, or a deletion feed's record (docs/api-catalogue.md, "Deletion feeds").
+          const feed = event._tag !== "ProductDeleted" && event.fromFeed === true
+          if (!isWebhook && !feed) break
+          const id = event._tag === "ProductDeleted" ? event.productId : event._tag === "OrderDeleted" ? event.orderId : event.billId
           if (id === undefined) break
-          const kind = event._tag === "ProductDeleted" ? "product" : "order"
-          probes.push({ _tag: "deleted", kind, event, id, before: (kind === "product" ? productRow : orderRow).get(event.appId, event.businessId, id) })
+          const kind = event._tag === "ProductDeleted" ? "product" : event._tag === "OrderDeleted" ? "order" : "bill"
+          probes.push({ _tag: "deleted", kind, event, id, before: rowOf(kind).get(event.appId, event.businessId, id) })
           break
         }
         case "InventoryChanged": {
@@ -256,9 +269,20 @@ export const make = (client: Database.Database) => {
       } else if (probe._tag === "deleted") {
         // A delete webhook is a change only when the copy still held the entity: after a pass
         // found it gone (or a first webhook deleted it), a second one is the same change.
-        const now = (probe.kind === "product" ? productRow : orderRow).get(e.appId, e.businessId, probe.id)
+        const now = rowOf(probe.kind).get(e.appId, e.businessId, probe.id)
         if (now === undefined || now.last_event_id !== e.id || now.deleted !== 1) continue
         if (probe.before !== undefined && probe.before.deleted === 1) continue
+        const d = probe.event
+        if (d._tag !== "ProductDeleted" && d.fromFeed === true) {
+          // A feed's deletion is a change only for a record the copy held live: its first read
+          // lists deletions from before the copy began, which delete nothing of it.
+          if (probe.before === undefined) continue
+          const who = { ...(d.deletedAt === undefined ? {} : { deletedAt: d.deletedAt }), ...(d.deletedBy === undefined ? {} : { deletedBy: d.deletedBy }) }
+          changes.push(JSON.stringify(d._tag === "OrderDeleted"
+            ? { change: "OrderDeleted", orderId: probe.id, reason: "deletion feed", ...who }
+            : { change: "BillDeleted", billId: probe.id, reason: "deletion feed", ...who }))
+          continue
+        }
         changes.push(JSON.stringify(probe.kind === "product"
           ? { change: "ProductDeleted", productId: probe.id, reason: "webhook", ...origin }
           : { change: "OrderDeleted", orderId: probe.id, reason: "webhook", ...origin }))

@@ -31,6 +31,19 @@ export const send = (
   res.end(body)
 }
 
+/**
+ * An undocumented path: an HTML 404 page as the real service's web server answers it
+ * (docs/api-catalogue.md, "Simulator leniency" 6), or under strict mode our JSON envelope.
+ */
+export const notFound = (strict: boolean, reason: string): { readonly body: string; readonly contentType: string } =>
+  strict
+    ? { body: JSON.stringify({ code: 0, errorCode: "ERR_NOT_FOUND", messages: reason }), contentType: "application/json; charset=utf-8" }
+    : {
+      body: "<!DOCTYPE html>\n<html><head><title>404 Not Found</title></head><body><h1>Not Found</h1>" +
+        "<p>The requested URL was not found on this server.</p></body></html>\n",
+      contentType: "text/html; charset=utf-8"
+    }
+
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]", "::1"])
 
 export const isLoopbackHost = (hostname: string): boolean => LOOPBACK.has(hostname) || hostname.startsWith("127.")
