@@ -107,8 +107,9 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
       admin(Effect.gen(function*() {
         const input = yield* strictBody(AppInput, maxBody)
         const appId = yield* canonical(input.appId, "appId")
-        yield* store.upsertApp(appId, input.verifyTokens, input.enabled ?? true)
-        return json({ appId, verifyTokens: input.verifyTokens.length, enabled: input.enabled ?? true }, 201)
+        yield* store.upsertApp(appId, input.verifyTokens, input.enabled ?? true, { secretKey: input.secretKey, publicUrl: input.publicUrl })
+        // Counts only: secrets never leave the server.
+        return json({ appId, verifyTokens: input.verifyTokens.length, enabled: input.enabled ?? true, secretKey: input.secretKey !== undefined }, 201)
       }))
     )
     yield* router.add(
