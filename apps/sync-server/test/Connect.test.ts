@@ -107,6 +107,20 @@ describe("businesses connect themselves", () => {
     // The first sync started on its own: products arrive without any admin call.
     // (250 seeded, about 1% of them deleted)
     await eventually("products synced", async () => ((await tenant()).counts?.products >= 240 ? true : undefined), 30_000)
+    // Scopes drive the sync: customers were not granted, so they are shown as such and never asked for.
+    const settings = await (await admin(`/admin/tenants/${appId}/${businessId}/settings`)).json() as any
+    assert.deepStrictEqual(settings.notGranted.map((n: any) => [n.resource, n.permission]), [["pos:/v3.0/customer/list", "customer"]])
+    assert.notInclude(settings.resources, "pos:/v3.0/customer/list")
+    const stock = await eventually("stock synced", async () => {
+      const page = await (await admin(`/admin/tenants/${appId}/${businessId}/inventory?limit=1000`)).json() as any
+      return page.items?.length > 0 ? page : undefined
+    }, 30_000)
+    const calls = (await sim.control.calls({ appId })).calls
+    assert.deepStrictEqual(calls.filter((c) => c.outcome === "ERR_403" || c.outcome === "ERR_INVALID_DEPOT_ID"), [])
+    assert.deepStrictEqual(calls.filter((c) => c.operation === "customer/list"), [], "a resource not granted is never called")
+    // ('' is a product's totals, which name no depot)
+    const depotsSeen = [...new Set(stock.items.map((i: any) => String(i.depotId)))].filter((d) => d !== "").sort()
+    assert.deepStrictEqual(depotsSeen, ["1", "2"], "stock covers exactly the granted depots")
 
     // The same callback again (a replay): refused, nothing changes.
     const replay = await fetch(callback)

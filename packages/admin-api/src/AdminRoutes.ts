@@ -160,6 +160,7 @@ export const routes: ReadonlyArray<RouteDoc> = [
       version: "the API version of the grant (\"3.0\")",
       permissions: "what the grant allows, as the grant lists them",
       depots: "the depots the grant covers",
+      pages: "the Vpage pages the grant covers",
       grantedAt: "when the grant was given: YYYY-MM-DD..., or epoch ms",
       expiresAt: "when the token stops working (the grant's expiredAt; a year after it was given): YYYY-MM-DD..., or epoch ms. Without it no expiry warnings are given, and the answer says so",
       settings: "this tenant's own sync settings, as PUT .../settings takes them"
@@ -193,7 +194,7 @@ export const routes: ReadonlyArray<RouteDoc> = [
     group: "tenants",
     summary: "The tenant's own sync settings and the resources it syncs",
     auth: "admin",
-    answer: { status: 200, description: "`{ appId, businessId, settings, resources }`" }
+    answer: { status: 200, description: "`{ appId, businessId, settings, resources, notGranted }`: `resources` as synced (within the grant), `notGranted` those its grant leaves out (`{ resource, permission, fix }`), never pulled" }
   },
   {
     method: "PUT",
