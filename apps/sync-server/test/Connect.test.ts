@@ -52,7 +52,8 @@ const walk = async (edit: (f: Array<[string, string]>) => Array<[string, string]
 }
 
 beforeAll(async () => {
-  sim = await startSimulator({ port: 0, products: 250, orders: 40, bills: 10, customers: 10, accessCodeLifetimeMs: 3000 })
+  // Codes live 3 s and an old token 2 s after a new one, so that the test can outlast both.
+  sim = await startSimulator({ port: 0, products: 250, orders: 40, bills: 10, customers: 10, accessCodeLifetimeMs: 3000, tokenOverlapMs: 2000 })
   appId = sim.demo!.appId
   businessId = sim.demo!.businessId
   dataDir = tempDir("ocs-connect-")
@@ -139,6 +140,43 @@ describe("businesses connect themselves", () => {
     assert.match(page, /not made by this server/)
     assert.match(page, new RegExp(`href="${url}/connect/${appId}"`), "the page links to try again")
     assert.deepStrictEqual((await tenant()).grantedAt, t.grantedAt)
+  }, 60_000)
+
+  it("a second grant during steady webhooks and pulls replaces the token at once: no call fails across the switch", async () => {
+    const before = await tenant()
+    const since = (await sim.control.calls({ limit: 1 })).lastSeq
+    let stop = false
+    let webhooks = 0
+    let passes = 0
+    const hook = (id: number) =>
+      `{"event":"productUpdate","businessId":${businessId},"webhooksVerifyToken":"${sim.demo!.verifyToken}","data":{"id":${id},"name":"switch ${id}","price":1}}`
+    const traffic = (async () => {
+      while (!stop) {
+        const [w, p] = await Promise.all([
+          fetch(`${url}/webhooks/${appId}`, { method: "POST", headers: { "content-type": "application/json" }, body: hook(900000 + webhooks) }),
+          admin(`/admin/tenants/${appId}/${businessId}/sync?full=true`, { method: "POST" })
+        ])
+        assert.strictEqual(w.status, 200)
+        assert.strictEqual(p.status, 200, await p.text())
+        webhooks++
+        passes++
+      }
+    })()
+    await new Promise((r) => setTimeout(r, 500))
+    const again = await fetch(await walk())
+    assert.strictEqual(again.status, 200)
+    assert.match(await again.text(), /connected again/)
+    // Past the old token's overlap (2 s here): a server still using it would now be refused.
+    await new Promise((r) => setTimeout(r, 3000))
+    stop = true
+    await traffic
+    const after = await tenant()
+    assert.isAbove(after.grantedAt, before.grantedAt)
+    assert.strictEqual(after.status, "active")
+    const calls = (await sim.control.calls({ appId, since })).calls
+    assert.isAbove(passes, 2)
+    assert.isAbove(calls.filter((c) => c.at > Date.now() - 1000 && c.outcome === "ok").length, 0, "pulls went on after the overlap")
+    assert.deepStrictEqual(calls.filter((c) => c.outcome !== "ok" && c.operation !== "app/getaccesstoken"), [], "no call failed across the switch")
   }, 60_000)
 
   it("an expired access code and a wrong secret key are refused with a page saying why, changing nothing", async () => {
