@@ -64,7 +64,8 @@ beforeAll(async () => {
       api: { posBaseUrl: sim.posBaseUrl, vpageBaseUrl: sim.vpageBaseUrl },
       sync: { intervalSeconds: 3600, reconcileSeconds: 3600 },
       logLevel: "error",
-      tenants: [{ appId, verifyTokens: [sim.demo!.verifyToken], secretKey: sim.demo!.secretKey }]
+      tenants: [{ appId, verifyTokens: [sim.demo!.verifyToken], secretKey: sim.demo!.secretKey }],
+      connect: { checkIntervalSeconds: 1 }
     }, {})
   }))
   scope = Effect.runSync(Scope.make())
@@ -145,13 +146,13 @@ describe("businesses connect themselves", () => {
   it("a second grant during steady webhooks and pulls replaces the token at once: no call fails across the switch", async () => {
     const before = await tenant()
     const since = (await sim.control.calls({ limit: 1 })).lastSeq
-    let stop = false
+    const run = { stop: false }
     let webhooks = 0
     let passes = 0
     const hook = (id: number) =>
       `{"event":"productUpdate","businessId":${businessId},"webhooksVerifyToken":"${sim.demo!.verifyToken}","data":{"id":${id},"name":"switch ${id}","price":1}}`
     const traffic = (async () => {
-      while (!stop) {
+      while (!run.stop) {
         const [w, p] = await Promise.all([
           fetch(`${url}/webhooks/${appId}`, { method: "POST", headers: { "content-type": "application/json" }, body: hook(900000 + webhooks) }),
           admin(`/admin/tenants/${appId}/${businessId}/sync?full=true`, { method: "POST" })
@@ -168,7 +169,7 @@ describe("businesses connect themselves", () => {
     assert.match(await again.text(), /connected again/)
     // Past the old token's overlap (2 s here): a server still using it would now be refused.
     await new Promise((r) => setTimeout(r, 3000))
-    stop = true
+    run.stop = true
     await traffic
     const after = await tenant()
     assert.isAbove(after.grantedAt, before.grantedAt)
@@ -194,5 +195,18 @@ describe("businesses connect themselves", () => {
     assert.strictEqual((await setApp({ secretKey: sim.demo!.secretKey })).status, 201)
     assert.deepStrictEqual((await tenant()).grantedAt, before.grantedAt)
     assert.deepStrictEqual((await tenant()).permissions, before.permissions)
+  }, 30_000)
+
+  it("tokens are checked on a schedule; one the business revoked puts the tenant on hold with the connect link", async () => {
+    const since = (await sim.control.calls({ limit: 1 })).lastSeq
+    await eventually("a token check", async () =>
+      (await sim.control.calls({ appId, since, operation: "app/checkaccesstoken" })).calls.some((c) => c.outcome === "ok") ? true : undefined, 10_000)
+    assert.strictEqual((await sim.control.revokeGrant(businessId, appId)).revoked > 0, true)
+    const held = await eventually("on hold", async () => {
+      const t = await tenant()
+      return t.status === "attention" ? t : undefined
+    }, 15_000)
+    assert.strictEqual(held.attention.code, "ERR_INVALID_ACCESS_TOKEN")
+    assert.include(held.attention.message, `connect link: ${url}/connect/${appId}`)
   }, 30_000)
 })

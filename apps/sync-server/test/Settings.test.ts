@@ -262,6 +262,7 @@ const elsewhere: Readonly<Record<string, string>> = {
   "webhooks.silenceAlertSeconds": "test/NeedsAttention.test.ts",
   plugins: "test/ThirdPartyPlugin.test.ts",
   tenants: "every server test that seeds one",
+  "connect.checkIntervalSeconds": "test/Connect.test.ts (checked every second; a revoked token puts the tenant on hold)",
   logLevel: "packages/observability/test/Logging.test.ts",
   "tracing.otlpEndpoint": "test/Telemetry.test.ts",
   "tracing.sampleRatio": "test/Telemetry.test.ts"

@@ -22,11 +22,16 @@ export const Section = Schema.Struct({
   /** How long a connect link's state is accepted back (default 1800: half an hour to grant). */
   stateTtlSeconds: Schema.optional(Schema.Finite.check(Schema.isGreaterThan(0))),
   /** States pending at once; past it the oldest is dropped (default 10000). */
-  maxPendingStates: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0)))
+  maxPendingStates: Schema.optional(Schema.Int.check(Schema.isGreaterThan(0))),
+  /** How often the tokens of applications with a secret key are checked (app/checkaccesstoken; default 86400). */
+  checkIntervalSeconds: Schema.optional(Schema.Finite.check(Schema.isGreaterThan(0)))
 })
 export type Section = typeof Section.Type
 
-export const defaults = { stateTtlSeconds: 1800, maxPendingStates: 10_000 } as const
+export const defaults = { stateTtlSeconds: 1800, maxPendingStates: 10_000, checkIntervalSeconds: 86_400 } as const
+
+/** The link a business opens to connect itself (the console shows it, notices carry it). */
+export const link = (publicUrl: string, appId: string): string => `${publicUrl.replace(/\/+$/, "")}/connect/${appId}`
 
 /** The grant page next to a POS base URL: `http://host:port/pos` -> `http://host:port/oauth`. */
 export const grantPageNextTo = (posBaseUrl: string): string => new URL("/oauth", posBaseUrl).toString()

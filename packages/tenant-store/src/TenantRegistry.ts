@@ -11,6 +11,7 @@ import { Effect, Layer, Option, Result } from "effect"
 import { Context } from "effect"
 import { Ids } from "@ocs/protocol"
 import { SyncTenants, type TenantSettings } from "@ocs/sync"
+import * as Connect from "./Connect.ts"
 import type { Sealer } from "./Secrets.ts"
 import { TenantDatabase, TenantStoreError } from "./TenantDatabase.ts"
 import { type App, type AppConnect, type AppRow, type BusinessInput, type BusinessRow, type BusinessStatus, rowReader } from "./internal/tenantRows.ts"
@@ -29,7 +30,19 @@ export class TenantRegistry extends Context.Service<TenantRegistry, Effect.Succe
       return SyncTenants.SyncTenants.of({
         tenant: (appId, businessId) => Effect.mapError(registry.business(appId, businessId), unavailable),
         tenants: (filter) => Effect.mapError(registry.businesses(filter), unavailable),
-        hold: (appId, businessId, attention) => Effect.mapError(Effect.asVoid(registry.setStatus(appId, businessId, "attention", attention)), unavailable)
+        // A token refused or revoked: the hold's message carries the connect link, when there is one.
+        hold: (appId, businessId, attention) =>
+          Effect.mapError(
+            Effect.gen(function*() {
+              const app = yield* registry.app(appId)
+              const hint = Option.isSome(app) && app.value.publicUrl !== null && app.value.secretKey !== null &&
+                  (attention.code === "ERR_INVALID_ACCESS_TOKEN" || attention.code === "ERR_INVALID_VERSION")
+                ? `; connect link: ${Connect.link(app.value.publicUrl, appId)}`
+                : ""
+              yield* registry.setStatus(appId, businessId, "attention", { ...attention, message: attention.message + hint })
+            }),
+            unavailable
+          )
       })
     })
   )

@@ -382,7 +382,12 @@ export const start = (config: Config) =>
       onWebhooksEnabled: (appId) => sync.gapFill({ appId }, "webhooksEnabled"),
       activityOnProjection: config.eventLog.mode === "kafka",
       // Over Kafka the projection resumes from the topic position it saved with its last batch.
-      catchUpOnClose: config.eventLog.mode !== "kafka"
+      catchUpOnClose: config.eventLog.mode !== "kafka",
+      tokenCheck: {
+        posBaseUrl: config.api.posBaseUrl,
+        timeoutMs: config.api.timeoutMs,
+        everyMs: (config.connect?.checkIntervalSeconds ?? Connect.defaults.checkIntervalSeconds) * 1000
+      }
     })
     yield* sync.start
 

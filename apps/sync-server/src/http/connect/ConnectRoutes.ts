@@ -19,6 +19,7 @@ import { Quarantine, ReadModels } from "@ocs/read-models"
 import { Notices } from "@ocs/sync"
 import { SyncEngine } from "@ocs/sync/SyncEngine"
 import { Connect } from "@ocs/tenant-store"
+import * as TenantActivity from "@ocs/tenant-store/TenantActivity"
 import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import { canonical, now, pathParam, searchParams } from "../admin/AdminHttp.ts"
 
@@ -50,8 +51,7 @@ export const page = (status: number, title: string, lines: ReadonlyArray<string>
     { status, contentType: "text/html; charset=utf-8", headers: HEADERS }
   )
 
-/** The link a business is sent to connect itself (what the console shows and notices carry). */
-export const connectLink = (publicUrl: string, appId: string) => `${publicUrl.replace(/\/+$/, "")}/connect/${appId}`
+const connectLink = Connect.link
 
 const WHY: Record<Connect.StateRefusal, string> = {
   forged: "This link was not made by this server, so it cannot be used to connect your shop.",
@@ -157,8 +157,13 @@ export const add = (router: HttpRouter.HttpRouter, options: ConnectOptions) =>
           Effect.provideService(ReadModels.ReadModels, readModels),
           Effect.provideService(EventLog.EventLog, log)
         )
-        // The first sync runs in the background: the page answers at once.
+        // The first sync and a token check (expiry and scopes as the service now tells them)
+        // run in the background: the page answers at once.
         yield* Effect.forkDetach(sync.syncTenant(appId, g.businessId))
+        yield* Effect.forkDetach(TenantActivity.checkToken({ posBaseUrl: options.posBaseUrl, timeoutMs: options.timeoutMs }, appId, g.businessId).pipe(
+          Effect.provideService(TenantRegistry, store),
+          Effect.catch((e) => Effect.logWarning("connect: token check after the grant failed", e))
+        ))
         yield* Effect.logInfo(`connect: app ${appId}: business ${g.businessId} ${Option.isSome(before) ? "granted again" : "connected"} (${g.permissions.length} permissions, ${g.depots.length} depots, ${released} quarantined records released)`)
         const until = new Date(g.expiresAt).toISOString().slice(0, 10)
         return page(200, "Your shop is connected", [
