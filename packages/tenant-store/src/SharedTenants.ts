@@ -196,18 +196,21 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     businesses: local.businesses,
     touchWebhook: local.touchWebhook,
     upsertApp: (appId: string, verifyTokens: ReadonlyArray<string>, enabled = true, connect?: AppConnect) =>
-      Effect.andThen(
-        local.upsertApp(appId, verifyTokens, enabled, connect),
-        publish({
+      Effect.gen(function*() {
+        yield* local.upsertApp(appId, verifyTokens, enabled, connect)
+        // The topic is compacted (the latest record per app wins): it carries the app as stored,
+        // with the secret key and URL an upsert that did not name them kept.
+        const stored = Option.getOrUndefined(yield* local.app(appId))
+        yield* publish({
           kind: "app",
           appId,
           removed: false,
           verifyTokens: options.sealer.seal(JSON.stringify(verifyTokens)),
           enabled,
-          secretKey: connect?.secretKey === undefined ? null : options.sealer.seal(connect.secretKey),
-          publicUrl: connect?.publicUrl ?? null
+          secretKey: stored === undefined || stored.secretKey === null ? null : options.sealer.seal(Redacted.value(stored.secretKey)),
+          publicUrl: stored?.publicUrl ?? null
         })
-      ),
+      }),
     removeApp: (appId: string) =>
       Effect.tap(local.removeApp(appId), () => publish({ kind: "app", appId, removed: true, verifyTokens: null, enabled: false })),
     upsertBusiness: (input: BusinessInput) =>
