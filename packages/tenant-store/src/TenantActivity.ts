@@ -9,7 +9,7 @@
  * - `checkTokens`: `app/checkaccesstoken` for the tenants of applications with a secret key,
  *   keeping expiry and scopes true; a token refused puts its tenant on hold with the connect link.
  */
-import { Clock, Effect, Option, Redacted, Stream } from "effect"
+import { Clock, Effect, Option, Redacted, Semaphore, Stream } from "effect"
 import { EventLog, type LogRecord } from "@ocs/event-log"
 import { Notices } from "@ocs/sync"
 import * as Connect from "./Connect.ts"
@@ -129,6 +129,14 @@ export interface CheckOptions {
 const sameList = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => a.length === b.length && a.every((x, i) => x === b[i])
 
 /**
+ * Grants are written one at a time in this process: a new grant (the connect callback) and the
+ * write-back of a token check. The check's answer is about the token it sent; a new grant may
+ * have replaced that token while the service answered, so the write-back re-reads the tenant
+ * under this lock and writes only if the token is still the one checked.
+ */
+export const grantLock = Semaphore.makeUnsafe(1)
+
+/**
  * Checks one tenant's token with the service (docs/api-catalogue.md §8): a changed expiry or
  * scope is written back (same token); ERR_INVALID_ACCESS_TOKEN puts the tenant on hold with the
  * connect link. Nothing is done for an application without a secret key.
@@ -139,6 +147,7 @@ export const checkToken = (options: CheckOptions, appId: string, businessId: str
     const app = yield* store.app(appId)
     const b = yield* store.business(appId, businessId)
     if (Option.isNone(app) || app.value.secretKey === null || Option.isNone(b)) return "skipped" as const
+    const sent = Redacted.value(b.value.accessToken)
     const checked = yield* Effect.result(Connect.check({
       posBaseUrl: options.posBaseUrl,
       appId,
@@ -147,32 +156,37 @@ export const checkToken = (options: CheckOptions, appId: string, businessId: str
       secretKey: app.value.secretKey,
       timeoutMs: options.timeoutMs
     }))
-    if (checked._tag === "Failure") {
-      const e = checked.failure
-      if (e.errorCode === "ERR_INVALID_ACCESS_TOKEN" && b.value.status !== "attention") {
-        const message = `access token of ${appId}:${businessId} is no longer accepted (${e.message}): the business must grant access again${yield* connectHint(store, appId)}`
-        yield* store.setStatus(appId, businessId, "attention", { code: e.errorCode, message })
-        yield* Effect.logWarning(message)
-      } else yield* Effect.logWarning(`token check of ${appId}:${businessId}: ${e.errorCode}`)
-      return e.errorCode
-    }
-    const c = checked.success
-    const t = b.value
-    if (t.expiresAt !== c.expiresAt || !sameList(t.permissions, c.permissions) || !sameList(t.depots, c.depots) || !sameList(t.pages, c.pages)) {
-      yield* store.upsertBusiness({
-        appId,
-        businessId,
-        accessToken: Redacted.value(t.accessToken),
-        version: t.version,
-        permissions: c.permissions,
-        depots: c.depots,
-        pages: c.pages,
-        grantedAt: t.grantedAt,
-        expiresAt: c.expiresAt
-      })
-      // upsertBusiness makes a tenant active again; one paused by its operator stays paused.
-    }
-    return "ok" as const
+    return yield* grantLock.withPermit(Effect.gen(function*() {
+      const current = yield* store.business(appId, businessId)
+      // Granted again while the service answered: the answer is about a token no longer used.
+      if (Option.isNone(current) || Redacted.value(current.value.accessToken) !== sent) return "superseded" as const
+      if (checked._tag === "Failure") {
+        const e = checked.failure
+        if (e.errorCode === "ERR_INVALID_ACCESS_TOKEN" && current.value.status !== "attention") {
+          const message = `access token of ${appId}:${businessId} is no longer accepted (${e.message}): the business must grant access again${yield* connectHint(store, appId)}`
+          yield* store.setStatus(appId, businessId, "attention", { code: e.errorCode, message })
+          yield* Effect.logWarning(message)
+        } else yield* Effect.logWarning(`token check of ${appId}:${businessId}: ${e.errorCode}`)
+        return e.errorCode
+      }
+      const c = checked.success
+      const t = current.value
+      if (t.expiresAt !== c.expiresAt || !sameList(t.permissions, c.permissions) || !sameList(t.depots, c.depots) || !sameList(t.pages, c.pages)) {
+        yield* store.upsertBusiness({
+          appId,
+          businessId,
+          accessToken: Redacted.value(t.accessToken),
+          version: t.version,
+          permissions: c.permissions,
+          depots: c.depots,
+          pages: c.pages,
+          grantedAt: t.grantedAt,
+          expiresAt: c.expiresAt
+        })
+        // upsertBusiness makes a tenant active again; one paused by its operator stays paused.
+      }
+      return "ok" as const
+    }))
   })
 
 /** `checkToken` for every tenant of an application with a secret key. */

@@ -141,7 +141,8 @@ export const add = (router: HttpRouter.HttpRouter, options: ConnectOptions) =>
         const g = grant.success
         const before = yield* Effect.orDie(store.business(appId, g.businessId))
         const at = yield* now
-        yield* Effect.orDie(store.upsertBusiness({
+        // Under the grant lock: a token check's write-back never lands on top of this grant.
+        yield* TenantActivity.grantLock.withPermit(Effect.orDie(store.upsertBusiness({
           appId,
           businessId: g.businessId,
           accessToken: Redacted.value(g.accessToken),
@@ -150,7 +151,7 @@ export const add = (router: HttpRouter.HttpRouter, options: ConnectOptions) =>
           pages: g.pages,
           grantedAt: at,
           expiresAt: g.expiresAt
-        }))
+        })))
         // A new grant starts its expiry warnings afresh.
         yield* Effect.orDie(notices.clearNotices(appId, g.businessId, "expiry-"))
         const released = yield* Quarantine.release({ appId, businessId: g.businessId }).pipe(
