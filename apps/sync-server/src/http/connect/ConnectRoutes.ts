@@ -12,7 +12,7 @@
  * bounded, and the only state they keep for unauthenticated callers is the bounded set of
  * pending states.
  */
-import { Effect, Option, Redacted } from "effect"
+import { Effect, Option, Redacted, Scope } from "effect"
 import { type HttpRouter, HttpServerResponse } from "effect/http"
 import { EventLog } from "@ocs/event-log"
 import { Quarantine, ReadModels } from "@ocs/read-models"
@@ -82,6 +82,8 @@ export const add = (router: HttpRouter.HttpRouter, options: ConnectOptions) =>
     const sync = yield* SyncEngine
     const readModels = yield* ReadModels.ReadModels
     const log = yield* EventLog.EventLog
+    // Background work started by a callback ends with the server (its scope), not with the request.
+    const scope = yield* Scope.Scope
 
     /** The application named by the path, with what connecting needs; or the page saying why not. */
     const connectable = Effect.gen(function*() {
@@ -160,11 +162,14 @@ export const add = (router: HttpRouter.HttpRouter, options: ConnectOptions) =>
         )
         // The first sync and a token check (expiry and scopes as the service now tells them)
         // run in the background: the page answers at once.
-        yield* Effect.forkDetach(sync.syncTenant(appId, g.businessId))
-        yield* Effect.forkDetach(TenantActivity.checkToken({ posBaseUrl: options.posBaseUrl, timeoutMs: options.timeoutMs }, appId, g.businessId).pipe(
-          Effect.provideService(TenantRegistry, store),
-          Effect.catch((e) => Effect.logWarning("connect: token check after the grant failed", e))
-        ))
+        yield* Effect.forkIn(sync.syncTenant(appId, g.businessId), scope)
+        yield* Effect.forkIn(
+          TenantActivity.checkToken({ posBaseUrl: options.posBaseUrl, timeoutMs: options.timeoutMs }, appId, g.businessId).pipe(
+            Effect.provideService(TenantRegistry, store),
+            Effect.catch((e) => Effect.logWarning("connect: token check after the grant failed", e))
+          ),
+          scope
+        )
         yield* Effect.logInfo(`connect: app ${appId}: business ${g.businessId} ${Option.isSome(before) ? "granted again" : "connected"} (${g.permissions.length} permissions, ${g.depots.length} depots, ${released} quarantined records released)`)
         const until = new Date(g.expiresAt).toISOString().slice(0, 10)
         return page(200, "Your shop is connected", [
