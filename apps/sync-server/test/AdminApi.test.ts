@@ -10,6 +10,7 @@ import { afterAll, beforeAll } from "vitest"
 import { Effect } from "effect"
 import * as Fs from "node:fs"
 import { fileURLToPath } from "node:url"
+import * as Connect from "@ocs/tenant-store/Connect"
 import { SimulatorControl } from "@ocs/simulator"
 import * as Config from "../src/boot/Config.ts"
 import * as Admin from "../src/http/Admin.ts"
@@ -29,7 +30,8 @@ describe("the admin reference", () => {
         adminKey: undefined,
         ready: () => true,
         silenceAlertMs: 3_600_000,
-        sessions: Sessions.make({ secure: false })
+        sessions: Sessions.make({ secure: false }),
+        connect: { posBaseUrl: "http://127.0.0.1:9/pos", grantPageUrl: "http://127.0.0.1:9/oauth", states: Connect.makeStates({ ttlMs: 1000, maxPending: 10 }) }
       }).pipe(Effect.provide(Server.layer(config)))
       assert.isAbove(router.table.length, 40)
       assert.deepStrictEqual(AdminDocs.drift(router.table), { undocumented: [], missing: [] })

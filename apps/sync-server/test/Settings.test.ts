@@ -172,6 +172,45 @@ const rows: ReadonlyArray<Row> = [
       const r = await adminGet(url, `/admin/tenants/${APP}/${BUSINESS}/settings`)
       assert.deepStrictEqual(((await r.json()) as { resources: ReadonlyArray<string> }).resources, ["pos:/v3.0/customer/list"])
     }
+  },
+  {
+    // The grant flow: an app with a secret key and public URL has a connect link to the grant page.
+    setting: "connect.grantPageUrl",
+    overrides: { connect: { grantPageUrl: "https://grant.example/oauth" }, tenants: [{ ...tenants[0], secretKey: "sk-settings", publicUrl: "https://sync.example" }] },
+    check: async ({ url }) => {
+      const r = await fetch(`${url}/connect/${APP}`, { redirect: "manual" })
+      assert.strictEqual(r.status, 302)
+      const to = new URL(r.headers.get("location")!)
+      assert.strictEqual(`${to.origin}${to.pathname}`, "https://grant.example/oauth")
+      assert.strictEqual(to.searchParams.get("appId"), APP)
+      assert.isTrue(to.searchParams.get("returnLink")!.startsWith(`https://sync.example/connect/${APP}/callback?state=`))
+    }
+  },
+  {
+    // Past the bound the oldest pending state is dropped: its callback is refused before the service is asked.
+    setting: "connect.maxPendingStates",
+    overrides: { connect: { maxPendingStates: 1 }, tenants: [{ ...tenants[0], secretKey: "sk-settings", publicUrl: "https://sync.example" }] },
+    check: async ({ url }) => {
+      const stateOf = async () => new URL(new URL((await fetch(`${url}/connect/${APP}`, { redirect: "manual" })).headers.get("location")!).searchParams.get("returnLink")!).searchParams.get("state")!
+      const first = await stateOf()
+      const second = await stateOf()
+      const dropped = await fetch(`${url}/connect/${APP}/callback?state=${encodeURIComponent(first)}&accessCode=x`)
+      assert.strictEqual(dropped.status, 400)
+      // The second is still pending: it reaches the exchange (nothing listens on the API's port: 502).
+      assert.strictEqual((await fetch(`${url}/connect/${APP}/callback?state=${encodeURIComponent(second)}&accessCode=x`)).status, 502)
+    }
+  },
+  {
+    setting: "connect.stateTtlSeconds",
+    overrides: { connect: { stateTtlSeconds: 0.05 }, tenants: [{ ...tenants[0], secretKey: "sk-settings", publicUrl: "https://sync.example" }] },
+    check: async ({ url }) => {
+      const location = new URL((await fetch(`${url}/connect/${APP}`, { redirect: "manual" })).headers.get("location")!)
+      const state = new URL(location.searchParams.get("returnLink")!).searchParams.get("state")!
+      await new Promise((r) => setTimeout(r, 100))
+      const late = await fetch(`${url}/connect/${APP}/callback?state=${encodeURIComponent(state)}&accessCode=x`)
+      assert.strictEqual(late.status, 400)
+      assert.match(await late.text(), /expired/)
+    }
   }
 ]
 
@@ -223,6 +262,7 @@ const elsewhere: Readonly<Record<string, string>> = {
   "webhooks.silenceAlertSeconds": "test/NeedsAttention.test.ts",
   plugins: "test/ThirdPartyPlugin.test.ts",
   tenants: "every server test that seeds one",
+  "connect.checkIntervalSeconds": "test/Connect.test.ts (checked every second; a revoked token puts the tenant on hold)",
   logLevel: "packages/observability/test/Logging.test.ts",
   "tracing.otlpEndpoint": "test/Telemetry.test.ts",
   "tracing.sampleRatio": "test/Telemetry.test.ts"

@@ -10,7 +10,9 @@ import { TenantSeed } from "@ocs/tenant-store"
 export const AppInput = Schema.Struct({
   appId: TenantSeed.AppConfig.fields.appId,
   verifyTokens: TenantSeed.AppConfig.fields.verifyTokens.check(Schema.isMinLength(1)),
-  enabled: Schema.optional(Schema.Boolean)
+  enabled: Schema.optional(Schema.Boolean),
+  secretKey: TenantSeed.AppConfig.fields.secretKey,
+  publicUrl: TenantSeed.AppConfig.fields.publicUrl
 })
 
 /** `POST /admin/tenants` */

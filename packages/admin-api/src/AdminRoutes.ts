@@ -106,7 +106,7 @@ export const routes: ReadonlyArray<RouteDoc> = [
     answer: { status: 200, description: "The document (import it into Postman or another client)." }
   },
   // Applications and tenants
-  { method: "GET", path: "/admin/apps", group: "tenants", summary: "The applications", auth: "admin", answer: { status: 200, description: "`{ apps: [{ appId, enabled, verifyTokens (count) }] }`" } },
+  { method: "GET", path: "/admin/apps", group: "tenants", summary: "The applications", auth: "admin", answer: { status: 200, description: "`{ apps: [{ appId, enabled, connect (has a secret key), publicUrl }] }`" } },
   {
     method: "POST",
     path: "/admin/apps",
@@ -117,9 +117,11 @@ export const routes: ReadonlyArray<RouteDoc> = [
     bodyNotes: {
       appId: "the application's id (a positive integer, as a number or a string of digits)",
       verifyTokens: "the tokens webhooks of this application may carry; several while one is being replaced",
-      enabled: "false stops accepting its webhooks (default true)"
+      enabled: "false stops accepting its webhooks (default true)",
+      secretKey: "the application's secret key, for the grant flow (`GET /connect/<appId>`); sealed at rest, never returned; absent keeps the stored one",
+      publicUrl: "this server's public base URL, on which the grant's return link is built; absent keeps the stored one"
     },
-    answer: { status: 201, description: "`{ appId, verifyTokens (count), enabled }`" },
+    answer: { status: 201, description: "`{ appId, verifyTokens (count), enabled, secretKey (whether one was given) }`" },
     errors: [[400, "a field at fault, with its path"], [413, "body larger than 64 KiB"]]
   },
   {
@@ -158,6 +160,7 @@ export const routes: ReadonlyArray<RouteDoc> = [
       version: "the API version of the grant (\"3.0\")",
       permissions: "what the grant allows, as the grant lists them",
       depots: "the depots the grant covers",
+      pages: "the Vpage pages the grant covers",
       grantedAt: "when the grant was given: YYYY-MM-DD..., or epoch ms",
       expiresAt: "when the token stops working (the grant's expiredAt; a year after it was given): YYYY-MM-DD..., or epoch ms. Without it no expiry warnings are given, and the answer says so",
       settings: "this tenant's own sync settings, as PUT .../settings takes them"
@@ -191,7 +194,7 @@ export const routes: ReadonlyArray<RouteDoc> = [
     group: "tenants",
     summary: "The tenant's own sync settings and the resources it syncs",
     auth: "admin",
-    answer: { status: 200, description: "`{ appId, businessId, settings, resources }`" }
+    answer: { status: 200, description: "`{ appId, businessId, settings, resources, notGranted }`: `resources` as synced (within the grant), `notGranted` those its grant leaves out (`{ resource, permission, fix }`), never pulled" }
   },
   {
     method: "PUT",
@@ -502,5 +505,27 @@ export const routes: ReadonlyArray<RouteDoc> = [
     auth: "none",
     answer: { status: 200, description: "`{ signedIn: false }`" },
     errors: [[401, "not signed in"], [403, "cross-origin request or missing CSRF token"]]
+  },
+  {
+    method: "GET",
+    path: "/connect/:appId",
+    group: "connect",
+    summary: "The link a business opens to connect itself: 302 to the service's grant page, with a return link carrying a signed, single-use state",
+    auth: "none",
+    answer: { status: 302, contentType: "text/html", description: "`location`: the grant page (`?version=3.0&appId=&returnLink=`)" },
+    errors: [[404, "no such application (a page)"], [409, "the application has no secret key or public URL (a page)"]]
+  },
+  {
+    method: "GET",
+    path: "/connect/:appId/callback",
+    group: "connect",
+    summary: "Where the grant page sends the business back (`?state=&accessCode=`): exchanges the code, registers or updates the business, starts its sync",
+    auth: "none",
+    answer: { status: 200, contentType: "text/html", description: "a page saying the shop is connected, its permissions, depots and expiry" },
+    errors: [
+      [400, "forged, expired or used state, or an expired or used access code (a page with a link to try again; nothing changed)"],
+      [409, "the service refused the application's secret key (a page; nothing changed)"],
+      [502, "the service could not be reached (a page; nothing changed)"]
+    ]
   }
 ]

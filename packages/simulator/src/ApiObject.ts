@@ -20,7 +20,12 @@ export const readObject = (call: Call, op: ObjectOperation, business: Business, 
     if (product === undefined) return failure(call, "ERR_INVALID_FORM_FIELDS", { id: `no product ${id}` })
     return finish(call, 200, "ok", Json.stringify({ code: 1, data: productEventView(business.data, product, granted) }))
   }
-  // app/checkaccesstoken: what the token grants (§8).
+  // app/checkaccesstoken: what the token grants (§8), to the application that proves itself with its secretKey.
+  const app = call.appId === null ? undefined : call.env.registry.apps.get(call.appId)
+  if (typeof body["secretKey"] !== "string" || body["secretKey"] === "") {
+    return failure(call, "ERR_INVALID_FORM_FIELDS", { secretKey: "secretKey is required" })
+  }
+  if (app === undefined || body["secretKey"] !== app.secretKey) return failure(call, "ERR_INVALID_SECRET_KEY", "secretKey is invalid")
   return finish(call, 200, "ok", Json.stringify({
     code: 1,
     data: {

@@ -14,6 +14,8 @@ export interface App {
   lockedReason: string | undefined
   /** The verify token used when webhooks are enabled without naming one. */
   verifyToken: string
+  /** What the application proves itself with when it exchanges an access code (./Grant.ts). */
+  secretKey: string
 }
 
 export interface Business {
@@ -60,11 +62,14 @@ export class Registry {
   private nextApp = 100001n
   private nextBusiness = 200001n
   private random: () => number
+  /** Secret keys come from their own stream, so tokens drawn from `random` stay as before. */
+  private secretRandom: () => number
   private readonly seed: number
 
   constructor(seed: number) {
     this.seed = seed
     this.random = stream(seed ^ 0x5eed)
+    this.secretRandom = stream(seed ^ 0x5ec7)
   }
 
   /** Forgets every app, business and token (reset). */
@@ -75,12 +80,14 @@ export class Registry {
     this.nextApp = 100001n
     this.nextBusiness = 200001n
     this.random = stream(this.seed ^ 0x5eed)
+    this.secretRandom = stream(this.seed ^ 0x5ec7)
   }
 
   createApp(input: {
     readonly appId?: string | undefined
     readonly name?: string | undefined
     readonly verifyToken?: string | undefined
+    readonly secretKey?: string | undefined
   }): App {
     let appId = input.appId
     if (appId === undefined) {
@@ -92,7 +99,8 @@ export class Registry {
       name: input.name ?? `App ${appId}`,
       removed: false,
       lockedReason: undefined,
-      verifyToken: input.verifyToken ?? `vt_${hex(this.random, 24)}`
+      verifyToken: input.verifyToken ?? `vt_${hex(this.random, 24)}`,
+      secretKey: input.secretKey ?? `sk_${hex(this.secretRandom, 32)}`
     }
     this.apps.set(appId, app)
     return app

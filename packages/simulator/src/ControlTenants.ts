@@ -22,7 +22,7 @@ export const apps: ReadonlyArray<Route> = [
     if (appId !== undefined && world.registry.apps.get(appId)?.removed === false) {
       throw new ControlError(409, `application ${appId} exists`)
     }
-    return appView(world, world.registry.createApp({ appId, name: input.name, verifyToken: input.verifyToken }))
+    return appView(world, world.registry.createApp({ appId, name: input.name, verifyToken: input.verifyToken, secretKey: input.secretKey }))
   }),
   route("GET", "/_sim/apps/:appId", (world, _req, [id]) => appView(world, findApp(world, id!))),
   route("DELETE", "/_sim/apps/:appId", (world, _req, [id]) => {

@@ -14,6 +14,7 @@ export const appView = (world: World, a: App): AppInfo<bigint> => {
     appId: big(a.appId),
     name: a.name,
     verifyToken: a.verifyToken,
+    secretKey: a.secretKey,
     locked: a.lockedReason !== undefined,
     lockedReason: a.lockedReason ?? null,
     webhooks: sub === undefined ? { status: "off" } : {

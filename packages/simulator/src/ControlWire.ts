@@ -36,7 +36,12 @@ const Ratio = Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 1 }))
 const Status = Schema.Literals(ORDER_STATUSES)
 const opt = Schema.optionalKey
 
-export const CreateApp = Schema.Struct({ appId: opt(Id), name: opt(Schema.String), verifyToken: opt(Schema.String) })
+export const CreateApp = Schema.Struct({
+  appId: opt(Id),
+  name: opt(Schema.String),
+  verifyToken: opt(Schema.String),
+  secretKey: opt(Schema.String)
+})
 export const EnableWebhooks = Schema.Struct({
   callbackUrl: Schema.String,
   verifyToken: opt(Schema.String),
@@ -164,6 +169,8 @@ export interface DemoInfo {
   readonly businessId: string
   readonly accessToken: string
   readonly verifyToken: string
+  /** The demo application's secret key (the grant flow's code exchange). */
+  readonly secretKey: string
   readonly posBaseUrl: string
   readonly vpageBaseUrl: string
 }
@@ -172,6 +179,7 @@ export interface AppInfo<I = string> {
   readonly appId: I
   readonly name: string
   readonly verifyToken: string
+  readonly secretKey: string
   readonly locked: boolean
   readonly lockedReason: string | null
   readonly webhooks: {

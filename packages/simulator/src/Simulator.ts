@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net"
 import { Context, Effect, Layer, Schema, type Scope } from "effect"
 import * as Api from "./Api.ts"
 import * as Control from "./Control.ts"
+import * as Grant from "./Grant.ts"
 import { notFound, readBody, send } from "./internal/Http.ts"
 import type { Family } from "./Operations.ts"
 import { SimulatorControl } from "./SimulatorControl.ts"
@@ -50,11 +51,15 @@ const listener = (world: World, bases: ReadonlyArray<readonly [string, Family]>,
   const query = q === -1 ? "" : url.slice(q + 1)
   readBody(req, maxBody).then((body) => {
     if (path === "/_sim" || path.startsWith("/_sim/")) return Control.handle(world, req, res, path, query, body)
+    if (path === "/oauth") return Grant.handlePage(world, req, res, query, body)
     for (const [base, family] of bases) {
       if (path.startsWith(base) && path.charCodeAt(base.length) === 0x2f && path.charCodeAt(base.length + 1) === 0x76) {
         const rest = path.slice(base.length + 2)
         const slash = rest.indexOf("/")
         if (slash > 0) {
+          if (family === "pos" && rest.slice(slash + 1) === "app/getaccesstoken") {
+            return Grant.handleExchange(world, req, res, rest.slice(0, slash), path, query, body)
+          }
           return Api.handle(world.env, req, res, family, rest.slice(0, slash), rest.slice(slash + 1), path, query, body)
         }
       }

@@ -6,6 +6,7 @@
 import type { ApiEnv } from "./Api.ts"
 import type { MessagesForm } from "./ApiCall.ts"
 import { type Business, Registry, type Token } from "./Auth.ts"
+import { Grants } from "./Grant.ts"
 import { CallLog } from "./CallLog.ts"
 import type { CatalogOptions } from "./Catalog.ts"
 import { Faults } from "./Faults.ts"
@@ -70,6 +71,10 @@ export interface SimulatorOptions extends DataOptions {
   readonly tokenLifetimeMs?: number | undefined
   /** Seeded times lie before this instant (default: the current hour, when the simulator starts). */
   readonly epochMs?: number | undefined
+  /** Lifetime of an access code of the grant flow (docs/api-catalogue.md §8: 10 minutes). */
+  readonly accessCodeLifetimeMs?: number | undefined
+  /** How long a token works after a newer one was issued for its app + business (§8: 15 minutes). */
+  readonly tokenOverlapMs?: number | undefined
 }
 
 /** `options.strict`, else OCS_SIMULATOR_STRICT=1 (set by the engine's test suites). */
@@ -100,10 +105,12 @@ export class World {
   readonly calls: CallLog
   readonly faults: Faults
   readonly webhooks: Webhooks
+  /** Access codes of the grant flow (./Grant.ts). */
+  readonly grants = new Grants()
   readonly env: ApiEnv
   /** Seeded times lie before this instant; fixed at start so that reset gives the same data. */
   readonly epochMs: number
-  demo: { appId: string; businessId: string; accessToken: string; verifyToken: string } | undefined
+  demo: { appId: string; businessId: string; accessToken: string; verifyToken: string; secretKey: string } | undefined
   posBaseUrl = ""
   vpageBaseUrl = ""
   url = ""
@@ -178,7 +185,8 @@ export class World {
       appId: app.appId,
       businessId: business.businessId,
       accessToken: token.accessToken,
-      verifyToken: app.verifyToken
+      verifyToken: app.verifyToken,
+      secretKey: app.secretKey
     }
   }
 
@@ -215,6 +223,7 @@ export class World {
     this.webhooks.reset()
     this.webhooks.options = this.webhookOptions()
     this.registry.clear()
+    this.grants.clear()
     this.limiter.configure({ ...defaultRateLimitConfig, ...this.options.rateLimit })
     this.calls.clear()
     this.faults.reset()

@@ -51,7 +51,11 @@ describe("the catalogue's reads", () => {
     for (const e of Catalogue.entries) {
       const filters = e.requiredFilters === undefined ? {} : Object.fromEntries(e.requiredFilters.map((f) => [f, e.filters[f] === "object" ? {} : e.filters[f] === "string" ? "x" : e.filters[f] === "number[]" ? [1] : 1]))
       if (e.resource === "conversation" && e.operation === "messages") filters["conversationId"] = conversation.id
-      const body = e.operation === "detail" ? { id: "100002" } : { filters }
+      const body = e.operation === "detail"
+        ? { id: "100002" }
+        : e.resource === "app"
+        ? { secretKey: sim.demo!.secretKey }
+        : { filters }
       const res = await call(sim, demo, `${e.resource}/${e.operation}`, body, { family: e.family })
       assert.strictEqual(res.json?.code, 1, `${Catalogue.keyOf(e)}: ${res.text.slice(0, 300)}`)
       if (e.shape === "list") {

@@ -19,6 +19,7 @@ import * as Operations from "./Operations.ts"
 import { Ownership } from "./Ownership.ts"
 import * as PassRunner from "./PassRunner.ts"
 import * as Planner from "./Planner.ts"
+import * as Scopes from "./Scopes.ts"
 import * as Supervisor from "./Supervisor.ts"
 import * as SyncOptions from "./SyncOptions.ts"
 import { SyncStateStore } from "./SyncState.ts"
@@ -45,6 +46,8 @@ export class SyncEngine extends Context.Service<SyncEngine, {
   readonly gapFill: (target: { readonly appId: string; readonly businessId?: string | undefined }, reason: string) => Effect.Effect<void>
   /** The operations a tenant syncs (its settings' resources and depots, else the server's). */
   readonly operationsOf: (tenant: SyncTenant) => Effect.Effect<ReadonlyArray<Operation.Operation<unknown>>, Operations.UnknownResource>
+  /** The tenant's resources its grant leaves out (not pulled), each with its fix (./Scopes.ts). */
+  readonly notGrantedOf: (tenant: SyncTenant) => Effect.Effect<ReadonlyArray<Scopes.NotGranted>, Operations.UnknownResource>
   /** Starts the per-tenant loops and keeps them in step with the registry (scoped). */
   readonly start: Effect.Effect<void, never, Scope.Scope>
   readonly operations: ReadonlyArray<Operation.Operation<unknown>>
@@ -133,7 +136,9 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions.SyncOptions
     )
 
   const tenantOperations = Operations.forTenants(options.operations, options.declared ?? [])
-  const operationsOf = (t: SyncTenant) => tenantOperations(t.settings)
+  // The tenant's resources (its settings), within what its grant allows (./Scopes.ts).
+  const operationsOf = (t: SyncTenant) => Effect.map(tenantOperations(t.settings), (ops) => Scopes.apply(ops, t).operations)
+  const notGrantedOf = (t: SyncTenant) => Effect.map(tenantOperations(t.settings), (ops) => Scopes.apply(ops, t).notGranted)
 
   const syncTenant = (appId: string, businessId: string, passOptions?: PassOptions) =>
     Effect.gen(function*() {
@@ -141,7 +146,7 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions.SyncOptions
       if (Option.isNone(t)) return []
       const reports: Array<PassRunner.RunReport> = []
       const operations = yield* operationsOf(t.value).pipe(
-        Effect.catch((e) => Effect.as(Effect.logWarning(`tenant ${Ids.tenantKey({ appId, businessId })}: ${e.message}; syncing the server's resources`), options.operations))
+        Effect.catch((e) => Effect.as(Effect.logWarning(`tenant ${Ids.tenantKey({ appId, businessId })}: ${e.message}; syncing the server's resources`), Scopes.apply(options.operations, t.value).operations))
       )
       for (const op of operations) {
         // Re-read the tenant: a previous resource may have put it on hold.
@@ -160,5 +165,5 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions.SyncOptions
     runLoop: options.runLoop
   }, syncTenant)
 
-  return SyncEngine.of({ runOnce, syncTenant, gapFill: supervisor.gapFill, operationsOf, start: supervisor.start, operations: options.operations })
+  return SyncEngine.of({ runOnce, syncTenant, gapFill: supervisor.gapFill, operationsOf, notGrantedOf, start: supervisor.start, operations: options.operations })
 })

@@ -18,6 +18,9 @@ export interface SyncTenant {
   readonly lastWebhookAt: number | null
   /** Per-tenant sync settings; absent fields keep the server's. */
   readonly settings: TenantSettings
+  /** What the grant allows (./Scopes.ts); absent or empty: not known, everything is pulled. */
+  readonly permissions?: ReadonlyArray<string> | undefined
+  readonly depots?: ReadonlyArray<string> | undefined
 }
 
 export class TenantsUnavailable extends Schema.TaggedError<TenantsUnavailable>()("TenantsUnavailable", {

@@ -21,7 +21,7 @@ import type { CompactedTopic } from "@ocs/event-log"
 import { Ids } from "@ocs/protocol"
 import { TenantSettings } from "@ocs/sync"
 import type { Sealer } from "./Secrets.ts"
-import { type BusinessInput, type BusinessStatus, TenantRegistry } from "./TenantRegistry.ts"
+import { type AppConnect, type BusinessInput, type BusinessStatus, TenantRegistry } from "./TenantRegistry.ts"
 import * as SharedTable from "./SharedTable.ts"
 
 export interface Options {
@@ -37,7 +37,17 @@ export interface Options {
 const Nullable = <S extends Schema.Top>(s: S) => Schema.NullOr(s)
 const Stamp = { v: Schema.Literal(1), origin: Schema.String, seq: Schema.Number, at: Schema.Number }
 const Change = Schema.Union([
-  Schema.Struct({ ...Stamp, kind: Schema.Literal("app"), appId: Schema.String, removed: Schema.Boolean, verifyTokens: Nullable(Schema.String), enabled: Schema.Boolean }),
+  Schema.Struct({
+    ...Stamp,
+    kind: Schema.Literal("app"),
+    appId: Schema.String,
+    removed: Schema.Boolean,
+    verifyTokens: Nullable(Schema.String),
+    enabled: Schema.Boolean,
+    // The grant flow's secret key (sealed) and public URL; absent on changes written before them.
+    secretKey: Schema.optional(Nullable(Schema.String)),
+    publicUrl: Schema.optional(Nullable(Schema.String))
+  }),
   Schema.Struct({
     ...Stamp,
     kind: Schema.Literal("business"),
@@ -48,6 +58,7 @@ const Change = Schema.Union([
     version: Nullable(Schema.String),
     permissions: Schema.Array(Schema.String),
     depots: Schema.Array(Schema.String),
+    pages: Schema.optional(Schema.Array(Schema.String)),
     grantedAt: Nullable(Schema.Number),
     expiresAt: Nullable(Schema.Number)
   }),
@@ -115,7 +126,10 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           if (c.removed) return void (yield* local.removeApp(c.appId))
           const tokens = open(c.verifyTokens)
           if (tokens === undefined) return yield* Effect.logError(`shared tenants: app ${c.appId}: verify tokens cannot be opened with this server's key; not applied`)
-          return yield* local.upsertApp(c.appId, JSON.parse(tokens) as ReadonlyArray<string>, c.enabled)
+          return yield* local.upsertApp(c.appId, JSON.parse(tokens) as ReadonlyArray<string>, c.enabled, {
+            secretKey: open(c.secretKey ?? null),
+            publicUrl: c.publicUrl ?? undefined
+          })
         }
         case "business": {
           if (c.removed) return void (yield* local.removeBusiness(c.appId, c.businessId))
@@ -128,6 +142,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
             version: c.version ?? undefined,
             permissions: c.permissions,
             depots: c.depots,
+            pages: c.pages,
             grantedAt: c.grantedAt,
             expiresAt: c.expiresAt
           })
@@ -180,11 +195,22 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     business: local.business,
     businesses: local.businesses,
     touchWebhook: local.touchWebhook,
-    upsertApp: (appId: string, verifyTokens: ReadonlyArray<string>, enabled = true) =>
-      Effect.andThen(
-        local.upsertApp(appId, verifyTokens, enabled),
-        publish({ kind: "app", appId, removed: false, verifyTokens: options.sealer.seal(JSON.stringify(verifyTokens)), enabled })
-      ),
+    upsertApp: (appId: string, verifyTokens: ReadonlyArray<string>, enabled = true, connect?: AppConnect) =>
+      Effect.gen(function*() {
+        yield* local.upsertApp(appId, verifyTokens, enabled, connect)
+        // The topic is compacted (the latest record per app wins): it carries the app as stored,
+        // with the secret key and URL an upsert that did not name them kept.
+        const stored = Option.getOrUndefined(yield* local.app(appId))
+        yield* publish({
+          kind: "app",
+          appId,
+          removed: false,
+          verifyTokens: options.sealer.seal(JSON.stringify(verifyTokens)),
+          enabled,
+          secretKey: stored === undefined || stored.secretKey === null ? null : options.sealer.seal(Redacted.value(stored.secretKey)),
+          publicUrl: stored?.publicUrl ?? null
+        })
+      }),
     removeApp: (appId: string) =>
       Effect.tap(local.removeApp(appId), () => publish({ kind: "app", appId, removed: true, verifyTokens: null, enabled: false })),
     upsertBusiness: (input: BusinessInput) =>
@@ -199,6 +225,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           version: input.version ?? null,
           permissions: [...(input.permissions ?? [])],
           depots: [...(input.depots ?? [])],
+          pages: [...(input.pages ?? [])],
           grantedAt: input.grantedAt ?? null,
           expiresAt: input.expiresAt ?? null
         })

@@ -11,11 +11,12 @@ import { Effect, Layer, Option, Result } from "effect"
 import { Context } from "effect"
 import { Ids } from "@ocs/protocol"
 import { SyncTenants, type TenantSettings } from "@ocs/sync"
+import * as Connect from "./Connect.ts"
 import type { Sealer } from "./Secrets.ts"
 import { TenantDatabase, TenantStoreError } from "./TenantDatabase.ts"
-import { type App, type AppRow, type BusinessInput, type BusinessRow, type BusinessStatus, rowReader } from "./internal/tenantRows.ts"
+import { type App, type AppConnect, type AppRow, type BusinessInput, type BusinessRow, type BusinessStatus, rowReader } from "./internal/tenantRows.ts"
 
-export type { App, Business, BusinessInput, BusinessStatus } from "./internal/tenantRows.ts"
+export type { App, AppConnect, Business, BusinessInput, BusinessStatus } from "./internal/tenantRows.ts"
 
 export class TenantRegistry extends Context.Service<TenantRegistry, Effect.Success<ReturnType<typeof make>>>()("@ocs/tenant-store/TenantRegistry") {
   static readonly layer = (options: { readonly sealer: Sealer }): Layer.Layer<TenantRegistry, TenantStoreError, TenantDatabase> =>
@@ -29,7 +30,19 @@ export class TenantRegistry extends Context.Service<TenantRegistry, Effect.Succe
       return SyncTenants.SyncTenants.of({
         tenant: (appId, businessId) => Effect.mapError(registry.business(appId, businessId), unavailable),
         tenants: (filter) => Effect.mapError(registry.businesses(filter), unavailable),
-        hold: (appId, businessId, attention) => Effect.mapError(Effect.asVoid(registry.setStatus(appId, businessId, "attention", attention)), unavailable)
+        // A token refused or revoked: the hold's message carries the connect link, when there is one.
+        hold: (appId, businessId, attention) =>
+          Effect.mapError(
+            Effect.gen(function*() {
+              const app = yield* registry.app(appId)
+              const hint = Option.isSome(app) && app.value.publicUrl !== null && app.value.secretKey !== null &&
+                  (attention.code === "ERR_INVALID_ACCESS_TOKEN" || attention.code === "ERR_INVALID_VERSION")
+                ? `; connect link: ${Connect.link(app.value.publicUrl, appId)}`
+                : ""
+              yield* registry.setStatus(appId, businessId, "attention", { ...attention, message: attention.message + hint })
+            }),
+            unavailable
+          )
       })
     })
   )
@@ -44,17 +57,22 @@ const make = (sealer: Sealer) =>
       const db = file.client
       const read = rowReader(sealer)
       const s = {
-        selectApp: db.prepare<[string], AppRow>("SELECT app_id, verify_tokens, enabled FROM apps WHERE app_id = ?"),
-        upsertApp: db.prepare<[string, string, number, number]>(
-          "INSERT INTO apps (app_id, verify_tokens, enabled, created_at) VALUES (?, ?, ?, ?) ON CONFLICT(app_id) DO UPDATE SET verify_tokens = excluded.verify_tokens, enabled = excluded.enabled"
+        selectApp: db.prepare<[string], AppRow>("SELECT app_id, verify_tokens, enabled, secret_key, public_url FROM apps WHERE app_id = ?"),
+        // The grant flow's fields keep their value when an upsert does not name them.
+        upsertApp: db.prepare<[string, string, number, number, string | null, string | null]>(
+          `INSERT INTO apps (app_id, verify_tokens, enabled, created_at, secret_key, public_url) VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT(app_id) DO UPDATE SET verify_tokens = excluded.verify_tokens, enabled = excluded.enabled,
+             secret_key = coalesce(excluded.secret_key, apps.secret_key), public_url = coalesce(excluded.public_url, apps.public_url)`
         ),
-        listApps: db.prepare<[], { app_id: string; enabled: number }>("SELECT app_id, enabled FROM apps ORDER BY app_id"),
+        listApps: db.prepare<[], { app_id: string; enabled: number; connect: number; public_url: string | null }>(
+          "SELECT app_id, enabled, secret_key IS NOT NULL AS connect, public_url FROM apps ORDER BY app_id"
+        ),
         removeApp: db.prepare<[string]>("DELETE FROM apps WHERE app_id = ?"),
-        upsertBusiness: db.prepare<[string, string, string, string, string, string, number | null, number | null, number]>(
-          `INSERT INTO businesses (app_id, business_id, access_token, version, permissions, depots, granted_at, expires_at, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        upsertBusiness: db.prepare<[string, string, string, string, string, string, string, number | null, number | null, number]>(
+          `INSERT INTO businesses (app_id, business_id, access_token, version, permissions, depots, pages, granted_at, expires_at, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT(app_id, business_id) DO UPDATE SET access_token = excluded.access_token, version = excluded.version,
-             permissions = excluded.permissions, depots = excluded.depots, granted_at = excluded.granted_at, expires_at = excluded.expires_at,
+             permissions = excluded.permissions, depots = excluded.depots, pages = excluded.pages, granted_at = excluded.granted_at, expires_at = excluded.expires_at,
              status = CASE WHEN businesses.status = 'paused' THEN 'paused' ELSE 'active' END,
              attention_code = NULL, attention_message = NULL, attention_at = NULL`
         ),
@@ -133,16 +151,27 @@ const make = (sealer: Sealer) =>
          * per record). Throws if the file cannot be read, which fails the projection's batch.
          */
         isRegistered,
-        upsertApp: (appId: string, verifyTokens: ReadonlyArray<string>, enabled = true) =>
+        /** `connect`: the grant flow's secret key (sealed here) and public URL; absent fields keep theirs. */
+        upsertApp: (appId: string, verifyTokens: ReadonlyArray<string>, enabled = true, connect?: AppConnect) =>
           file.runAt("upsert app", (now) => {
             appCache.delete(appId)
-            s.upsertApp.run(appId, sealer.seal(JSON.stringify(verifyTokens)), enabled ? 1 : 0, now)
+            s.upsertApp.run(
+              appId,
+              sealer.seal(JSON.stringify(verifyTokens)),
+              enabled ? 1 : 0,
+              now,
+              connect?.secretKey === undefined ? null : sealer.seal(connect.secretKey),
+              connect?.publicUrl ?? null
+            )
           }),
         /** Read from the file each time. */
         app: (appId: string) => file.run("read app", () => readApp(appId)),
         /** The same answer without an effect, from the cache of opened applications (webhook deliveries). */
         appCached,
-        apps: () => file.run("list apps", () => s.listApps.all().map((r) => ({ appId: r.app_id, enabled: r.enabled === 1 }))),
+        /** Never the secrets: whether the app can connect businesses (it has a secret key) and its public URL. */
+        apps: () =>
+          file.run("list apps", () =>
+            s.listApps.all().map((r) => ({ appId: r.app_id, enabled: r.enabled === 1, connect: r.connect === 1, publicUrl: r.public_url }))),
         removeApp: (appId: string) =>
           file.run("remove app", () => {
             appCache.delete(appId)
@@ -159,6 +188,7 @@ const make = (sealer: Sealer) =>
               input.version ?? "3.0",
               JSON.stringify(input.permissions ?? []),
               JSON.stringify(input.depots ?? []),
+              JSON.stringify(input.pages ?? []),
               input.grantedAt ?? null,
               input.expiresAt ?? null,
               now

@@ -18,15 +18,35 @@ export const BusinessConfig = Schema.Struct({
   version: Schema.optional(Schema.String),
   permissions: Schema.optional(Schema.Array(Schema.String)),
   depots: Schema.optional(Schema.Array(Schema.String)),
+  /** Vpage pages granted. */
+  pages: Schema.optional(Schema.Array(Schema.String)),
   grantedAt: Schema.optional(Schema.String),
   expiresAt: Schema.optional(Schema.String),
   /** This tenant's own sync settings (@ocs/sync TenantSettings); absent fields keep `sync`'s. */
   settings: Schema.optional(TenantSettings.TenantSettings)
 })
 
+/** An absolute http(s) URL without query or fragment: where this server is reached from the internet. */
+export const PublicUrl = Schema.String.check(Schema.makeFilter((u) => {
+  try {
+    const url = new URL(u)
+    return (url.protocol === "https:" || url.protocol === "http:") && url.search === "" && url.hash === ""
+      || "must be an http(s) URL without query or fragment"
+  } catch {
+    return "must be an absolute URL"
+  }
+}))
+
 export const AppConfig = Schema.Struct({
   appId: IdInput,
   verifyTokens: Schema.Array(Schema.String.check(Schema.isMinLength(1))),
+  /**
+   * The application's secret key, for the grant flow's code exchange (sealed at rest, never
+   * logged or returned); without it the application cannot connect businesses itself.
+   */
+  secretKey: Schema.optional(Schema.String.check(Schema.isMinLength(1))),
+  /** This server's public base URL; the grant's return link is `<publicUrl>/connect/<appId>/callback`. */
+  publicUrl: Schema.optional(PublicUrl),
   businesses: Schema.optional(Schema.Array(BusinessConfig))
 })
 

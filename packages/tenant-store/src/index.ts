@@ -1,3 +1,4 @@
+export * as Connect from "./Connect.ts"
 export * as Secrets from "./Secrets.ts"
 export * as SharedRateLimits from "./SharedRateLimits.ts"
 export * as SharedSyncState from "./SharedSyncState.ts"

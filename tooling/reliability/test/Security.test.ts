@@ -18,7 +18,7 @@ let A: Tenant
 let B: Tenant
 let C: Tenant // token without order/bill permission: ERR_403
 let D: Tenant // expired token: ERR_INVALID_ACCESS_TOKEN
-const E = { token: "", verifyToken: "" } // added through the admin API
+const E = { token: "", verifyToken: "", secretKey: "" } // added through the admin API; its app can connect businesses
 /** Every text the admin API answered, for the token scan. */
 const answers: Array<string> = []
 
@@ -56,6 +56,18 @@ const suite = reliabilitySuite({
     answers.push(JSON.stringify(added.tenant.body))
     assert.strictEqual(added.app.status, 201)
     assert.strictEqual(added.tenant.status, 201)
+    // Its application's secret key (the grant flow), given once and then used: a code exchange
+    // through the connect link's callback sends it to the service (which refuses the made-up key).
+    E.secretKey = `sk_security_${Crypto.randomBytes(12).toString("hex")}`
+    const keyed = await admin(server.url, "/admin/apps", { method: "POST", body: { appId: x.appId, verifyTokens: [x.verifyToken], secretKey: E.secretKey, publicUrl: server.url } })
+    answers.push(JSON.stringify(keyed.body))
+    assert.strictEqual(keyed.status, 201)
+    const link = await request(`${server.url}/connect/${x.appId}`)
+    assert.strictEqual(link.status, 302)
+    const state = new URL(new URL(link.headers["location"] as string).searchParams.get("returnLink")!).searchParams.get("state")!
+    const refused = await request(`${server.url}/connect/${x.appId}/callback?state=${encodeURIComponent(state)}&accessCode=made-up`)
+    answers.push(refused.text)
+    assert.strictEqual(refused.status, 409, refused.text)
   }
 })
 
@@ -157,7 +169,7 @@ describe("security", () => {
   // A plugin's context being scoped to its tenant is tested in packages/plugin-sdk (the server has
   // no route that drives a plugin's context from outside).
 
-  it("keeps access tokens and verify tokens out of logs, answers, error messages, exports and the data files", async () => {
+  it("keeps access tokens, verify tokens and secret keys out of logs, answers, error messages, exports and the data files", async () => {
     // The failing calls happened (403, expired token): their errors were recorded and logged.
     const errors = (await get("/admin/errors?limit=500")).body.errors as Array<any>
     assert.isTrue(errors.some((e) => e.appId === C.appId), "the 403 was recorded")
@@ -182,7 +194,7 @@ describe("security", () => {
     assert.strictEqual((await request(`${server.url}/webhooks/${A.appId}`, { body: `{"event":"productUpdate","businessId":${A.businessId},"data":{"id":71}}`, headers: { authorization: `Bearer ${A.verifyToken}` } })).status, 200)
     assert.strictEqual((await request(`${server.url}/webhooks/${B.appId}`, { body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(envelope(B, "productUpdate", { id: 72 }))]) })).status, 200)
     const verifyTokens = [A.verifyToken, B.verifyToken, C.verifyToken, D.verifyToken, E.verifyToken]
-    const tokens = [A.accessToken, B.accessToken, C.accessToken, D.accessToken, E.token, ...verifyTokens, ...oracleKeys]
+    const tokens = [A.accessToken, B.accessToken, C.accessToken, D.accessToken, E.token, E.secretKey, ...verifyTokens, ...oracleKeys]
     // Stop the server so that its last log lines are flushed and the WAL files are as it left them.
     assert.strictEqual(await server.stop(), 0)
     // What an operator exports from the log (every record, NDJSON and CSV).

@@ -140,7 +140,7 @@ export const advice = (code: string): string => {
   switch (code) {
     case "InvalidAccessToken":
     case "ERR_INVALID_ACCESS_TOKEN":
-      return "The access token was refused (expired or revoked). Have the business grant access again, then register the new token with POST /admin/tenants and resume."
+      return "The access token was refused (expired or revoked). Send the business its application's connect link (the message has it; see Connect), or register a new token with POST /admin/tenants and resume."
     case "APP_UNINSTALLED":
       return "The business removed the application. Nothing is pulled until it installs it again; then register its new token and resume."
     case "BusinessNotEnableApi":

@@ -5,6 +5,7 @@
  */
 import { html, render, useEffect, useState } from "./html.ts"
 import { api, follow, type Live, setSession } from "./api.ts"
+import { Connect } from "./connect.ts"
 import { Events, Limits, Overview, Plugins, TenantDetail, Tenants } from "./pages.ts"
 import { Explorer } from "./explorer.ts"
 
@@ -14,7 +15,8 @@ const NAV = [
   ["#/limits", "Rate limits"],
   ["#/data", "Data"],
   ["#/events", "Events"],
-  ["#/plugins", "Plugins"]
+  ["#/plugins", "Plugins"],
+  ["#/connect", "Connect"]
 ] as const
 
 const useHash = () => {
@@ -66,6 +68,8 @@ const Page = ({ hash, live }: { hash: string; live: Live }) => {
       return html`<${Explorer} live=${live} query=${query} />`
     case "plugins":
       return html`<${Plugins} live=${live} />`
+    case "connect":
+      return html`<${Connect} live=${live} />`
     default:
       return html`<h1>Not found</h1><p class="empty">No page ${path}. <a href="#/">Back to the overview</a>.</p>`
   }

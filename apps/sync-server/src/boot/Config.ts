@@ -19,7 +19,7 @@ import { EventLogOptions } from "@ocs/event-log"
 import { HeapProfile, Telemetry } from "@ocs/observability"
 import { PluginLoader } from "@ocs/plugin-runtime"
 import { Operation } from "@ocs/protocol"
-import { TenantSeed } from "@ocs/tenant-store"
+import { Connect, TenantSeed } from "@ocs/tenant-store"
 import { CommerceClient, RateLimiter } from "@ocs/transport"
 
 const { NonNegativeInt, Port, PositiveInt, PositiveNumber } = Settings
@@ -110,6 +110,8 @@ export const Config = Schema.Struct({
   baseDir: Schema.optional(Schema.String),
   /** Tenants to create at start when absent (the demo uses this). */
   tenants: Schema.optional(TenantSeed.Section),
+  /** Businesses connecting themselves (the grant flow): @ocs/tenant-store's Connect section. */
+  connect: Schema.optional(Connect.Section),
   /** Lines below this level are not written (default info). Every line is JSON. */
   logLevel: Schema.optional(Telemetry.LogLevelSetting),
   /** OpenTelemetry traces (docs/architecture.md §4.17): @ocs/observability's section. */

@@ -53,6 +53,10 @@ export const demoConfig = (base: Config, demo: DemoInfo): Config => ({
     {
       appId: demo.appId,
       verifyTokens: [demo.verifyToken],
+      // The demo app can connect more businesses of the simulator through the grant flow
+      // (docs/architecture.md §4.32); its link needs the server's port, known here unless it is 0.
+      ...(demo.secretKey === undefined ? {} : { secretKey: demo.secretKey }),
+      ...(base.server.port === 0 ? {} : { publicUrl: `http://${base.server.host}:${base.server.port}` }),
       businesses: [{ businessId: demo.businessId, accessToken: demo.accessToken, expiresAt: new Date(Date.now() + 365 * 24 * 3600 * 1000).toISOString() }]
     }
   ]
@@ -71,6 +75,7 @@ ocs sync server   ${server.url}
   health          ${server.url}/healthz  ${server.url}/readyz  ${server.url}/metrics
 simulator         ${simUrl}   (control API ${simUrl}/_sim)
 demo tenant       appId ${demo.appId}, businessId ${demo.businessId}
+connect link      ${server.url}/connect/${demo.appId}   (another simulator business connects itself)
 `)
     const scope = yield* Scope.Scope
     let tick = 0

@@ -25,6 +25,7 @@ import * as ReadModelRoutes from "./admin/ReadModelRoutes.ts"
 import * as RelayRoutes from "./admin/RelayRoutes.ts"
 import * as SeriesRoutes from "./admin/SeriesRoutes.ts"
 import * as TenantRoutes from "./admin/TenantRoutes.ts"
+import * as ConnectRoutes from "./connect/ConnectRoutes.ts"
 import * as ConsoleRoutes from "./console/ConsoleRoutes.ts"
 import * as SourceThrottle from "./SourceThrottle.ts"
 
@@ -60,6 +61,7 @@ export const routes = (given: AdminOptions) =>
     yield* HistoryRoutes.add(router, options)
     yield* RelayRoutes.add(router, options)
     yield* CommandRoutes.add(router, options)
+    if (options.connect !== undefined) yield* ConnectRoutes.add(router, options.connect)
     // The operator console (`/ui`), when the server keeps console sessions.
     if (options.sessions !== undefined) yield* ConsoleRoutes.add(router, { ...options, sessions: options.sessions })
     return Object.assign(router, { table: table as ReadonlyArray<AdminRoutes.RouteKey> })

@@ -39,6 +39,7 @@ import * as DataDir from "../boot/DataDir.ts"
 import * as ServerLimits from "./ServerLimits.ts"
 import * as Sessions from "./console/Sessions.ts"
 import * as ServerTls from "./ServerTls.ts"
+import * as Connect from "@ocs/tenant-store/Connect"
 import { makeSealer, resolveKey } from "@ocs/tenant-store/Secrets"
 import { Metrics } from "@ocs/observability/ServerMetrics"
 import { Operations, SyncOptions } from "@ocs/sync"
@@ -313,7 +314,13 @@ const seedTenants = (config: Config) =>
     const store = yield* TenantRegistry
     for (const app of config.tenants ?? []) {
       const appId = String(app.appId)
-      if (Option.isNone(yield* store.app(appId))) yield* store.upsertApp(appId, app.verifyTokens)
+      const connect = { secretKey: app.secretKey, publicUrl: app.publicUrl }
+      const existing = yield* store.app(appId)
+      if (Option.isNone(existing)) yield* store.upsertApp(appId, app.verifyTokens, true, connect)
+      else if (connect.secretKey !== undefined || connect.publicUrl !== undefined) {
+        // The grant flow's fields given in the config apply at every start, like settings.
+        yield* store.upsertApp(appId, existing.value.verifyTokens.map(Redacted.value), existing.value.enabled, connect)
+      }
       for (const b of app.businesses ?? []) {
         const businessId = String(b.businessId)
         // Settings given in the config apply at every start (the admin API changes them until then).
@@ -328,6 +335,7 @@ const seedTenants = (config: Config) =>
           version: b.version,
           permissions: b.permissions,
           depots: b.depots,
+          pages: b.pages,
           grantedAt: b.grantedAt === undefined ? null : Date.parse(b.grantedAt),
           expiresAt: b.expiresAt === undefined ? null : Date.parse(b.expiresAt)
         })
@@ -374,7 +382,12 @@ export const start = (config: Config) =>
       onWebhooksEnabled: (appId) => sync.gapFill({ appId }, "webhooksEnabled"),
       activityOnProjection: config.eventLog.mode === "kafka",
       // Over Kafka the projection resumes from the topic position it saved with its last batch.
-      catchUpOnClose: config.eventLog.mode !== "kafka"
+      catchUpOnClose: config.eventLog.mode !== "kafka",
+      tokenCheck: {
+        posBaseUrl: config.api.posBaseUrl,
+        timeoutMs: config.api.timeoutMs,
+        everyMs: (config.connect?.checkIntervalSeconds ?? Connect.defaults.checkIntervalSeconds) * 1000
+      }
     })
     yield* sync.start
 
@@ -391,7 +404,16 @@ export const start = (config: Config) =>
       },
       silenceAlertMs: config.webhooks.silenceAlertSeconds * 1000,
       syncTimes: { intervalMs: config.sync.intervalSeconds * 1000, reconcileMs: config.sync.reconcileSeconds * 1000 },
-      sessions: Sessions.make({ secure: config.server.tls !== undefined })
+      sessions: Sessions.make({ secure: config.server.tls !== undefined }),
+      connect: {
+        posBaseUrl: config.api.posBaseUrl,
+        grantPageUrl: config.connect?.grantPageUrl ?? Connect.grantPageNextTo(config.api.posBaseUrl),
+        states: Connect.makeStates({
+          ttlMs: (config.connect?.stateTtlSeconds ?? Connect.defaults.stateTtlSeconds) * 1000,
+          maxPending: config.connect?.maxPendingStates ?? Connect.defaults.maxPendingStates
+        }),
+        timeoutMs: config.api.timeoutMs
+      }
     })
     const adminListener = yield* NodeHttpServer.makeHandler(router.asHttpEffect(), { scope })
 

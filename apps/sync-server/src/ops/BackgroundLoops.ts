@@ -19,7 +19,7 @@ import { Quarantine, ReadModels } from "@ocs/read-models"
 import { LoopHealth } from "@ocs/observability/LoopHealth"
 import { Ownership } from "@ocs/sync/Ownership"
 import { Notices } from "@ocs/sync"
-import { follow as tenantActivity, noteActivity, watchTenants } from "@ocs/tenant-store/TenantActivity"
+import { type CheckOptions, checkTokens, follow as tenantActivity, noteActivity, watchTenants } from "@ocs/tenant-store/TenantActivity"
 import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 
 export { watchTenants }
@@ -45,6 +45,8 @@ export const start = (options: {
   readonly activityOnProjection?: boolean | undefined
   /** Catch the projection up once more on close (SQLite log only, see above). Default true. */
   readonly catchUpOnClose?: boolean | undefined
+  /** The `token-check` loop: app/checkaccesstoken for connected tenants every `everyMs`. */
+  readonly tokenCheck?: (CheckOptions & { readonly everyMs: number }) | undefined
 }) =>
   Effect.gen(function*() {
     const scope = yield* Scope.Scope
@@ -80,4 +82,8 @@ export const start = (options: {
       health.supervise("tenant-watch", Effect.repeat(watchTenants(options.silenceAlertMs), Schedule.spaced("1 hour"))),
       scope
     )
+    const tokenCheck = options.tokenCheck
+    if (tokenCheck !== undefined) {
+      yield* Effect.forkIn(health.supervise("token-check", Effect.repeat(checkTokens(tokenCheck), Schedule.spaced(tokenCheck.everyMs))), scope)
+    }
   })

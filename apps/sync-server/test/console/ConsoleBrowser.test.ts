@@ -2,8 +2,9 @@
  * The operator console in real Chromium (Debian's package; playwright-core drives it) against
  * the servers `./ocs start` runs: sign in by keyboard, find the demo tenant, watch its sync
  * move, pause and resume it, see a lock count down after a forced 429, open an entity's
- * history, redrive a dead letter; a chart counts the webhooks the test sent and keeps them
- * over a reload, the data explorer finds orders and products and shows tombstones on request. Each page is photographed at a laptop and a phone width;
+ * history, redrive a dead letter, connect a business through the grant flow; a chart counts the
+ * webhooks the test sent and keeps them over a reload, the data explorer finds orders and
+ * products and shows tombstones on request. Each page is photographed at a laptop and a phone width;
  * with OCS_UPDATE_SCREENSHOTS=1 the pictures replace those in docs/console/.
  */
 import { afterAll, assert, beforeAll, describe, inject, it } from "vitest"
@@ -314,6 +315,44 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
     await until("the dead letter to leave the list", async () => (await page.locator(`tr[data-dead-letter="${id}"]`).count()) === 0)
     const left = (await admin(servers, "/admin/plugins/dead-letters")).body.deadLetters
     assert.ok(!left.some((d: any) => d.id === id), "the server no longer holds it")
+  })
+
+  it("connects a business through the grant flow: two of three depots, one permission left out and never called", async () => {
+    const demo = await servers.control.demo()
+    const url = servers.server.url
+    const keyed = await fetch(`${url}/admin/apps`, {
+      method: "POST",
+      headers: { "x-admin-key": ADMIN_KEY, "content-type": "application/json" },
+      body: JSON.stringify({ appId: demo.appId, verifyTokens: [demo.verifyToken], secretKey: demo.secretKey, publicUrl: url })
+    })
+    assert.strictEqual(keyed.status, 201)
+    const shop = await servers.control.createBusiness({ products: 120, orders: 10, bills: 5, customers: 5, depots: [1, 2, 3] })
+    const businessId = String(shop.businessId)
+    // The console shows the link to send; the business opens it.
+    await page.getByRole("link", { name: "Connect" }).click()
+    const link = page.getByTestId("connect-link")
+    await link.waitFor()
+    assert.strictEqual(await link.textContent(), `${url}/connect/${demo.appId}`)
+    await shoot("connect")
+    await page.goto(`${url}/connect/${demo.appId}`)
+    // The simulator's grant page: this business, permissions without customers, depots 1 and 2.
+    await page.waitForSelector("form[method=post]")
+    await page.fill("input[name=businessId]", businessId)
+    await page.uncheck("input[name=permissions][value=customer]")
+    await page.uncheck("input[name=depotIds][value='3']")
+    await page.getByRole("button", { name: "Grant access" }).click()
+    await page.getByRole("heading", { name: "Your shop is connected" }).waitFor()
+    const tenant = `/admin/tenants/${demo.appId}/${businessId}`
+    assert.strictEqual((await admin(servers, tenant)).body.status, "active")
+    const stock = await adminWhen(servers, `${tenant}/inventory?limit=1000`, (r) => r.status === 200 && r.body.items.length > 0)
+    assert.deepStrictEqual([...new Set(stock.body.items.map((i: any) => String(i.depotId)))].filter((d) => d !== "").sort(), ["1", "2"])
+    const settings = (await admin(servers, `${tenant}/settings`)).body
+    assert.deepStrictEqual(settings.notGranted.map((n: any) => n.permission), ["customer"])
+    const calls = (await servers.control.calls({ businessId })).calls
+    assert.strictEqual(calls.filter((c) => c.outcome === "ERR_403").length, 0, "a resource not granted is never called")
+    assert.strictEqual(calls.filter((c) => c.operation === "customer/list").length, 0)
+    await page.goto(`${url}/ui#/connect`)
+    await page.getByTestId("grants").getByRole("link", { name: `${demo.appId}:${businessId}` }).waitFor()
   })
 
   it("reads on a phone width", async () => {

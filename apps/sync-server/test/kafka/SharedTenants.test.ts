@@ -17,6 +17,7 @@ import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 const topic = `ocs-tenants-test-${process.pid}-${Date.now()}`
 const sealer = makeSealer(Buffer.alloc(32, 7))
 const ACCESS_TOKEN = "access-token-that-must-stay-sealed-0001"
+const SECRET_KEY = "secret-key-that-must-stay-sealed-0001"
 
 /** One server's store: its own file, shared through the topic. */
 const start = Effect.map(
@@ -37,13 +38,16 @@ describe.skipIf(kafkaUnavailable())("tenant registry shared by the servers of on
     Effect.gen(function*() {
       const a = yield* start
       const b = yield* start
-      yield* a.upsertApp("7001", ["verify-1"])
-      yield* a.upsertBusiness({ appId: "7001", businessId: "8001", accessToken: ACCESS_TOKEN, permissions: ["product"] })
+      yield* a.upsertApp("7001", ["verify-1"], true, { secretKey: SECRET_KEY, publicUrl: "https://sync.example" })
+      yield* a.upsertBusiness({ appId: "7001", businessId: "8001", accessToken: ACCESS_TOKEN, permissions: ["product"], pages: ["p-1"] })
       yield* a.upsertBusiness({ appId: "7001", businessId: "8002", accessToken: "other-token-0002" })
       const seen = yield* eventually(Effect.map(b.business("7001", "8001"), Option.getOrUndefined))
       assert.strictEqual(Redacted.value(seen.accessToken), ACCESS_TOKEN)
       assert.deepStrictEqual(seen.permissions, ["product"])
+      assert.deepStrictEqual(seen.pages, ["p-1"])
       assert.isTrue(Option.isSome(yield* b.app("7001")))
+      // A rotation of verify tokens that does not name the secret key keeps it, here and on the topic.
+      yield* a.upsertApp("7001", ["verify-1", "verify-2"])
 
       // Changes made on B reach A: a pause, and a removal.
       yield* eventually(Effect.map(b.business("7001", "8002"), Option.getOrUndefined))
@@ -64,11 +68,18 @@ describe.skipIf(kafkaUnavailable())("tenant registry shared by the servers of on
       assert.strictEqual(late.settings.intervalSeconds, 300)
       assert.strictEqual(Redacted.value(late.accessToken), ACCESS_TOKEN)
       assert.isTrue(Option.isNone(yield* c.business("7001", "8002")))
+      const app = Option.getOrThrow(yield* c.app("7001"))
+      assert.strictEqual(Redacted.value(app.secretKey!), SECRET_KEY)
+      assert.strictEqual(app.publicUrl, "https://sync.example")
 
       const text = yield* topicText
       assert.include(text, `"businessId":"8001"`)
       assert.notInclude(text, ACCESS_TOKEN)
       assert.notInclude(text, "verify-1")
+      assert.notInclude(text, SECRET_KEY)
+      // The topic is compacted: the latest record of the app alone must still carry the sealed key.
+      const appRecords = text.split("\n").filter((line) => line.includes(`"kind":"app"`) && line.includes(`"appId":"7001"`))
+      assert.match(appRecords[appRecords.length - 1]!, /"secretKey":"gcm1:/)
     }).pipe(Effect.scoped), 120_000)
 
   it.live("a business that arrives before its application, and a status before its business, are applied when their parent comes", () =>

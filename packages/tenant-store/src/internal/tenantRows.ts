@@ -13,6 +13,16 @@ export interface App {
   readonly appId: string
   readonly verifyTokens: ReadonlyArray<Redacted.Redacted<string>>
   readonly enabled: boolean
+  /** The secret key of the grant flow's code exchange (sealed at rest); null when not set. */
+  readonly secretKey: Redacted.Redacted<string> | null
+  /** The public base URL the grant's return link is built on; null when not set. */
+  readonly publicUrl: string | null
+}
+
+/** What an application needs to connect businesses itself (the grant flow). */
+export interface AppConnect {
+  readonly secretKey?: string | undefined
+  readonly publicUrl?: string | undefined
 }
 
 export interface Business {
@@ -22,6 +32,8 @@ export interface Business {
   readonly version: string
   readonly permissions: ReadonlyArray<string>
   readonly depots: ReadonlyArray<string>
+  /** Vpage pages granted. */
+  readonly pages: ReadonlyArray<string>
   readonly grantedAt: number | null
   readonly expiresAt: number | null
   readonly status: BusinessStatus
@@ -43,15 +55,18 @@ export interface BusinessInput {
   readonly version?: string | undefined
   readonly permissions?: ReadonlyArray<string> | undefined
   readonly depots?: ReadonlyArray<string> | undefined
+  readonly pages?: ReadonlyArray<string> | undefined
   readonly grantedAt?: number | null | undefined
   readonly expiresAt?: number | null | undefined
 }
 
-/** A row of `apps` as `SELECT app_id, verify_tokens, enabled` reads it. */
+/** A row of `apps` as `SELECT app_id, verify_tokens, enabled, secret_key, public_url` reads it. */
 export interface AppRow {
   app_id: string
   verify_tokens: string
   enabled: number
+  secret_key: string | null
+  public_url: string | null
 }
 
 /** A row of `businesses` as `SELECT *` reads it (./tenantTables.ts). */
@@ -62,6 +77,7 @@ export interface BusinessRow {
   version: string
   permissions: string
   depots: string
+  pages: string
   granted_at: number | null
   expires_at: number | null
   status: BusinessStatus
@@ -110,7 +126,13 @@ export const rowReader = (sealer: Sealer) => {
 
   const app = (r: AppRow): App => {
     const tokens = JSON.parse(Redacted.value(openSecret(r.verify_tokens, `verify tokens of ${r.app_id}`))) as Array<string>
-    return { appId: r.app_id, verifyTokens: tokens.map((t) => Redacted.make(t)), enabled: r.enabled === 1 }
+    return {
+      appId: r.app_id,
+      verifyTokens: tokens.map((t) => Redacted.make(t)),
+      enabled: r.enabled === 1,
+      secretKey: r.secret_key === null ? null : openSecret(r.secret_key, `secret key of ${r.app_id}`),
+      publicUrl: r.public_url
+    }
   }
 
   const business = (r: BusinessRow): Business => ({
@@ -120,6 +142,7 @@ export const rowReader = (sealer: Sealer) => {
     version: r.version,
     permissions: JSON.parse(r.permissions) as Array<string>,
     depots: JSON.parse(r.depots) as Array<string>,
+    pages: JSON.parse(r.pages) as Array<string>,
     grantedAt: r.granted_at,
     expiresAt: r.expires_at,
     status: r.status,

@@ -12,7 +12,11 @@ export const apps = sqliteTable("apps", {
   appId: text("app_id").primaryKey(),
   verifyTokens: text("verify_tokens").notNull(),
   enabled: integer("enabled").notNull().default(1),
-  createdAt: integer("created_at").notNull()
+  createdAt: integer("created_at").notNull(),
+  /** The sealed secret key the grant flow's code exchange needs; null: the app cannot connect businesses. */
+  secretKey: text("secret_key"),
+  /** The public base URL of this server the grant's return link is built on. */
+  publicUrl: text("public_url")
 })
 
 /** A business that granted an application access: the sealed access token and the grant. */
@@ -32,7 +36,9 @@ export const businesses = sqliteTable("businesses", {
   lastWebhookAt: integer("last_webhook_at"),
   /** Per-tenant sync settings as JSON (./TenantSettings.ts); "{}" keeps the server's. */
   settings: text("settings").notNull().default("{}"),
-  createdAt: integer("created_at").notNull()
+  createdAt: integer("created_at").notNull(),
+  /** Vpage pages granted (a JSON list). */
+  pages: text("pages").notNull().default("[]")
 }, (t) => [primaryKey({ columns: [t.appId, t.businessId] })])
 
 /** The sync state of one resource of a tenant: cursor of a running full sync, window, pause. */

@@ -5,6 +5,7 @@
  * A request the server cannot honour is answered 4xx with a message a person can act on; a
  * route fails with an `HttpServerResponse` for those, and `guard` answers it as it is.
  */
+import type { ConnectOptions } from "../connect/ConnectRoutes.ts"
 import { Clock, Effect, Option, Redacted, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { Ingestion } from "@ocs/ingestion"
@@ -36,6 +37,8 @@ export interface AdminOptions {
   readonly keyFailures?: SourceThrottle.SourceThrottle | undefined
   /** The server's sync intervals (`sync` section), for when a resource's next pass is due. */
   readonly syncTimes?: { readonly intervalMs: number; readonly reconcileMs: number } | undefined
+  /** The grant flow's routes (`/connect/...`, ../connect/ConnectRoutes.ts); absent: not served. */
+  readonly connect?: ConnectOptions | undefined
 }
 
 /** 20 wrong admin keys a minute per address, as for the console's sign-in. */

@@ -107,8 +107,9 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
       admin(Effect.gen(function*() {
         const input = yield* strictBody(AppInput, maxBody)
         const appId = yield* canonical(input.appId, "appId")
-        yield* store.upsertApp(appId, input.verifyTokens, input.enabled ?? true)
-        return json({ appId, verifyTokens: input.verifyTokens.length, enabled: input.enabled ?? true }, 201)
+        yield* store.upsertApp(appId, input.verifyTokens, input.enabled ?? true, { secretKey: input.secretKey, publicUrl: input.publicUrl })
+        // Counts only: secrets never leave the server.
+        return json({ appId, verifyTokens: input.verifyTokens.length, enabled: input.enabled ?? true, secretKey: input.secretKey !== undefined }, 201)
       }))
     )
     yield* router.add(
@@ -152,7 +153,7 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
           const unknown = yield* checkResources(input.settings, "settings.")
           if (unknown !== undefined) return unknown
         }
-        yield* store.upsertBusiness({ appId, businessId, accessToken: input.accessToken, version: input.version, permissions: input.permissions, depots: input.depots, ...dates })
+        yield* store.upsertBusiness({ appId, businessId, accessToken: input.accessToken, version: input.version, permissions: input.permissions, depots: input.depots, pages: input.pages, ...dates })
         if (input.settings !== undefined) yield* store.setSettings(appId, businessId, input.settings)
         yield* notices.clearNotices(appId, businessId, "expiry-")
         // Registered now (the projection accepts its next records): what it sent before is
@@ -183,7 +184,9 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
       admin(Effect.gen(function*() {
         const b = yield* existing
         const operations = yield* sync.operationsOf(b).pipe(Effect.orElseSucceed(() => sync.operations))
-        return json({ appId: b.appId, businessId: b.businessId, settings: b.settings, resources: operations.map((op) => Operation.resourceKey(op)) })
+        // Resources the grant leaves out are not pulled: shown with their fix (connect again).
+        const notGranted = yield* sync.notGrantedOf(b).pipe(Effect.orElseSucceed(() => []))
+        return json({ appId: b.appId, businessId: b.businessId, settings: b.settings, resources: operations.map((op) => Operation.resourceKey(op)), notGranted })
       }))
     )
     yield* router.add(
