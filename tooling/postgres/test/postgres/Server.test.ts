@@ -18,8 +18,10 @@ describe.skipIf(postgresUnavailable())("the shared PostgreSQL server of the post
     expect(psql(url, "SHOW server_version_num").slice(0, 2)).toBe("15")
     expect(psql(url, "SELECT current_setting('fsync') || ',' || current_setting('synchronous_commit') || ',' || current_setting('full_page_writes')")).toBe("on,on,on")
     expect(psql(url, "SHOW listen_addresses")).toBe("127.0.0.1")
-    // the postmaster's user: the server never runs as root
-    const pid = Number(psql(url, "SELECT pg_backend_pid()"))
+    // the postmaster's user: the server never runs as root (the postmaster, not this
+    // connection's backend, which ends as soon as psql disconnects)
+    const dataDirectory = psql(url, "SHOW data_directory")
+    const pid = Number(readFileSync(`${dataDirectory}/postmaster.pid`, "utf8").split("\n")[0])
     const uid = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]
     expect(uid).toBeDefined()
     expect(Number(uid)).not.toBe(0)
