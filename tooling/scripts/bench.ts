@@ -392,6 +392,8 @@ const available: Record<string, string> = {
   kafka: "apps/sync-server/bench/kafka.bench.ts",
   replay: "apps/replay/bench/replay.bench.ts",
   simulator: "packages/simulator/bench/list.bench.ts",
+  "simulator writes": "packages/simulator/bench/write.bench.ts",
+  commands: "packages/commands/bench/commands.bench.ts",
   "event log append": "packages/event-log/bench/append.bench.ts"
 }
 
@@ -402,7 +404,9 @@ const main = async () => {
   const started = Date.now()
   for (const [name, run] of scenarios) {
     if (only.length > 0 && !only.some((o) => name.includes(o))) continue
-    if (!exists(available[name]!)) {
+    const file = available[name]
+    if (file === undefined) throw new Error(`bench: scenario "${name}" has no file in \`available\``)
+    if (!exists(file)) {
       rows.push({ scenario: name, ours: "not built yet", baseline: "-", ratio: null, target: "-", met: null })
       continue
     }

@@ -245,8 +245,8 @@ export const runCommandsBench = async (options: { readonly quick?: boolean } = {
   // --quick stays small: shorter spans and 20 tenants instead of 1,000.
   const budgetOne = await runBudget(1, 20, 2, quick ? 2 : 5)
   const budgetMany = quick ? await runBudget(20, 10, 5, 1) : await runBudget(1000, 10, 10, 2)
-  const coalescing = await runCoalescing(quick ? 1000 : 5000)
-  const cpu = await runCpu(quick ? 300 : 2000)
+  const coalescing = await runCoalescing(quick ? 500 : 5000)
+  const cpu = await runCpu(quick ? 150 : 2000)
   return { name: "commands", budgetOne, budgetMany, coalescing, cpu }
 }
 
