@@ -108,7 +108,10 @@ export const eventually = async <A>(what: string, check: () => Promise<A | undef
 }
 
 /** JSON with integers beyond 2^53 kept as strings (for comparing ids). */
-export const parseLoose = (text: string): any => JSON.parse(text.replace(/(?<=[:[,]\s*)(-?\d{16,})(?=\s*[,\]}])/g, '"$1"'))
+export const parseLoose = (text: string): any =>
+  // A string is matched whole first, so digits inside one (a cursor holding a big id) stay as
+  // they are; only a bare number of 16 digits or more becomes a string.
+  JSON.parse(text.replace(/"(?:[^"\\]|\\.)*"|(?<=[:[,]\s*)-?\d{16,}(?=\s*[,\]}])/g, (token) => (token.startsWith('"') ? token : `"${token}"`)))
 
 export interface RunResult {
   readonly code: number | null
