@@ -52,7 +52,7 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
     // the best run of each (the least disturbed on a shared machine) is compared.
     const offRuns: Array<Awaited<ReturnType<typeof runWebhooksBench>>> = []
     const onRuns: Array<Awaited<ReturnType<typeof runWebhooksBench>>> = []
-    for (let i = 0; i < (quick ? 3 : 5); i++) {
+    for (let i = 0; i < (quick ? 2 : 5); i++) {
       offRuns.push(await runWebhooksBench({ quick }))
       onRuns.push(await runWebhooksBench({ quick, tracing: 0.1 }))
     }
@@ -64,7 +64,7 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
     // steadier figure on a shared machine; medians of the alternated runs.
     const fixedOff: Array<number> = []
     const fixedOn: Array<number> = []
-    for (let i = 0; i < (quick ? 2 : 3); i++) {
+    for (let i = 0; i < (quick ? 1 : 3); i++) {
       fixedOff.push((await runWebhooksBench({ quick, rate: 2000 })).serverCpuMicrosPerWebhook)
       fixedOn.push((await runWebhooksBench({ quick, rate: 2000, tracing: 0.1 })).serverCpuMicrosPerWebhook)
     }
