@@ -1,17 +1,13 @@
-import { NodeHttpClient } from "@effect/platform-node"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option, Stream } from "effect"
 import * as Path from "node:path"
-import { EventLog, SqliteEventLog } from "@ocs/event-log"
+import { EventLog } from "@ocs/event-log"
 import { DomainEvent, EngineRecord, Operation } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { type RunningSimulator, startSimulator } from "@ocs/simulator"
-import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
-import { makeSealer } from "@ocs/tenant-store/Secrets"
-import { Ownership } from "@ocs/sync/Ownership"
 import { SyncEngine } from "@ocs/sync/SyncEngine"
-import * as TenantState from "@ocs/tenant-store/TenantState"
 import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
+import { engineLayer } from "./engineLayer.ts"
 import { tempDir } from "./processes.ts"
 
 // The deletion feeds (order/deleted, bill/deleted; docs/api-catalogue.md, "Deletion feeds"):
@@ -31,20 +27,9 @@ const reads = [Operation.orderList, Operation.billList, Operation.orderDeleted, 
 
 const testLayer = () => {
   const dir = tempDir("ocs-feeds-")
-  const base = Layer.mergeAll(
-    TenantState.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 7)) }),
-    SqliteEventLog.layer({ filename: Path.join(dir, "events.sqlite") }),
+  return Layer.merge(
+    engineLayer(dir, sim, { operations: reads, intervalMs: 60_000, reconcileMs: 3_600_000, overlapMs: 0, horizonMs: 62 * 24 * 3600 * 1000, pageSize: 100 }),
     ReadModels.ReadModels.layer({ filename: Path.join(dir, "read-models.sqlite") })
-  )
-  const client = CommerceClient.CommerceClient.layer({ posBaseUrl: sim.posBaseUrl, vpageBaseUrl: sim.vpageBaseUrl, maxAttempts: 2, backoffBaseMs: 10 }).pipe(
-    Layer.provide(RateLimiter.RateLimiter.layer().pipe(Layer.provide(RateLimitStore.RateLimitStore.layerMemory), Layer.provide(TransportEvents.TransportEvents.layerLog))),
-    Layer.provide(TransportEvents.TransportEvents.layerLog),
-    Layer.provide(NodeHttpClient.layerUndici)
-  )
-  return SyncEngine.layer({ operations: reads, intervalMs: 60_000, reconcileMs: 3_600_000, overlapMs: 0, horizonMs: 62 * 24 * 3600 * 1000, pageSize: 100 }).pipe(
-    Layer.provide(client),
-    Layer.provide(Ownership.layerAll),
-    Layer.provideMerge(base)
   )
 }
 
