@@ -2,7 +2,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { type RunningSimulator, startSimulator } from "@ocs/simulator"
 import { Effect } from "effect"
 import { CommandEngine } from "../src/CommandEngine.ts"
-import { engineLayer, tempLog, type Tokens } from "./helpers.ts"
+import { engineLayer, tempLog, tenantWithProduct, type Tokens } from "./helpers.ts"
 
 let sim: RunningSimulator
 const tokens: Tokens = new Map()
@@ -11,15 +11,7 @@ let productId: string
 
 beforeAll(async () => {
   sim = await startSimulator({ port: 0 })
-  const t = await sim.control.createTenant({ products: 3, orders: 0 })
-  tenant = { appId: String(t.app.appId), businessId: String(t.business.businessId) }
-  tokens.set(`${tenant.appId}:${tenant.businessId}`, t.token.accessToken)
-  const listed = await fetch(`${sim.posBaseUrl}/v3.0/product/list?appId=${tenant.appId}&businessId=${tenant.businessId}`, {
-    method: "POST",
-    headers: { Authorization: t.token.accessToken, "Content-Type": "application/json" },
-    body: JSON.stringify({ paginator: { size: 1 } })
-  })
-  productId = String(((await listed.json()) as { data: Array<{ id: number }> }).data[0]!.id)
+  ;({ tenant, productId } = await tenantWithProduct(sim, tokens, { products: 3, orders: 0 }))
 })
 afterAll(() => sim.close())
 

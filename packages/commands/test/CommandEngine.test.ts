@@ -5,7 +5,7 @@ import { EngineRecordCommands } from "@ocs/protocol"
 import { Effect, Layer, Option, Stream } from "effect"
 import { CommandEngine } from "../src/CommandEngine.ts"
 import * as Ledger from "../src/CommandLedger.ts"
-import { engineLayer, tempLog, type Tokens } from "./helpers.ts"
+import { engineLayer, tempLog, tenantWithProduct, type Tokens } from "./helpers.ts"
 
 let sim: RunningSimulator
 const tokens: Tokens = new Map()
@@ -14,15 +14,7 @@ let productId: string
 
 beforeAll(async () => {
   sim = await startSimulator({ port: 0 })
-  const t = await sim.control.createTenant({ products: 20 })
-  tenant = { appId: String(t.app.appId), businessId: String(t.business.businessId) }
-  tokens.set(`${tenant.appId}:${tenant.businessId}`, t.token.accessToken)
-  const listed = await fetch(`${sim.posBaseUrl}/v3.0/product/list?appId=${tenant.appId}&businessId=${tenant.businessId}`, {
-    method: "POST",
-    headers: { Authorization: t.token.accessToken, "Content-Type": "application/json" },
-    body: JSON.stringify({ paginator: { size: 1 } })
-  })
-  productId = String(((await listed.json()) as { data: Array<{ id: number }> }).data[0]!.id)
+  ;({ tenant, productId } = await tenantWithProduct(sim, tokens, { products: 20 }))
 })
 afterAll(() => sim.close())
 

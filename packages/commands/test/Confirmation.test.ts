@@ -13,7 +13,7 @@ import { Effect, Layer, Option, Stream } from "effect"
 import * as NodePath from "node:path"
 import type { Command } from "../src/Command.ts"
 import { CommandCopy, CommandEngine } from "../src/CommandEngine.ts"
-import { engineLayer, tempLog, type Tokens } from "./helpers.ts"
+import { engineLayer, tempLog, tenantWithProduct, type Tokens } from "./helpers.ts"
 
 let sim: RunningSimulator
 const tokens: Tokens = new Map()
@@ -22,15 +22,7 @@ let productId: string
 
 beforeAll(async () => {
   sim = await startSimulator({ port: 0 })
-  const t = await sim.control.createTenant({ products: 5, orders: 0 })
-  tenant = { appId: String(t.app.appId), businessId: String(t.business.businessId) }
-  tokens.set(`${tenant.appId}:${tenant.businessId}`, t.token.accessToken)
-  const listed = await fetch(`${sim.posBaseUrl}/v3.0/product/list?appId=${tenant.appId}&businessId=${tenant.businessId}`, {
-    method: "POST",
-    headers: { Authorization: t.token.accessToken, "Content-Type": "application/json" },
-    body: JSON.stringify({ paginator: { size: 1 } })
-  })
-  productId = String(((await listed.json()) as { data: Array<{ id: number }> }).data[0]!.id)
+  ;({ tenant, productId } = await tenantWithProduct(sim, tokens, { products: 5, orders: 0 }))
 })
 afterAll(() => sim.close())
 

@@ -48,3 +48,20 @@ export const engineLayer = (
     Layer.provide(tenantsLayer(tokens))
   )
 }
+
+/**
+ * A simulator tenant made with `seed`, its token recorded in `tokens`, and the id of its first
+ * product as the service lists it.
+ */
+export const tenantWithProduct = async (sim: RunningSimulator, tokens: Tokens, seed: Parameters<RunningSimulator["control"]["createTenant"]>[0]) => {
+  const t = await sim.control.createTenant(seed)
+  const tenant = { appId: String(t.app.appId), businessId: String(t.business.businessId) }
+  tokens.set(`${tenant.appId}:${tenant.businessId}`, t.token.accessToken)
+  const listed = await fetch(`${sim.posBaseUrl}/v3.0/product/list?appId=${tenant.appId}&businessId=${tenant.businessId}`, {
+    method: "POST",
+    headers: { Authorization: t.token.accessToken, "Content-Type": "application/json" },
+    body: JSON.stringify({ paginator: { size: 1 } })
+  })
+  const productId = String(((await listed.json()) as { data: Array<{ id: number }> }).data[0]!.id)
+  return { tenant, productId }
+}
