@@ -65,7 +65,7 @@ describe("command routes", () => {
     // customer/add applies but its answer is lost, and customer/list cannot be read back: in doubt.
     const faults = await Promise.all([
       control.addFault({ kind: "lostAnswer", operation: "customer/add", businessId, count: 1 }),
-      control.addFault({ kind: "status", status: 503, operation: "customer/list", businessId })
+      control.addFault({ kind: "malformed", variant: "nonJson", operation: "customer/list", businessId })
     ])
     const ask = (key: string, kind: string, payload: unknown) =>
       admin(`${base}/commands`, { method: "POST", headers: { "idempotency-key": key }, body: JSON.stringify({ kind, payload }) })
