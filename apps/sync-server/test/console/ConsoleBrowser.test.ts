@@ -298,6 +298,11 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
     await page.getByRole("alert").filter({ hasText: "saleChannel must be a numeric code" }).waitFor()
     await page.goto(`${servers.server.url}/ui#/data?tenant=${tenant}&kind=customers&mobile=0000000001`)
     await page.locator("p.empty").filter({ hasText: "No customers match" }).waitFor()
+    // No command asked yet for the demo (the commands tests come later), and one that does not exist.
+    await page.goto(`${servers.server.url}/ui#/tenants/${servers.demo.appId}/${servers.demo.businessId}/commands`)
+    await page.locator("p.empty").filter({ hasText: "No command has been asked for this tenant yet" }).waitFor()
+    await page.goto(`${servers.server.url}/ui#/tenants/${servers.demo.appId}/${servers.demo.businessId}/commands/no-such-command`)
+    await page.getByRole("alert").filter({ hasText: "no such command for this tenant" }).waitFor()
     await page.goto(`${servers.server.url}/ui#/nowhere`)
     await page.getByRole("heading", { name: "Not found" }).waitFor()
   })
