@@ -240,7 +240,7 @@ const Step = ({ t }: { t: Transition }) => {
       return html`<li>${head} attempt ${t["attempt"]}</li>`
     case "answered":
       return html`<li data-testid="answer">${head} attempt ${t["attempt"]}: status ${t["status"]}${t["entityId"] === undefined ? "" : `, id ${t["entityId"]}`}${
-        t["call"] === undefined ? "" : `; one of ${t["call"].items} items of its call (position ${t["call"].position + 1}), its own entry shown`}
+        t["call"] === undefined || t["call"].items < 2 ? "" : `; one of ${t["call"].items} items of its call (position ${t["call"].position + 1}), its own entry shown`}
         <${Pre} body=${t["body"]} /></li>`
     case "inDoubt":
     case "failed":
@@ -290,7 +290,7 @@ export const CommandDetail = ({ live, appId, businessId, id }: { live: Live; app
       <dt>Service id</dt><dd data-testid="command-entity">${c.entityId ?? "not known"}</dd>
       ${c.confirmedBy === undefined ? null : html`<dt>Confirmed by</dt><dd>${c.confirmedBy === "person" ? "a person" : c.confirmedBy === "readBack" ? "reading back" : "the service's answer"}</dd>`}
       ${c.state !== "confirmed" || c.seen === "flagged" ? null : html`<dt>Effect seen</dt><dd>${c.seen === undefined ? "not yet (looked for in the copy)" : c.seen === "copy" ? "in the copy" : "by a targeted read"}</dd>`}
-      ${c.reason === undefined || c.state === "inDoubt" ? null : html`<dt>Reason</dt><dd><${ReasonText} reason=${c.reason} /></dd>`}
+      ${c.reason === undefined || c.state !== "failed" ? null : html`<dt>Reason</dt><dd><${ReasonText} reason=${c.reason} /></dd>`}
       <dt>Asked by</dt><dd>${who(c.requestedBy)}, ${time(c.requestedAt)}</dd>
       <dt>Idempotency key</dt><dd><code>${c.idempotencyKey}</code></dd>
       ${c.marker === undefined ? null : html`<dt>Marker</dt><dd><code>${c.marker}</code> (in the description, to find it again)</dd>`}

@@ -469,7 +469,8 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
     await page.setViewportSize({ width: 390, height: 844 })
     for (const [hash, name] of [["#/", "overview"], [`#/tenants/${servers.demo.appId}/${servers.demo.businessId}`, "tenant"], ["#/limits", "rate-limits"],
       [`#/data?tenant=${servers.demo.appId}:${servers.demo.businessId}&kind=orders`, "data"],
-      [`#/tenants/${servers.demo.appId}/${servers.demo.businessId}/commands`, "commands"]] as const) {
+      [`#/tenants/${servers.demo.appId}/${servers.demo.businessId}/commands`, "commands"],
+      [`#/tenants/${servers.demo.appId}/${servers.demo.businessId}/commands/${doubtIds[1]}`, "command"]] as const) {
       await page.goto(`${servers.server.url}/ui${hash}`)
       await page.locator("main h1").waitFor()
       // Nothing wider than the screen: wide tables scroll inside their own box.
