@@ -338,11 +338,21 @@ export const routes: ReadonlyArray<RouteDoc> = [
     query: [
       { name: "state", type: "string", description: "pending, sending, inDoubt, confirmed, failed or cancelled" },
       { name: "kind", type: "string", description: "one kind's" },
+      { name: "flagged", type: "boolean", description: "true: only confirmed commands whose effect the service does not show; false: none of them" },
       { name: "limit", type: "integer", description: "1..1000 (default 100)" }
     ],
-    answer: { status: 200, description: "`{ items, total }`" }
+    answer: { status: 200, description: "`{ items, total, counts }`: `counts` is the tenant's, whatever the filters: `byState` (every state, 0 included) and `flagged`." }
   },
   { method: "GET", path: `${T}/commands/:id`, group: "tenants", summary: "One command, with what was sent and answered", auth: "admin", answer: { status: 200, description: "The command." }, errors: [[404, "no such command for this tenant"]] },
+  {
+    method: "GET",
+    path: `${T}/commands/:id/ledger`,
+    group: "tenants",
+    summary: "One command's transitions from the log, oldest first: each attempt, each answer's exact body, the evidence of a doubt, a person's decision",
+    auth: "admin",
+    answer: { status: 200, description: "`{ command, request, transitions }`: `request` is the operation and the body the command's kind sends for it (a coalesced call carries other commands' items too); each transition with its log `offset` and `at` (ms)." },
+    errors: [[404, "no such command for this tenant"]]
+  },
   {
     method: "POST",
     path: `${T}/commands/:id/retry`,

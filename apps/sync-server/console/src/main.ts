@@ -8,6 +8,7 @@ import { api, follow, type Live, setSession } from "./api.ts"
 import { Connect } from "./connect.ts"
 import { Events, Limits, Overview, Plugins, TenantDetail, Tenants } from "./pages.ts"
 import { Explorer } from "./explorer.ts"
+import { CommandDetail, Commands } from "./commands.ts"
 
 const NAV = [
   ["#/", "Overview"],
@@ -55,6 +56,12 @@ const Page = ({ hash, live }: { hash: string; live: Live }) => {
   const [path = "/", q = ""] = hash.slice(1).split("?")
   const query = new URLSearchParams(q)
   const parts = path.split("/").filter((p) => p !== "")
+  // The write path's pages (commands.ts): #/tenants/:appId/:businessId/commands[/:id]
+  if (parts[0] === "tenants" && parts[3] === "commands") {
+    return parts.length === 5
+      ? html`<${CommandDetail} key=${path} live=${live} appId=${parts[1]} businessId=${parts[2]} id=${decodeURIComponent(parts[4]!)} />`
+      : html`<${Commands} key=${parts.slice(0, 3).join("/")} live=${live} appId=${parts[1]} businessId=${parts[2]} query=${query} />`
+  }
   switch (parts[0]) {
     case undefined:
       return html`<${Overview} live=${live} />`

@@ -2,6 +2,7 @@
 import { html, useEffect, useState } from "./html.ts"
 import { advice, ago, api, type Key, type Live, rate, type Snapshot, type Tenant, tenantPath, time } from "./api.ts"
 import { OverviewCharts, Spark, TenantCharts, useBudgetSeries } from "./charts.ts"
+import { CommandCounts } from "./commands.ts"
 
 const Empty = ({ children }: { children: unknown }) => html`<p class="empty">${children}</p>`
 const Failure = ({ error }: { error: string | undefined }) => error === undefined ? null : html`<p class="failure" role="alert">${error}</p>`
@@ -158,6 +159,7 @@ export const TenantDetail = ({ live, appId, businessId }: { live: Live; appId: s
       <button type="button" disabled=${busy !== undefined || t.status === "paused"} onClick=${() => act("full", "sync?full=true")} title="Read every resource again from the first page">${busy === "full" ? "Syncing…" : "Full sync"}</button>
       <a href=${`#/data?tenant=${t.appId}:${t.businessId}`}>Browse data</a>
       <a href=${`#/events?tenant=${t.appId}:${t.businessId}`}>Event browser</a>
+      <a href=${`#/tenants/${t.appId}/${t.businessId}/commands`}>Commands</a>
       <span role="status" class="message">${message ?? ""}</span>
     </div>
     <dl class="facts">
@@ -175,6 +177,7 @@ export const TenantDetail = ({ live, appId, businessId }: { live: Live; appId: s
         <td>${s.pages}</td><td>${s.records}</td><td><code class="cursor" title=${s.cursor ?? ""}>${s.cursor === null ? "–" : s.cursor.slice(0, 24)}</code></td>
         <td>${ago(s.lastRunAt)}</td><td>${s.lastError ?? ""}</td></tr>`)}
     </tbody><//>`}
+    <${CommandCounts} live=${live} appId=${t.appId} businessId=${t.businessId} />
     <h2>Read models</h2>
     <dl class="facts counts">${Object.entries(t.counts).map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>
   `

@@ -4,7 +4,8 @@
  * move, pause and resume it, see a lock count down after a forced 429, open an entity's
  * history, redrive a dead letter, connect a business through the grant flow; a chart counts the
  * webhooks the test sent and keeps them over a reload, the data explorer finds orders and
- * products and shows tombstones on request. Each page is photographed at a laptop and a phone width;
+ * products and shows tombstones on request; the commands page counts a tenant's commands by state,
+ * filters them, and a person decides two commands left in doubt by a lost answer. Each page is photographed at a laptop and a phone width;
  * with OCS_UPDATE_SCREENSHOTS=1 the pictures replace those in docs/console/.
  */
 import { afterAll, assert, beforeAll, describe, inject, it } from "vitest"
@@ -13,7 +14,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { type Browser, chromium, type Page } from "playwright-core"
-import { ADMIN_KEY, admin, adminWhen, type Servers, startServers } from "./servers.ts"
+import { ADMIN_KEY, admin, adminWhen, askCommand, type Servers, startServers } from "./servers.ts"
 
 const executablePath = inject("chromium")
 const shotsDir = process.env["OCS_UPDATE_SCREENSHOTS"] === "1"
@@ -297,6 +298,11 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
     await page.getByRole("alert").filter({ hasText: "saleChannel must be a numeric code" }).waitFor()
     await page.goto(`${servers.server.url}/ui#/data?tenant=${tenant}&kind=customers&mobile=0000000001`)
     await page.locator("p.empty").filter({ hasText: "No customers match" }).waitFor()
+    // No command asked yet for the demo (the commands tests come later), and one that does not exist.
+    await page.goto(`${servers.server.url}/ui#/tenants/${servers.demo.appId}/${servers.demo.businessId}/commands`)
+    await page.locator("p.empty").filter({ hasText: "No command has been asked for this tenant yet" }).waitFor()
+    await page.goto(`${servers.server.url}/ui#/tenants/${servers.demo.appId}/${servers.demo.businessId}/commands/no-such-command`)
+    await page.getByRole("alert").filter({ hasText: "no such command for this tenant" }).waitFor()
     await page.goto(`${servers.server.url}/ui#/nowhere`)
     await page.getByRole("heading", { name: "Not found" }).waitFor()
   })
@@ -355,10 +361,116 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
     await page.getByTestId("grants").getByRole("link", { name: `${demo.appId}:${businessId}` }).waitFor()
   })
 
+  // Two customer.add whose answers the simulator loses after applying them, while customer/list
+  // cannot be read back (it answers what is not JSON): the engine cannot tell, and leaves both in
+  // doubt for a person.
+  const doubtful = [{ name: "Lan Console", mobile: "0987650001" }, { name: "Minh Console", mobile: "0987650002" }]
+  const products = [1, 2, 3].map((i) => ({ appProductId: `CONSOLE-${i}`, name: `Console product ${i}`, price: 15_000 * i }))
+  const doubtIds: Array<string> = []
+
+  it("the commands page counts a tenant's commands by state and filters them by state and kind", async () => {
+    const { appId, businessId } = servers.demo
+    const base = `/admin/tenants/${appId}/${businessId}`
+    const faults = await Promise.all([
+      servers.control.addFault({ kind: "lostAnswer", operation: "customer/add", businessId, count: 2 }),
+      servers.control.addFault({ kind: "malformed", variant: "nonJson", operation: "customer/list", businessId })
+    ])
+    try {
+      const asked = await Promise.all(doubtful.map((p, i) => askCommand(servers, `console-doubt-${i}`, "customer.add", p)))
+      doubtIds.push(...asked.map((c) => c.id))
+      const added = await Promise.all(products.map((p) => askCommand(servers, `console-${p.appProductId}`, "product.add", p)))
+      // While the engine reads back, the tenant page already counts them.
+      await page.goto(`${servers.server.url}/ui#/tenants/${appId}/${businessId}`)
+      await page.getByTestId("command-counts").waitFor()
+      for (const id of [...doubtIds, ...added.map((c) => c.id)]) {
+        await adminWhen(servers, `${base}/commands/${id}`, (r) => r.body.state === "confirmed" || (r.body.state === "inDoubt" && r.body.reason?.tag === "ReadBackFailed"))
+      }
+    } finally {
+      await Promise.all(faults.map((f) => servers.control.removeFault(f.id).catch(() => undefined)))
+    }
+    const listed = (await admin(servers, `${base}/commands`)).body
+    assert.strictEqual(listed.counts.byState.inDoubt, 2)
+    assert.strictEqual(listed.counts.byState.confirmed, 3)
+    const count = (state: string) => page.locator(`[data-testid=command-counts] [data-count=${state}] b`)
+    await until("the tenant page's counts", async () => (await count("inDoubt").textContent()) === "2" && (await count("confirmed").textContent()) === "3")
+    assert.strictEqual(await count("flagged").textContent(), "0")
+    // A count opens the list of its state.
+    await page.locator("[data-testid=command-counts] [data-count=inDoubt]").click()
+    const rows = () => page.locator("[data-testid=commands-table] tbody tr").evaluateAll((trs) => trs.map((r) => r.getAttribute("data-command")))
+    await until("the in-doubt ones", async () => JSON.stringify((await rows()).sort()) === JSON.stringify([...doubtIds].sort()))
+    assert.include(new URL(page.url()).hash, "state=inDoubt", "the filter is in the address")
+    // The kind filter, any state: the three product.add.
+    await page.locator("select[name=state]").selectOption("")
+    await page.locator("select[name=kind]").selectOption("product.add")
+    await page.getByRole("button", { name: "Show" }).click()
+    const expected = (await admin(servers, `${base}/commands?kind=product.add`)).body.items.map((c: { id: string }) => c.id)
+    assert.strictEqual(expected.length, 3)
+    await until("the product.add ones", async () => JSON.stringify((await rows()).sort()) === JSON.stringify([...expected].sort()))
+    for (const id of expected) assert.include(await page.locator(`tr[data-command="${id}"]`).textContent(), "confirmed")
+    await page.getByLabel("only flagged").check()
+    await page.getByRole("button", { name: "Show" }).click()
+    await page.locator("p.empty").filter({ hasText: "No command matches these filters" }).waitFor()
+    await page.goto(`${servers.server.url}/ui#/tenants/${appId}/${businessId}/commands`)
+    await until("every command", async () => (await rows()).length === listed.total)
+    await shoot("commands")
+  })
+
+  it("a command in doubt shows what was sent and what the engine saw; a person marks one done and sends the other again", async () => {
+    const { appId, businessId } = servers.demo
+    const base = `/admin/tenants/${appId}/${businessId}`
+    const [first, second] = doubtIds as [string, string]
+    const before = (await admin(servers, `${base}/commands/${first}`)).body
+    await page.goto(`${servers.server.url}/ui#/tenants/${appId}/${businessId}/commands?state=inDoubt`)
+    await page.locator(`tr[data-command="${first}"] a`).click()
+    await page.getByTestId("in-doubt").waitFor()
+    assert.strictEqual(await page.getByTestId("evidence").textContent(), before.evidence, "what the engine saw, as it recorded it")
+    assert.match(before.evidence, /customer\/list/)
+    const payload = doubtful.find((p) => p.mobile === before.payload.mobile)
+    assert.strictEqual(await page.getByTestId("sent").textContent(), JSON.stringify([payload], null, 2), "the request body, indented")
+    assert.deepStrictEqual(await page.locator("[data-testid=transitions] .badge").allTextContents(), ["requested", "sent", "inDoubt", "inDoubt"])
+    const demo = await servers.control.demo()
+    assert.notInclude(await page.content(), demo.accessToken, "no secret on the page")
+    await shoot("command-in-doubt")
+    // Mark done, with the service's id: a confirmation step first.
+    await page.getByRole("button", { name: "Mark done…" }).click()
+    await page.getByLabel("The service's id of the effect").fill("5550001")
+    await page.getByLabel("Note").fill("seen in the back office")
+    await page.getByRole("alert").filter({ hasText: "Mark it done? The engine will not send it again" }).waitFor()
+    await page.getByRole("button", { name: "Yes, mark done" }).click()
+    await page.getByTestId("decision-message").filter({ hasText: "Marked done" }).waitFor()
+    await until("the page to show it confirmed", async () => (await page.getByTestId("command-state").textContent()) === "confirmed")
+    assert.strictEqual(await page.getByTestId("command-entity").textContent(), "5550001")
+    assert.strictEqual(await page.getByTestId("in-doubt").count(), 0, "no decision left to take")
+    const done = (await admin(servers, `${base}/commands/${first}`)).body
+    assert.deepStrictEqual([done.state, done.confirmedBy, done.entityId, done.attempts], ["confirmed", "person", "5550001", before.attempts])
+    // The other: sent again after a "Back" and a second thought; the service answers this time.
+    await page.goto(`${servers.server.url}/ui#/tenants/${appId}/${businessId}/commands/${second}`)
+    await page.getByRole("button", { name: "Send again…" }).click()
+    await page.getByRole("button", { name: "Back" }).click()
+    await page.getByRole("button", { name: "Send again…" }).click()
+    await page.getByRole("alert").filter({ hasText: "sending again makes the effect twice" }).waitFor()
+    await page.getByRole("button", { name: "Yes, send again" }).click()
+    await until("the page to show it confirmed", async () => (await page.getByTestId("command-state").textContent()) === "confirmed", 30_000)
+    const retried = (await admin(servers, `${base}/commands/${second}`)).body
+    assert.strictEqual(retried.state, "confirmed")
+    assert.strictEqual(retried.attempts, 2)
+    assert.strictEqual(await page.getByTestId("command-attempts").textContent(), "2")
+    await until("the answer of the second attempt", async () => (await page.locator("[data-testid=transitions] .badge").allTextContents()).includes("retried") &&
+      (await page.getByTestId("answer").count()) === 1)
+    // The answer's exact body, indented: the same JSON, laid out on several lines.
+    const shown = (await page.getByTestId("answer").locator("pre.body").textContent())!
+    assert.deepStrictEqual(JSON.parse(shown), JSON.parse(retried.lastAnswer))
+    assert.include(shown, "\n  ")
+    const counts = (await admin(servers, `${base}/commands`)).body.counts.byState
+    assert.deepStrictEqual([counts.inDoubt, counts.confirmed], [0, 5])
+  })
+
   it("reads on a phone width", async () => {
     await page.setViewportSize({ width: 390, height: 844 })
     for (const [hash, name] of [["#/", "overview"], [`#/tenants/${servers.demo.appId}/${servers.demo.businessId}`, "tenant"], ["#/limits", "rate-limits"],
-      [`#/data?tenant=${servers.demo.appId}:${servers.demo.businessId}&kind=orders`, "data"]] as const) {
+      [`#/data?tenant=${servers.demo.appId}:${servers.demo.businessId}&kind=orders`, "data"],
+      [`#/tenants/${servers.demo.appId}/${servers.demo.businessId}/commands`, "commands"],
+      [`#/tenants/${servers.demo.appId}/${servers.demo.businessId}/commands/${doubtIds[1]}`, "command"]] as const) {
       await page.goto(`${servers.server.url}/ui${hash}`)
       await page.locator("main h1").waitFor()
       // Nothing wider than the screen: wide tables scroll inside their own box.

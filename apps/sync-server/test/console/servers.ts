@@ -85,3 +85,15 @@ export const adminWhen = async (
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
 }
+
+/** Asks for a command over the admin API (the write path, docs/architecture.md §4.31), with its idempotency key. */
+export const askCommand = async (servers: Servers, key: string, kind: string, payload: unknown) => {
+  const r = await fetch(`${servers.server.url}/admin/tenants/${servers.demo.appId}/${servers.demo.businessId}/commands`, {
+    method: "POST",
+    headers: { "x-admin-key": ADMIN_KEY, "content-type": "application/json", "idempotency-key": key },
+    body: JSON.stringify({ kind, payload })
+  })
+  const body = JSON.parse(await r.text())
+  if (r.status !== 201) throw new Error(`command ${key}: ${r.status} ${JSON.stringify(body)}`)
+  return body as { readonly id: string; readonly state: string }
+}

@@ -4,7 +4,10 @@
  * - `POST .../commands` with an `Idempotency-Key` header and `{ "kind", "payload" }`: 201 with
  *   the new command, 200 with the existing one when the key and payload repeat, 400 naming
  *   each field at fault, 409 naming the command a reused key belongs to;
- * - `GET .../commands` (`state`, `kind`, `limit`), `GET .../commands/:id`;
+ * - `GET .../commands` (`state`, `kind`, `flagged`, `limit`), with the tenant's counts by state
+ *   and its flagged ones (the console's figures), `GET .../commands/:id`;
+ * - `GET .../commands/:id/ledger`: the command's transitions from the log (each attempt, each
+ *   answer's exact body, the evidence of a doubt) and the request its kind sends;
  * - `POST .../commands/:id/retry` and `.../mark-done` (`{ entityId?, note? }`): a person's
  *   decision on an in-doubt command;
  * - `POST .../commands/:id/cancel`: withdraws a command not sent yet (409 once it was sent);
@@ -13,11 +16,13 @@
  *   ids, from the copy.
  */
 import { Command, CommandEngine } from "@ocs/commands"
+import { EventLog } from "@ocs/event-log"
+import { CommandKind, EngineRecordCommands } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option, Schema, Stream } from "effect"
 import { type HttpRouter, HttpServerRequest } from "effect/http"
-import { type AdminOptions, body, existingTenant, guard, json, pageParams, pathParam, problem, queryInt, queryText, searchParams } from "./AdminHttp.ts"
+import { type AdminOptions, body, existingTenant, guard, json, pageParams, pathParam, problem, queryBool, queryInt, queryText, searchParams } from "./AdminHttp.ts"
 
 const T = "/admin/tenants/:appId/:businessId/commands"
 const MAX_BODY_BYTES = 256 * 1024
@@ -41,11 +46,23 @@ const requester = Effect.map(HttpServerRequest.HttpServerRequest, (r): Command.R
 
 const decider = Effect.map(requester, (r) => r.type)
 
+/** A tenant's commands counted by state, and the confirmed ones whose effect the service does not show. */
+export const counts = (all: ReadonlyArray<Command.Command>) => {
+  const byState = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<(typeof STATES)[number], number>
+  let flagged = 0
+  for (const c of all) {
+    byState[c.state]++
+    if (c.seen === "flagged") flagged++
+  }
+  return { byState, flagged }
+}
+
 export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
   Effect.gen(function*() {
     const engine = yield* CommandEngine.CommandEngine
     const store = yield* TenantRegistry
     const readModels = yield* ReadModels.ReadModels
+    const log = yield* EventLog.EventLog
     const admin = guard(options)
     const tenantOf = Effect.map(existingTenant(store), (b) => ({ appId: b.appId, businessId: b.businessId }))
     const refusal = (e: Command.CommandNotFound | Command.NotInDoubt | Command.NotCancellable | { readonly _tag: string; readonly message: string }) =>
@@ -84,15 +101,40 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
       const state = yield* queryText(params, "state", 20)
       if (state !== undefined && !(STATES as ReadonlyArray<string>).includes(state)) return problem(400, `state must be one of ${STATES.join(", ")}`)
       const kind = yield* queryText(params, "kind", 60)
+      const flagged = yield* queryBool(params, "flagged")
       const limit = (yield* queryInt(params, "limit", { min: 1, max: 1000 })) ?? 100
-      const all = yield* engine.list(tenant, { state: state as Command.State | undefined, kind })
-      return json({ items: all.slice(0, limit).map(view), total: all.length })
+      const every = yield* engine.list(tenant)
+      const all = every.filter((c) =>
+        (state === undefined || c.state === state) && (kind === undefined || c.kind === kind) && (flagged === undefined || (c.seen === "flagged") === flagged)
+      )
+      return json({ items: all.slice(0, limit).map(view), total: all.length, counts: counts(every) })
     })))
 
     yield* router.add("GET", `${T}/:id`, admin(Effect.gen(function*() {
       const tenant = yield* tenantOf
       const found = yield* engine.get(tenant, yield* pathParam("id"))
       return Option.isSome(found) ? json(view(found.value)) : problem(404, "no such command for this tenant")
+    })))
+
+    yield* router.add("GET", `${T}/:id/ledger`, admin(Effect.gen(function*() {
+      const tenant = yield* tenantOf
+      const id = yield* pathParam("id")
+      const found = yield* engine.get(tenant, id)
+      if (Option.isNone(found)) return problem(404, "no such command for this tenant")
+      const command = found.value
+      const transitions: Array<EngineRecordCommands.Transition & { readonly offset: number; readonly at: number }> = []
+      yield* log.read({ tenant: `${tenant.appId}:${tenant.businessId}`, types: [EngineRecordCommands.COMMAND_TYPE] }).pipe(
+        Stream.runForEach((r) =>
+          Effect.sync(() => {
+            if (r.entityId !== id) return
+            const t = EngineRecordCommands.decodeText(r.body)
+            if (Option.isSome(t) && t.value.command === id) transitions.push({ ...t.value, offset: r.offset, at: r.receivedAt })
+          })
+        )
+      )
+      const kind = CommandKind.find(command.kind)
+      const request = kind === undefined ? null : { operation: kind.operation.path, body: kind.body(command.payload, command.marker) }
+      return json({ command: view(command), request, transitions })
     })))
 
     yield* router.add("POST", `${T}/:id/retry`, admin(Effect.gen(function*() {
