@@ -49,6 +49,9 @@ export const simulator = (host: string, port: number) =>
     return { url, demo, started: true }
   })
 
+/** A host a browser on this machine reaches the server at: a wildcard address is not one. */
+const reachable = (host: string) => (host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host)
+
 /** The configuration of the demo: the defaults, the simulator's addresses and its tenant. */
 export const demoConfig = (base: Config, demo: DemoInfo): Config => ({
   ...base,
@@ -63,7 +66,7 @@ export const demoConfig = (base: Config, demo: DemoInfo): Config => ({
       // The demo app can connect more businesses of the simulator through the grant flow
       // (docs/architecture.md §4.32); its link needs the server's port, known here unless it is 0.
       ...(demo.secretKey === undefined ? {} : { secretKey: demo.secretKey }),
-      ...(base.server.port === 0 ? {} : { publicUrl: `http://${base.server.host}:${base.server.port}` }),
+      ...(base.server.port === 0 ? {} : { publicUrl: `${base.server.tls === undefined ? "http" : "https"}://${reachable(base.server.host)}:${base.server.port}` }),
       // With a secret key the demo business connects itself through the grant (`connect`);
       // a simulator without one (an older build) still gets its token pasted.
       ...(demo.secretKey === undefined
@@ -124,7 +127,8 @@ export const connect = (demo: DemoInfo, server: RunningServer) =>
     if (Option.isNone(app) || app.value.secretKey === null) return false
     let publicUrl = app.value.publicUrl
     if (publicUrl === null) {
-      publicUrl = server.url
+      const url = new URL(server.url)
+      publicUrl = `${url.protocol}//${reachable(url.hostname.replace(/^\[|\]$/g, ""))}:${server.port}`
       yield* store.upsertApp(demo.appId, app.value.verifyTokens.map(Redacted.value), app.value.enabled, { publicUrl })
     }
     const link = Connect.link(publicUrl, demo.appId)
