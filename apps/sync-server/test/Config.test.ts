@@ -11,7 +11,8 @@ import * as Path from "node:path"
 import { runNode } from "@ocs/testkit/Processes"
 import * as Config from "../src/boot/Config.ts"
 import { nodeEnv, nodeFlags } from "../src/ops/nodeFlags.ts"
-import { serverBin, spawnNode, startServerProcess, startSimulatorProcess, tempDir } from "./processes.ts"
+import { SimulatorControl } from "@ocs/simulator"
+import { adminClient, eventually, serverBin, spawnNode, startServerProcess, startSimulatorProcess, tempDir } from "./processes.ts"
 
 const writeConfig = (name: string, text: string) => {
   const file = Path.join(tempDir("ocs-config-"), name)
@@ -113,7 +114,7 @@ describe("Config: the program", () => {
     }
   }, 60_000)
 
-  it("--fresh empties the demo's data folder before the demo starts, and refuses a configured one", async () => {
+  it("--fresh empties the demo's data folder before the demo starts, and refuses a configured one; the demo business connects itself", async () => {
     const file = writeConfig("ocs.yaml", "server:\n  port: 0\n")
     const refused = await runNode([...nodeFlags, serverBin, "--config", file, "--fresh"], { env: nodeEnv })
     assert.strictEqual(refused.code, 2)
@@ -125,11 +126,32 @@ describe("Config: the program", () => {
     // The demo uses a simulator already answering on its port.
     const sim = await startSimulatorProcess(["--products", "20"])
     const port = new URL(sim.url).port
-    const { proc } = await spawnNode([...nodeFlags, serverBin, "--fresh", "--data-dir", dataDir, "--port", "0", "--simulator-port", port], /listening on/, nodeEnv, 60_000)
+    const adminKey = "fresh-demo-admin-key-0123456789"
+    const { match, proc } = await spawnNode(
+      [...nodeFlags, serverBin, "--fresh", "--data-dir", dataDir, "--port", "0", "--simulator-port", port],
+      /listening on (http:\/\/[\d.:]+)/,
+      { ...nodeEnv, OCS_SERVER__ADMIN_KEY: adminKey },
+      60_000
+    )
     try {
       assert.isFalse(Fs.existsSync(Path.join(dataDir, "left-from-last-run")))
       assert.isTrue(Fs.existsSync(Path.join(dataDir, "events.sqlite")))
       assert.include(proc.output(), `--fresh: emptied ${dataDir}`)
+      // The demo business connects itself through the grant flow (docs/architecture.md §4.32):
+      // no token pasted, the simulator's code exchanged once, and the tenant syncs with it.
+      const control = new SimulatorControl(sim.url)
+      const demo = await control.demo()
+      const admin = adminClient(() => match[1]!, adminKey)
+      const tenant = await eventually("the demo tenant synced through its grant", async () => {
+        const r = await admin(`/admin/tenants/${demo.appId}/${demo.businessId}`)
+        return r.status === 200 && r.body.counts.products === 20 ? r.body : undefined
+      }, 45_000)
+      assert.strictEqual(tenant.status, "active")
+      assert.isNotNull(tenant.grantedAt, "registered by a grant, not a pasted token")
+      assert.isAbove(tenant.permissions.length, 0)
+      const exchanges = (await control.calls({ operation: "app/getaccesstoken" })).calls
+      assert.deepStrictEqual(exchanges.map((c) => c.outcome), ["ok"])
+      assert.include(proc.output(), "connected through the grant flow")
     } finally {
       await proc.stop()
       await sim.proc.stop()

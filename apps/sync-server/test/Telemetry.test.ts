@@ -34,9 +34,9 @@ const spans: Array<Span> = []
 const bodies: Array<string> = []
 let collector: Http.Server
 let sim: { proc: Proc; url: string }
-let server: { proc: Proc; url: string }
+let server: { proc: Proc; url: string; dir: string }
 let forwarder: Http.Server
-let tenant: { appId: string; businessId: string; accessToken: string; verifyToken: string }
+let tenant: { appId: string; businessId: string; accessToken: string; verifyToken: string; secretKey: string }
 let control: SimulatorControl
 
 const attr = (span: Span, key: string): unknown => {
@@ -70,7 +70,7 @@ beforeAll(async () => {
   sim = await startSimulatorProcess(["--products", "20"])
   control = new SimulatorControl(sim.url)
   const t = await control.createTenant({ products: 30, orders: 2, bills: 1, customers: 2 })
-  tenant = { appId: t.app.appId, businessId: t.business.businessId, accessToken: t.token.accessToken, verifyToken: t.app.verifyToken }
+  tenant = { appId: t.app.appId, businessId: t.business.businessId, accessToken: t.token.accessToken, verifyToken: t.app.verifyToken, secretKey: t.app.secretKey }
   server = await startServerProcess({
     server: { host: "127.0.0.1", port: 0, adminKey: ADMIN_KEY },
     dataDir: "data",
@@ -80,7 +80,9 @@ beforeAll(async () => {
     logLevel: "debug",
     tracing: { otlpEndpoint: `http://127.0.0.1:${(collector.address() as Net.AddressInfo).port}`, sampleRatio: 1, exportIntervalMillis: 200 },
     plugins: [{ use: "@ocs/plugin-order-forwarder", config: { url: `http://127.0.0.1:${(forwarder.address() as Net.AddressInfo).port}/orders`, secret: "telemetry-secret" } }],
-    tenants: [{ appId: tenant.appId, verifyTokens: [tenant.verifyToken], businesses: [{ businessId: tenant.businessId, accessToken: tenant.accessToken }] }]
+    // The grant flow's secret key, sent with every token check (each second here).
+    connect: { checkIntervalSeconds: 1 },
+    tenants: [{ appId: tenant.appId, verifyTokens: [tenant.verifyToken], secretKey: tenant.secretKey, businesses: [{ businessId: tenant.businessId, accessToken: tenant.accessToken }] }]
   }, { OCS_ENCRYPTION_KEY: "22".repeat(32) })
 }, 120_000)
 
@@ -139,11 +141,23 @@ describe("telemetry of the server process", () => {
     assert.strictEqual(attr(handledBy(deliver)[0]!, "ocs.event"), "OrderAdded")
   })
 
-  it("no token, key or body content in any exported span", async () => {
+  it("no token, key or body content in any exported span, and no token or secret key in the log, /metrics or a data file", async () => {
     assert.isAbove(bodies.length, 0)
+    // The token was checked with the secret key at least once before the scan.
+    await eventually("a token check", async () =>
+      (await control.calls({ operation: "app/checkaccesstoken" })).calls.some((c) => c.outcome === "ok") ? true : undefined, 30_000, 200)
     const everything = bodies.join("\n")
-    for (const secret of [tenant.accessToken, tenant.verifyToken, ADMIN_KEY, MARKER]) {
+    for (const secret of [tenant.accessToken, tenant.verifyToken, tenant.secretKey, ADMIN_KEY, MARKER]) {
       assert.notInclude(everything, secret)
+    }
+    const metrics = await (await fetch(`${server.url}/metrics`)).text()
+    // The data folder (the configuration file is the operator's own text, which holds them).
+    const files = Fs.readdirSync(`${server.dir}/data`, { recursive: true, withFileTypes: true }).filter((f) => f.isFile())
+    assert.isAbove(files.length, 3)
+    for (const secret of [tenant.accessToken, tenant.secretKey]) {
+      assert.notInclude(server.proc.output(), secret, "the log (debug level)")
+      assert.notInclude(metrics, secret, "/metrics")
+      for (const f of files) assert.notInclude(Fs.readFileSync(`${f.parentPath}/${f.name}`).toString("latin1"), secret, f.name)
     }
   })
 

@@ -87,14 +87,20 @@ export const makeStates = (options: { readonly ttlMs: number; readonly maxPendin
   }
 }
 
+/**
+ * Depots or pages of a grant: ids, or `"All"` (the reference: an empty list or All means every
+ * depot or page; docs/api-catalogue.md §8).
+ */
+const ScopeIds = Schema.Union([Schema.Array(Schema.Union([Schema.String, Schema.Finite, Schema.BigInt])), Schema.String])
+
 /** A grant as getaccesstoken (and checkaccesstoken) answer it (docs/api-catalogue.md §8). */
 export const GrantData = Schema.Struct({
   accessToken: Schema.optional(Schema.String),
   expiredAt: Schema.Finite,
   // Lossless JSON: ids beyond 2^53 arrive as bigint.
   businessId: Schema.Union([Schema.String, Schema.Finite, Schema.BigInt]),
-  depotIds: Schema.optional(Schema.Array(Schema.Union([Schema.String, Schema.Finite, Schema.BigInt]))),
-  pageIds: Schema.optional(Schema.Array(Schema.Union([Schema.String, Schema.Finite, Schema.BigInt]))),
+  depotIds: Schema.optional(ScopeIds),
+  pageIds: Schema.optional(ScopeIds),
   permissions: Schema.optional(Schema.Array(Schema.String))
 })
 
@@ -119,7 +125,13 @@ export class GrantRefused extends Schema.TaggedError<GrantRefused>()("GrantRefus
 }) {}
 
 const messageOf = (e: unknown) => e instanceof Error ? e.message : String(e)
-const ids = (xs: ReadonlyArray<string | number | bigint> | undefined) => (xs ?? []).map((x) => String(x))
+/** Scope ids as decimal strings; every depot or page (`"All"`, alone or in the list) is the empty list, as the engine reads it. */
+export const scopeIds = (xs: typeof ScopeIds.Type | undefined): ReadonlyArray<string> => {
+  const list = typeof xs === "string" ? xs.split(",") : xs ?? []
+  const all = list.some((x) => typeof x === "string" && x.trim().toLowerCase() === "all")
+  return all ? [] : list.map((x) => String(x).trim()).filter((x) => x !== "")
+}
+const ids = scopeIds
 
 const decodeAnswer = (text: string): Effect.Effect<typeof Answer.Type, unknown> => {
   const parsed = Json.parse(text)

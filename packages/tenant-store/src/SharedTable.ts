@@ -5,7 +5,10 @@
  * an origin id per process so that a server skips its own values, values that do not decode
  * skipped with a warning, and a publish that logs instead of failing when the broker is away
  * (the change stays on this server). For stamped values, changes to one key are ordered by
- * (time, origin, sequence) and a value older than the newest held for its key is ignored.
+ * (generation, time, origin, sequence) and a value older than the newest held for its key is
+ * ignored. The generation is the table's own order before arrival time (the tenant registry
+ * gives a business change its token's issue time, so a grant outranks any later write of an
+ * older token); a value without one is generation 0.
  */
 import { Clock, Effect, type Result, type Scope } from "effect"
 import * as Crypto from "node:crypto"
@@ -16,6 +19,7 @@ export interface Stamp {
   readonly origin: string
   readonly seq: number
   readonly at: number
+  readonly gen?: number | undefined
 }
 
 export interface Options<A extends { readonly origin: string }> {
@@ -30,18 +34,31 @@ export interface Options<A extends { readonly origin: string }> {
   readonly orderKey?: ((value: A) => string) | undefined
   /** Applies a value another server published; must not fail. */
   readonly onRemote: (value: A) => Effect.Effect<void>
+  /**
+   * A value of another server older than the newest held for its key, read after it. The topic
+   * keeps the last value per key, not the newest: the table may publish its newest again.
+   */
+  readonly onStale?: ((value: A) => Effect.Effect<void>) | undefined
 }
 
 export interface SharedTable {
   readonly origin: string
-  /** A stamp for a change of `key` made here, held as the newest of the key from now on. */
-  readonly stamp: (key: string) => Effect.Effect<Stamp>
+  /** A stamp for a change of `key` made here (of generation `gen`), held as the newest of the key unless a newer one is. */
+  readonly stamp: (key: string, gen?: number) => Effect.Effect<Stamp>
+  /** The generation of the newest change held for `key` (0 when none is held or it has none). */
+  readonly generation: (key: string) => number
+  /** Whether `stamp` is still the newest change held for `key`. */
+  readonly isNewest: (key: string, stamp: Stamp) => boolean
   /** Publishes a value; when the broker does not take it, logs `stays` and goes on. */
   readonly publish: (key: string, value: unknown, stays: string) => Effect.Effect<void>
 }
 
-/** (at, origin, seq) order of changes to one key. */
-const newer = (a: Omit<Stamp, "v">, b: Omit<Stamp, "v">) => a.at !== b.at ? a.at > b.at : a.origin !== b.origin ? a.origin > b.origin : a.seq > b.seq
+/** (gen, at, origin, seq) order of changes to one key. */
+const newer = (a: Omit<Stamp, "v">, b: Omit<Stamp, "v">) =>
+  (a.gen ?? 0) !== (b.gen ?? 0) ? (a.gen ?? 0) > (b.gen ?? 0)
+  : a.at !== b.at ? a.at > b.at
+  : a.origin !== b.origin ? a.origin > b.origin
+  : a.seq > b.seq
 
 export const make = <A extends { readonly origin: string }>(options: Options<A>): Effect.Effect<SharedTable, CompactedTopic.SharedStateUnavailable, Scope.Scope> =>
   Effect.gen(function*() {
@@ -59,7 +76,10 @@ export const make = <A extends { readonly origin: string }>(options: Options<A>)
           const key = options.orderKey(value)
           const stamp = value as unknown as Stamp
           const current = held.get(key)
-          if (current !== undefined && !newer(stamp, current)) return
+          if (current !== undefined && !newer(stamp, current)) {
+            if (value.origin !== origin && options.onStale !== undefined) yield* options.onStale(value)
+            return
+          }
           held.set(key, stamp)
         }
         if (value.origin !== origin) yield* options.onRemote(value)
@@ -76,12 +96,19 @@ export const make = <A extends { readonly origin: string }>(options: Options<A>)
 
     return {
       origin,
-      stamp: (key) =>
+      stamp: (key, gen) =>
         Effect.map(Clock.currentTimeMillis, (at) => {
-          const stamp: Stamp = { v: 1, origin, seq: ++seq, at }
-          held.set(key, stamp)
+          const stamp: Stamp = gen === undefined ? { v: 1, origin, seq: ++seq, at } : { v: 1, origin, seq: ++seq, at, gen }
+          // A newer change applied meanwhile (a higher generation) stays the newest held.
+          const current = held.get(key)
+          if (current === undefined || newer(stamp, current)) held.set(key, stamp)
           return stamp
         }),
+      generation: (key) => held.get(key)?.gen ?? 0,
+      isNewest: (key, stamp) => {
+        const current = held.get(key)
+        return current === undefined || (current.origin === stamp.origin && current.seq === stamp.seq) || newer(stamp, current)
+      },
       publish: (key, value, stays) =>
         topic.publish(key, JSON.stringify(value)).pipe(
           Effect.catchTag("SharedStateUnavailable", (e) => Effect.logWarning(`${e.message}; ${stays}`))

@@ -14,9 +14,18 @@
  * Keys: `app:<appId>`, `business:<appId>:<businessId>`, `status:<appId>:<businessId>`,
  * `settings:<appId>:<businessId>` (the tenant's sync settings); a
  * removal is a value with `removed: true` (a later value for the key supersedes it). Changes
- * to one key are ordered by (time, origin, sequence).
+ * to one key are ordered by (time, origin, sequence); a business change first by its grant's
+ * generation (`gen`, below).
+ *
+ * Grants are ordered by the token's issue time, not by arrival (docs/architecture.md §4.32): a
+ * business change carries `gen`, its `grantedAt` (a token written without one: the time it was
+ * first written here, or the generation already held when the token is the same). A token
+ * check on one server can answer about the old token while a grant is made on another, and
+ * write the old token back after the grant; that write has the old generation, so it loses to
+ * the grant on every server whatever its arrival, and a server that already holds the grant
+ * drops it before writing.
  */
-import { Effect, Layer, Option, Redacted, Result, Schema } from "effect"
+import { Clock, Effect, Layer, Option, Redacted, Result, Schema, Semaphore } from "effect"
 import type { CompactedTopic } from "@ocs/event-log"
 import { Ids } from "@ocs/protocol"
 import { TenantSettings } from "@ocs/sync"
@@ -60,7 +69,9 @@ const Change = Schema.Union([
     depots: Schema.Array(Schema.String),
     pages: Schema.optional(Schema.Array(Schema.String)),
     grantedAt: Nullable(Schema.Number),
-    expiresAt: Nullable(Schema.Number)
+    expiresAt: Nullable(Schema.Number),
+    // The grant's generation (absent on changes written before it: 0, any grant outranks them).
+    gen: Schema.optional(Schema.Number)
   }),
   Schema.Struct({
     ...Stamp,
@@ -154,6 +165,12 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       }
     })
 
+  /**
+   * Business writes, here and from the topic, one at a time: a write made here checks the
+   * generation held, writes and takes its stamp with no remote grant written in between.
+   */
+  const businessWrites = Semaphore.makeUnsafe(1)
+
   const applyRemote = (c: Change): Effect.Effect<void> =>
     Effect.gen(function*() {
       const parent = parentOf(c)
@@ -163,10 +180,11 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         waiting.get(parent ?? "")?.delete(keyOf(c))
         waiting.delete(keyOf(c))
       }
-      yield* applyChange(c)
+      yield* (c.kind === "business" ? businessWrites.withPermit(applyChange(c)) : applyChange(c))
       if (!removal && (c.kind === "app" || c.kind === "business")) yield* release(keyOf(c))
     }).pipe(Effect.catchTag("TenantStoreError", (e) => Effect.logWarning(`shared tenants: ${keyOf(c)} not applied: ${e.message}`)))
 
+  let started = false
   const table = yield* SharedTable.make<Change>({
     brokers: options.brokers,
     topic: options.topic,
@@ -175,17 +193,55 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     label: "shared tenants",
     decode: decodeChange,
     orderKey: keyOf,
-    onRemote: applyRemote
+    onRemote: applyRemote,
+    // An older grant published after a newer one (by a server that had not seen it yet) would
+    // be the compacted topic's last value for the key: the newer one is published again.
+    // Not while the topic is read before the start (each server would publish it again).
+    onStale: (c) => started && c.kind === "business" && !c.removed ? republish(c.appId, c.businessId) : Effect.void
   })
 
-  type Body = Change extends infer C ? C extends Change ? Omit<C, "v" | "origin" | "seq" | "at"> : never : never
-  const publish = (body: Body) =>
+  /** This server's business as held, published again with the generation held for it. */
+  const republish = (appId: string, businessId: string): Effect.Effect<void> =>
     Effect.gen(function*() {
-      const key = keyOf(body)
-      const change = { ...(yield* table.stamp(key)), ...body } as Change
-      yield* table.publish(key, change, "the change stays on this server")
+      const key = keyOf({ kind: "business", appId, businessId })
+      const change = yield* businessWrites.withPermit(Effect.gen(function*() {
+        const b = yield* local.business(appId, businessId)
+        if (Option.isNone(b)) return undefined
+        const t = b.value
+        return yield* stamped({
+          kind: "business",
+          appId,
+          businessId,
+          removed: false,
+          accessToken: options.sealer.seal(Redacted.value(t.accessToken)),
+          version: t.version,
+          permissions: [...t.permissions],
+          depots: [...t.depots],
+          pages: [...t.pages],
+          grantedAt: t.grantedAt,
+          expiresAt: t.expiresAt
+        }, table.generation(key))
+      }))
+      if (change !== undefined) yield* send(change)
+    }).pipe(Effect.catchTag("TenantStoreError", (e) => Effect.logWarning(`shared tenants: business:${appId}:${businessId} not published again: ${e.message}`)))
+
+  type Body = Change extends infer C ? C extends Change ? Omit<C, "v" | "origin" | "seq" | "at" | "gen"> : never : never
+  const stamped = (body: Body, gen?: number) => Effect.map(table.stamp(keyOf(body), gen), (stamp) => ({ ...stamp, ...body }) as Change)
+  const send = (change: Change) => table.publish(keyOf(change), change, "the change stays on this server")
+  const publish = (body: Body, gen?: number) => Effect.flatMap(stamped(body, gen), send)
+
+  /** The generation of a business write: its grant time; for a token without one, see the header. */
+  const generationOf = (input: BusinessInput) =>
+    Effect.gen(function*() {
+      if (input.grantedAt !== undefined && input.grantedAt !== null) return input.grantedAt
+      const key = keyOf({ kind: "business", appId: input.appId, businessId: input.businessId })
+      const stored = yield* local.business(input.appId, input.businessId)
+      return Option.isSome(stored) && Redacted.value(stored.value.accessToken) === input.accessToken
+        ? table.generation(key)
+        : yield* Clock.currentTimeMillis
     })
 
+  started = true
   return TenantRegistry.of({
     // Reads, and what only this server records (its webhooks' times), stay local.
     isRegistered: local.isRegistered,
@@ -214,25 +270,47 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     removeApp: (appId: string) =>
       Effect.tap(local.removeApp(appId), () => publish({ kind: "app", appId, removed: true, verifyTokens: null, enabled: false })),
     upsertBusiness: (input: BusinessInput) =>
-      Effect.andThen(
-        local.upsertBusiness(input),
-        publish({
-          kind: "business",
-          appId: input.appId,
-          businessId: input.businessId,
-          removed: false,
-          accessToken: options.sealer.seal(input.accessToken),
-          version: input.version ?? null,
-          permissions: [...(input.permissions ?? [])],
-          depots: [...(input.depots ?? [])],
-          pages: [...(input.pages ?? [])],
-          grantedAt: input.grantedAt ?? null,
-          expiresAt: input.expiresAt ?? null
-        })
-      ),
+      Effect.gen(function*() {
+        const key = keyOf({ kind: "business", appId: input.appId, businessId: input.businessId })
+        const change = yield* businessWrites.withPermit(Effect.gen(function*() {
+          const gen = yield* generationOf(input)
+          // An older grant than the one held (a token check's write-back racing a grant made
+          // on another server) never goes back over it.
+          if (gen < table.generation(key)) return undefined
+          yield* local.upsertBusiness(input)
+          return yield* stamped({
+            kind: "business",
+            appId: input.appId,
+            businessId: input.businessId,
+            removed: false,
+            accessToken: options.sealer.seal(input.accessToken),
+            version: input.version ?? null,
+            permissions: [...(input.permissions ?? [])],
+            depots: [...(input.depots ?? [])],
+            pages: [...(input.pages ?? [])],
+            grantedAt: input.grantedAt ?? null,
+            expiresAt: input.expiresAt ?? null
+          }, gen)
+        }))
+        if (change === undefined) return yield* Effect.logDebug(`shared tenants: ${key}: a write of an older grant than the one held was dropped`)
+        // A newer grant arrived between the write and now: it is the last word here already,
+        // and this change must not be the topic's last value for the key.
+        if (table.isNewest(key, change)) yield* send(change)
+      }),
+    // A removal outranks the grants made before it and loses to those made after it.
     removeBusiness: (appId: string, businessId: string) =>
-      Effect.tap(local.removeBusiness(appId, businessId), () =>
-        publish({ kind: "business", appId, businessId, removed: true, accessToken: null, version: null, permissions: [], depots: [], grantedAt: null, expiresAt: null })),
+      Effect.gen(function*() {
+        const { removed, change } = yield* businessWrites.withPermit(Effect.gen(function*() {
+          const removed = yield* local.removeBusiness(appId, businessId)
+          const change = yield* stamped(
+            { kind: "business", appId, businessId, removed: true, accessToken: null, version: null, permissions: [], depots: [], grantedAt: null, expiresAt: null },
+            yield* Clock.currentTimeMillis
+          )
+          return { removed, change }
+        }))
+        yield* send(change)
+        return removed
+      }),
     setStatus: (appId: string, businessId: string, status: BusinessStatus, attention?: { readonly code: string; readonly message: string }) =>
       Effect.tap(local.setStatus(appId, businessId, status, attention), () =>
         publish({ kind: "status", appId, businessId, status, attention: attention ?? null })),

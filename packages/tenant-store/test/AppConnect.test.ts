@@ -3,9 +3,10 @@
  * the listing) and public URL, kept when an upsert does not name them; a business's pages.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { Notices, SyncTenants } from "@ocs/sync"
+import * as Connect from "@ocs/tenant-store/Connect"
 import * as TenantActivity from "@ocs/tenant-store/TenantActivity"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -77,4 +78,17 @@ describe("TenantRegistry: the grant flow's fields", () => {
       assert.strictEqual(held.status, "attention")
       assert.strictEqual(held.attention?.message, "access token was revoked; connect link: https://sync.example.com/connect/51")
     })))
+})
+
+describe("Connect: the scopes of a grant as the service answers them", () => {
+  it("an empty list or All (alone, in the list, or as a string) means every depot or page", () => {
+    const decode = Schema.decodeUnknownSync(Connect.GrantData)
+    const grant = (depotIds: unknown) => decode({ accessToken: "t", expiredAt: 1785603599, businessId: 110668, depotIds, pageIds: [] })
+    assert.deepStrictEqual(Connect.scopeIds(grant([]).depotIds), [])
+    assert.deepStrictEqual(Connect.scopeIds(grant("All").depotIds), [])
+    assert.deepStrictEqual(Connect.scopeIds(grant(["All"]).depotIds), [])
+    assert.deepStrictEqual(Connect.scopeIds(grant([1, "2", 12345678901234567890n]).depotIds), ["1", "2", "12345678901234567890"])
+    assert.deepStrictEqual(Connect.scopeIds(grant("1, 2").depotIds), ["1", "2"])
+    assert.deepStrictEqual(Connect.scopeIds(grant(undefined).depotIds), [])
+  })
 })

@@ -123,4 +123,33 @@ describe.skipIf(kafkaUnavailable())("tenant registry shared by the servers of on
       assert.strictEqual(Redacted.value(arrived.accessToken), ACCESS_TOKEN)
       assert.deepStrictEqual(arrived.permissions, ["order"])
     }).pipe(Effect.scoped), 120_000)
+  it.live("a write of an older grant (a token check on another server) never goes back over a newer grant, whatever arrives last", () =>
+    Effect.gen(function*() {
+      const a = yield* start
+      const b = yield* start
+      const tenant = { appId: "7201", businessId: "8201" }
+      const first = Date.now() - 60_000
+      yield* a.upsertApp("7201", ["verify-7201"], true, { secretKey: SECRET_KEY })
+      yield* a.upsertBusiness({ ...tenant, accessToken: "token-of-the-first-grant", grantedAt: first, expiresAt: first + 365 * 86_400_000 })
+      yield* eventually(Effect.map(b.business("7201", "8201"), (o) => Option.isSome(o) ? true : undefined))
+      // A grants again; then, later by the clock, B writes back what its check said of the
+      // first token (its expiry cut to the overlap): the same grant time, a later arrival.
+      const second = Date.now()
+      yield* a.upsertBusiness({ ...tenant, accessToken: "token-of-the-second-grant", grantedAt: second, expiresAt: second + 365 * 86_400_000 })
+      yield* Effect.sleep("5 millis")
+      yield* b.upsertBusiness({ ...tenant, accessToken: "token-of-the-first-grant", grantedAt: first, expiresAt: second + 15 * 60_000 })
+      const tokenOf = (s: TenantRegistry["Service"]) => Effect.map(s.business("7201", "8201"), (o) => Redacted.value(Option.getOrThrow(o).accessToken))
+      for (const s of [a, b]) yield* eventually(Effect.map(tokenOf(s), (t) => t === "token-of-the-second-grant" ? true : undefined))
+      // A server that starts now reads every change from the topic: the grant is the last word.
+      const late = yield* start
+      assert.strictEqual(yield* tokenOf(late), "token-of-the-second-grant")
+      assert.strictEqual(yield* tokenOf(a), "token-of-the-second-grant")
+      assert.strictEqual(yield* tokenOf(b), "token-of-the-second-grant")
+      // The topic keeps the last value of a key: it is the second grant's (published again by
+      // a server that saw the older one arrive after it).
+      yield* eventually(Effect.map(topicText, (text) => {
+        const records = text.split("\n").filter((line) => line.includes(`"kind":"business"`) && line.includes(`"businessId":"8201"`))
+        return records[records.length - 1]!.includes(`"gen":${second}`) ? true : undefined
+      }))
+    }).pipe(Effect.scoped), 60_000)
 })
