@@ -150,6 +150,29 @@ describe("SqliteDatabase.make", () => {
       assert.isFalse(probe.stalled())
     })), 10_000)
 
+  it.live("DiskProbe: a main thread busy for longer than the bound is not a stalled disk", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const probe = yield* DiskProbe.make({ folder: tempDir(), intervalMillis: 10, stallAfterMillis: 100 })
+      const answered = yield* Effect.callback<boolean>((resume) => {
+        probe.ask((ok) => resume(Effect.succeed(ok)))
+        // The question is out; the thread that would read the answer is busy for 6 bounds.
+        const until = performance.now() + 600
+        while (performance.now() < until) {
+          // busy
+        }
+      })
+      assert.isTrue(answered, "the answer waited for the thread, the disk did not")
+      assert.isFalse(probe.stalled())
+      // And again with the timer due: the tick that runs first must not read the wait as a stall.
+      const until = performance.now() + 600
+      while (performance.now() < until) {
+        // busy
+      }
+      yield* Effect.sleep(30)
+      assert.isFalse(probe.stalled())
+      assert.isTrue(yield* Effect.callback<boolean>((resume) => probe.ask((ok) => resume(Effect.succeed(ok)))))
+    })), 10_000)
+
   it.effect("applies the durability pragmas (FULL by default, the given level and busy timeout otherwise)", () =>
     Effect.gen(function*() {
       const dir = tempDir()
