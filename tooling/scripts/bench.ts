@@ -132,6 +132,22 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
       met: r.bodies.peakRssMb - r.idleRssMb < 100 && r.bodies.afterCloseRssMb - r.idleRssMb < 100,
       details: r.bodies
     }, {
+      scenario: `attack: ${fmt(r.oneAddress.connections)} connections from one address (cap 256): served, closed at once (slowest ms)`,
+      ours: `${fmt(r.oneAddress.served)}, ${fmt(r.oneAddress.refused)} (${fmt(r.oneAddress.slowestRefusalMillis, 1)})`,
+      baseline: `${fmt(r.idleHealthMillis, 1)} /healthz idle`,
+      ratio: null,
+      target: "256 served, the rest closed fast",
+      met: r.oneAddress.served === 256 && r.oneAddress.refused === r.oneAddress.connections - 256 && r.oneAddress.slowestRefusalMillis < 1000,
+      details: r.oneAddress
+    }, {
+      scenario: `attack: ${fmt(r.signIn.wrong)} wrong console keys from one address (${Object.entries(r.signIn.refused).map(([status, n]) => `${fmt(n)} x ${status}`).join(", ")}), then the right key from another: status, ms`,
+      ours: `${r.signIn.otherAddressStatus}, ${fmt(r.signIn.otherAddressMillis, 1)}`,
+      baseline: `${fmt(r.signIn.idleMillis, 1)} idle sign-in`,
+      ratio: null,
+      target: "the operator signs in (200)",
+      met: r.signIn.otherAddressStatus === 200,
+      details: r.signIn
+    }, {
       scenario: `attack: ${fmt(r.adminKeys.requests)} wrong x-admin-key from one address (${fmt(r.adminKeys.seconds, 1)} s)`,
       ours: `${fmt(r.adminKeys.unauthorized)} x 401, ${fmt(r.adminKeys.throttled)} x 429`,
       baseline: `${fmt(r.adminKeys.requests)} x 401 unthrottled`,
