@@ -27,6 +27,12 @@ export interface Options {
    * waiting for a busy thread is not counted.
    */
   readonly stallAfterMillis?: number | undefined
+  /**
+   * An answer handled later than this after the worker's write returned (a busy main thread) is
+   * not used: the waiter asks again, at most twice (default 20). It bounds the time between the
+   * write that answered and the access it lets through.
+   */
+  readonly freshMillis?: number | undefined
 }
 
 export interface DiskProbe {
@@ -54,11 +60,18 @@ parentPort.on("message", () => {
   Atomics.store(writing, 0, BigInt(Math.ceil(performance.timeOrigin + performance.now())))
   try { fs.writeSync(fd, byte, 0, 1, 0) } catch { ok = false }
   Atomics.store(writing, 0, 0n)
-  parentPort.postMessage(ok)
+  parentPort.postMessage(ok ? performance.timeOrigin + performance.now() : 0)
 })
-parentPort.postMessage(true)`
+parentPort.postMessage(1)`
 
-type Waiter = (ok: boolean) => void
+/** Who waits, and how many answers it found too old already. */
+interface Waiter {
+  readonly then: (ok: boolean) => void
+  readonly stale: number
+}
+
+/** Answers read too old that send a waiter back for a fresh probe, at most (then it runs). */
+const MAX_STALE = 2
 
 /** Starts the probe in the current scope, once its worker has written once; ended with the scope. */
 export const make = (options: Options): Effect.Effect<DiskProbe, never, Scope.Scope> =>
@@ -67,6 +80,7 @@ export const make = (options: Options): Effect.Effect<DiskProbe, never, Scope.Sc
       Effect.callback<{ readonly probe: DiskProbe; readonly worker: Worker; readonly timer: () => NodeJS.Timeout | undefined }>((resume) => {
         const intervalMillis = options.intervalMillis ?? 100
         const stallAfterMillis = options.stallAfterMillis ?? 500
+        const freshMillis = options.freshMillis ?? 20
         const writing = new SharedArrayBuffer(BigInt64Array.BYTES_PER_ELEMENT)
         /** When the worker's write under way began (ms since the epoch), 0 when none is. */
         const writeBegan = new BigInt64Array(writing)
@@ -85,11 +99,20 @@ export const make = (options: Options): Effect.Effect<DiskProbe, never, Scope.Sc
           // oxlint-disable-next-line unicorn/require-post-message-target-origin -- node:worker_threads, not window
           worker.postMessage(0)
         }
-        const settle = (ok: boolean) => {
+        /** `doneAt`: when the worker's write returned (ms since the epoch), 0 when it failed. */
+        const settle = (doneAt: number) => {
+          const ok = doneAt > 0
           const done = inFlight
           inFlight = undefined
           declared = !ok
-          for (const w of done?.waiters ?? []) w(ok)
+          const age = performance.timeOrigin + performance.now() - doneAt
+          for (const w of done?.waiters ?? []) {
+            // An answer read long after the write (the thread was busy) says less about the disk
+            // now: the waiter asks again, a bounded number of times, so that the time between
+            // the write that answered and the access stays short however loaded the machine is.
+            if (ok && age > freshMillis && w.stale < MAX_STALE) next.unshift({ then: w.then, stale: w.stale + 1 })
+            else w.then(ok)
+          }
           // One waiter per probe, sent once its work is done: a second waiter would write after
           // that work, and a freeze may have started meanwhile.
           if (inFlight === undefined && next.length > 0) send(next.splice(0, 1))
@@ -106,11 +129,11 @@ export const make = (options: Options): Effect.Effect<DiskProbe, never, Scope.Sc
         /** Everyone waiting is told now, not at the thaw. */
         const declare = () => {
           declared = true
-          for (const w of inFlight?.waiters.splice(0) ?? []) w(false)
-          for (const w of next) w(false)
+          for (const w of inFlight?.waiters.splice(0) ?? []) w.then(false)
+          for (const w of next) w.then(false)
           next = []
         }
-        worker.on("message", (ok: boolean) => {
+        worker.on("message", (doneAt: number) => {
           if (!started) {
             started = true
             timer = setInterval(tick, intervalMillis)
@@ -118,7 +141,7 @@ export const make = (options: Options): Effect.Effect<DiskProbe, never, Scope.Sc
             resume(Effect.succeed({ probe, worker, timer: () => timer }))
             return
           }
-          settle(ok)
+          settle(doneAt)
         })
         // A probe that cannot run (the worker died) reads as a stalled disk: fail fast, never hang.
         worker.on("error", () => {
@@ -135,10 +158,10 @@ export const make = (options: Options): Effect.Effect<DiskProbe, never, Scope.Sc
         }
         let timer: NodeJS.Timeout | undefined
         const stalled = () => declared
-        const ask = (then: Waiter) => {
+        const ask = (then: (ok: boolean) => void) => {
           if (declared) then(false)
-          else if (inFlight === undefined) send([then])
-          else next.push(then)
+          else if (inFlight === undefined) send([{ then, stale: 0 }])
+          else next.push({ then, stale: 0 })
         }
         const probe: DiskProbe = { stalled, ask }
       }),
