@@ -184,6 +184,20 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
       }
     })
   }],
+  ["full disk", async () => {
+    const { runFullDiskBench } = await import("../../apps/sync-server/bench/fullDisk.bench.ts")
+    const r = await runFullDiskBench()
+    if ("skipped" in r) return [{ scenario: "attack: full disk under the data folder (/readyz)", ours: `skipped: ${r.skipped}`, baseline: "", ratio: null, target: "503 while refused, 200 after a store", met: null, details: r }]
+    return [{
+      scenario: `attack: full disk under the data folder: /readyz 503 after the first refused webhook (${r.refusedStatus}), 200 after the first stored: ms`,
+      ours: `${fmt(r.notReadyAfterMillis, 1)}, ${fmt(r.readyAgainAfterMillis, 1)}`,
+      baseline: `${fmt(r.idleReadyMillis, 1)} /readyz idle`,
+      ratio: null,
+      target: "503 while refused, 200 after a store",
+      met: r.refusedStatus === 503 && r.notReadyAfterMillis < 5000 && r.readyAgainAfterMillis < 5000,
+      details: r
+    }]
+  }],
   ["projection", async (quick) => {
     const { runProjectionBench } = await import("../../packages/read-models/bench/projection.bench.ts")
     const r = await runProjectionBench({ quick })
@@ -399,6 +413,7 @@ const available: Record<string, string> = {
   flood: "apps/sync-server/bench/flood.bench.ts",
   attacks: "apps/sync-server/bench/attacks.bench.ts",
   "stalled disk": "apps/sync-server/bench/stalledDisk.bench.ts",
+  "full disk": "apps/sync-server/bench/fullDisk.bench.ts",
   projection: "packages/read-models/bench/projection.bench.ts",
   "sync utilisation": "packages/transport/bench/utilization.bench.ts",
   scheduler: "packages/transport/bench/scheduler.bench.ts",
