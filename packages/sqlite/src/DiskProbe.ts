@@ -66,7 +66,7 @@ parentPort.postMessage(1)`
 
 /** Who waits, and how many answers it found too old already. */
 interface Waiter {
-  readonly then: (ok: boolean) => void
+  readonly answer: (ok: boolean) => void
   readonly stale: number
 }
 
@@ -110,8 +110,8 @@ export const make = (options: Options): Effect.Effect<DiskProbe, never, Scope.Sc
             // An answer read long after the write (the thread was busy) says less about the disk
             // now: the waiter asks again, a bounded number of times, so that the time between
             // the write that answered and the access stays short however loaded the machine is.
-            if (ok && age > freshMillis && w.stale < MAX_STALE) next.unshift({ then: w.then, stale: w.stale + 1 })
-            else w.then(ok)
+            if (ok && age > freshMillis && w.stale < MAX_STALE) next.unshift({ answer: w.answer, stale: w.stale + 1 })
+            else w.answer(ok)
           }
           // One waiter per probe, sent once its work is done: a second waiter would write after
           // that work, and a freeze may have started meanwhile.
@@ -129,8 +129,8 @@ export const make = (options: Options): Effect.Effect<DiskProbe, never, Scope.Sc
         /** Everyone waiting is told now, not at the thaw. */
         const declare = () => {
           declared = true
-          for (const w of inFlight?.waiters.splice(0) ?? []) w.then(false)
-          for (const w of next) w.then(false)
+          for (const w of inFlight?.waiters.splice(0) ?? []) w.answer(false)
+          for (const w of next) w.answer(false)
           next = []
         }
         worker.on("message", (doneAt: number) => {
@@ -160,8 +160,8 @@ export const make = (options: Options): Effect.Effect<DiskProbe, never, Scope.Sc
         const stalled = () => declared
         const ask = (then: (ok: boolean) => void) => {
           if (declared) then(false)
-          else if (inFlight === undefined) send([{ then, stale: 0 }])
-          else next.push({ then, stale: 0 })
+          else if (inFlight === undefined) send([{ answer: then, stale: 0 }])
+          else next.push({ answer: then, stale: 0 })
         }
         const probe: DiskProbe = { stalled, ask }
       }),
