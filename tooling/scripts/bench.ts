@@ -167,8 +167,8 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
   }],
   ["stalled disk", async (quick) => {
     const { runStalledDiskBench } = await import("../../apps/sync-server/bench/stalledDisk.bench.ts")
-    // Both locking modes: exclusive locking is the setting for a disk that may stall; the default
-    // mode still reads tenants.sqlite on the webhook path (docs/deployment.md).
+    // Both locking modes: exclusive locking is the setting for a disk that may stall (the admin
+    // API's reads answer during it; docs/deployment.md).
     const runs = [await runStalledDiskBench({ quick, shared: false }), await runStalledDiskBench({ quick, shared: true })]
     return runs.map((r): Row => {
       if ("skipped" in r) return { scenario: "attack: stalled disk (fsfreeze of the data folder)", ours: `skipped: ${r.skipped}`, baseline: "", ratio: null, target: "p99 < 250 ms", met: null, details: r }
