@@ -132,6 +132,22 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
       met: r.bodies.peakRssMb - r.idleRssMb < 100 && r.bodies.afterCloseRssMb - r.idleRssMb < 100,
       details: r.bodies
     }, {
+      scenario: `attack: ${fmt(r.oneAddress.connections)} connections from one address (cap 256): served, closed at once (slowest ms)`,
+      ours: `${fmt(r.oneAddress.served)}, ${fmt(r.oneAddress.refused)} (${fmt(r.oneAddress.slowestRefusalMillis, 1)})`,
+      baseline: `${fmt(r.idleHealthMillis, 1)} /healthz idle`,
+      ratio: null,
+      target: "256 served, the rest closed fast",
+      met: r.oneAddress.served === 256 && r.oneAddress.refused === r.oneAddress.connections - 256 && r.oneAddress.slowestRefusalMillis < 1000,
+      details: r.oneAddress
+    }, {
+      scenario: `attack: ${fmt(r.signIn.wrong)} wrong console keys from one address (${Object.entries(r.signIn.refused).map(([status, n]) => `${fmt(n)} x ${status}`).join(", ")}), then the right key from another: status, ms`,
+      ours: `${r.signIn.otherAddressStatus}, ${fmt(r.signIn.otherAddressMillis, 1)}`,
+      baseline: `${fmt(r.signIn.idleMillis, 1)} idle sign-in`,
+      ratio: null,
+      target: "the operator signs in (200)",
+      met: r.signIn.otherAddressStatus === 200,
+      details: r.signIn
+    }, {
       scenario: `attack: ${fmt(r.adminKeys.requests)} wrong x-admin-key from one address (${fmt(r.adminKeys.seconds, 1)} s)`,
       ours: `${fmt(r.adminKeys.unauthorized)} x 401, ${fmt(r.adminKeys.throttled)} x 429`,
       baseline: `${fmt(r.adminKeys.requests)} x 401 unthrottled`,
@@ -151,8 +167,8 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
   }],
   ["stalled disk", async (quick) => {
     const { runStalledDiskBench } = await import("../../apps/sync-server/bench/stalledDisk.bench.ts")
-    // Both locking modes: exclusive locking is the setting for a disk that may stall; the default
-    // mode still reads tenants.sqlite on the webhook path (docs/deployment.md).
+    // Both locking modes: exclusive locking is the setting for a disk that may stall (the admin
+    // API's reads answer during it; docs/deployment.md).
     const runs = [await runStalledDiskBench({ quick, shared: false }), await runStalledDiskBench({ quick, shared: true })]
     return runs.map((r): Row => {
       if ("skipped" in r) return { scenario: "attack: stalled disk (fsfreeze of the data folder)", ours: `skipped: ${r.skipped}`, baseline: "", ratio: null, target: "p99 < 250 ms", met: null, details: r }
@@ -167,6 +183,20 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
         details: r
       }
     })
+  }],
+  ["full disk", async () => {
+    const { runFullDiskBench } = await import("../../apps/sync-server/bench/fullDisk.bench.ts")
+    const r = await runFullDiskBench()
+    if ("skipped" in r) return [{ scenario: "attack: full disk under the data folder (/readyz)", ours: `skipped: ${r.skipped}`, baseline: "", ratio: null, target: "503 while refused, 200 after a store", met: null, details: r }]
+    return [{
+      scenario: `attack: full disk under the data folder: /readyz 503 after the first refused webhook (${r.refusedStatus}), 200 after the first stored: ms`,
+      ours: `${fmt(r.notReadyAfterMillis, 1)}, ${fmt(r.readyAgainAfterMillis, 1)}`,
+      baseline: `${fmt(r.idleReadyMillis, 1)} /readyz idle`,
+      ratio: null,
+      target: "503 while refused, 200 after a store",
+      met: r.refusedStatus === 503 && r.notReadyAfterMillis < 5000 && r.readyAgainAfterMillis < 5000,
+      details: r
+    }]
   }],
   ["projection", async (quick) => {
     const { runProjectionBench } = await import("../../packages/read-models/bench/projection.bench.ts")
@@ -383,6 +413,7 @@ const available: Record<string, string> = {
   flood: "apps/sync-server/bench/flood.bench.ts",
   attacks: "apps/sync-server/bench/attacks.bench.ts",
   "stalled disk": "apps/sync-server/bench/stalledDisk.bench.ts",
+  "full disk": "apps/sync-server/bench/fullDisk.bench.ts",
   projection: "packages/read-models/bench/projection.bench.ts",
   "sync utilisation": "packages/transport/bench/utilization.bench.ts",
   scheduler: "packages/transport/bench/scheduler.bench.ts",

@@ -5,7 +5,11 @@
  *     `/healthz` and a valid webhook still answered (ms), against `/healthz` on the idle server;
  *   - 1,000 unfinished 1 MiB bodies (all but 600 bytes sent, no token), each from its own
  *     address: resident memory growth while held and after close, against idle RSS;
+ *   - one address opening 276 connections (its cap is 256): how many were served, how many
+ *     closed at once, and how long the slowest refusal took;
  *   - 2,000 wrong `x-admin-key` headers from one address: how they were answered;
+ *   - 30 wrong console keys from one address, then the right key from another address: its
+ *     answer and time, against a sign-in on the idle server;
  *   - 30 wrong verify tokens from one address, then valid deliveries from the same address:
  *     how they were answered, against valid deliveries from another address.
  *
@@ -26,6 +30,8 @@ export interface AttacksBenchResult {
   readonly idleRssMb: number
   readonly slots: { readonly connections: number; readonly healthMillis: number; readonly healthStatus: number; readonly webhookMillis: number; readonly webhookStatus: number }
   readonly bodies: { readonly connections: number; readonly refused: number; readonly peakRssMb: number; readonly afterCloseRssMb: number }
+  readonly oneAddress: { readonly connections: number; readonly served: number; readonly refused: number; readonly slowestRefusalMillis: number }
+  readonly signIn: { readonly wrong: number; readonly refused: Record<string, number>; readonly otherAddressStatus: number; readonly otherAddressMillis: number; readonly idleMillis: number }
   readonly adminKeys: { readonly requests: number; readonly unauthorized: number; readonly throttled: number; readonly seconds: number }
   readonly wrongTokens: { readonly wrong: number; readonly refused: Record<string, number>; readonly valid: number; readonly accepted: number; readonly medianMillis: number; readonly otherAddressMedianMillis: number }
 }
@@ -63,9 +69,11 @@ const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math
 
 /** A socket from `localAddress` that writes `head` (and `body`); settles once written, answered or closed. */
 const hold = (port: number, localAddress: string, head: string, body?: Buffer) => {
+  const started = performance.now()
   const socket = Net.connect({ port, host: "127.0.0.1", localAddress })
   socket.on("error", () => undefined)
   let text = ""
+  let closedAfter = 0
   let settle = () => {}
   const settled = new Promise<void>((ok) => (settle = ok))
   socket.on("data", (d: Buffer) => {
@@ -78,10 +86,11 @@ const hold = (port: number, localAddress: string, head: string, body?: Buffer) =
     socket.write(body, () => settle())
   })
   const closed = new Promise<string>((ok) => socket.once("close", () => {
+    closedAfter = performance.now() - started
     settle()
     ok(text)
   }))
-  return { settled, closed, stop: () => socket.destroy() }
+  return { settled, closed, stop: () => socket.destroy(), answered: () => text !== "", closedAfter: () => closedAfter }
 }
 
 const addressOf = (block: number, i: number) => `127.${block}.${1 + Math.floor(i / 250)}.${1 + (i % 250)}`
@@ -127,6 +136,31 @@ export const runAttacksBench = async (options: { readonly quick?: boolean } = {}
     await new Promise((r) => setTimeout(r, 2000))
     const afterClose = await rssMb(server.url)
 
+    // One address alone: past its cap (256, `server.limits.maxConnectionsPerSource`) a new
+    // connection is closed at once, not left waiting.
+    const perSource = 256 + 20
+    const fromOne = Array.from({ length: perSource }, () => hold(port, "127.6.0.1", "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n"))
+    await Promise.all(fromOne.map((c) => c.settled))
+    const servedFromOne = fromOne.filter((c) => c.answered()).length
+    const refusedFromOne = fromOne.filter((c) => !c.answered())
+    await Promise.all(refusedFromOne.map((c) => c.closed))
+    const slowestRefusal = Math.max(0, ...refusedFromOne.map((c) => c.closedAfter()))
+    for (const c of fromOne) c.stop()
+    await Promise.all(fromOne.map((c) => c.closed))
+
+    // Console sign-in: wrong keys from one address, then the operator from another.
+    const host = new URL(server.url).host
+    const signIn = (key: string, localAddress: string) =>
+      request(`${server.url}/ui/session`, { body: JSON.stringify({ key }), headers: { origin: `http://${host}`, host }, localAddress })
+    const idleSignIn = await signIn(ADMIN_KEY, "127.7.0.9")
+    const wrongKeys = 30
+    const signInRefused: Record<string, number> = {}
+    for (let i = 0; i < wrongKeys; i++) {
+      const a = await signIn(`wrong-console-key-${i}-0123456789`, "127.7.0.1")
+      signInRefused[a.status] = (signInRefused[a.status] ?? 0) + 1
+    }
+    const operator = await signIn(ADMIN_KEY, "127.7.0.2")
+
     // Wrong admin keys from one address.
     const k = options.quick ? 500 : 2000
     let unauthorized = 0
@@ -160,6 +194,14 @@ export const runAttacksBench = async (options: { readonly quick?: boolean } = {}
       idleRssMb: Math.round(idleRssMb),
       slots: { connections: n, healthMillis: Math.round(health.millis * 10) / 10, healthStatus: health.status, webhookMillis: Math.round(webhook.millis * 10) / 10, webhookStatus: webhook.status },
       bodies: { connections: m, refused: answers.filter((a) => a.startsWith("HTTP/1.1 503")).length, peakRssMb: Math.round(peak), afterCloseRssMb: Math.round(afterClose) },
+      oneAddress: { connections: perSource, served: servedFromOne, refused: refusedFromOne.length, slowestRefusalMillis: Math.round(slowestRefusal * 10) / 10 },
+      signIn: {
+        wrong: wrongKeys,
+        refused: signInRefused,
+        otherAddressStatus: operator.status,
+        otherAddressMillis: Math.round(operator.millis * 10) / 10,
+        idleMillis: Math.round(idleSignIn.millis * 10) / 10
+      },
       adminKeys: { requests: k, unauthorized, throttled, seconds: Math.round(seconds * 10) / 10 },
       wrongTokens: {
         wrong,

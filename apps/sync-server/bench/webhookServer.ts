@@ -42,6 +42,15 @@ export const cpuMicrosOf = (pid: number): number => {
   return (Number(fields[11]) + Number(fields[12])) * 10_000
 }
 
+/** Write system calls the process (every thread) has made, from /proc/<pid>/io; 0 where unreadable. */
+export const writeCallsOf = (pid: number): number => {
+  try {
+    return Number(/^syscw: (\d+)$/m.exec(Fs.readFileSync(`/proc/${pid}/io`, "utf8"))?.[1] ?? 0)
+  } catch {
+    return 0
+  }
+}
+
 /**
  * Stops the server gracefully (a non-zero exit fails the bench, with its output) and counts
  * the webhooks its event log holds, read from the file it left behind.

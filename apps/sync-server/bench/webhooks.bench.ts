@@ -9,7 +9,9 @@
  * After the run the server is stopped and its event log file is read: every answered 200
  * must be a stored record.
  *
- *   ./ocs node apps/sync-server/bench/webhooks.bench.ts [--quick] [--tracing=0.1] [--rate=2000] [--disk-probe]
+ *   ./ocs node apps/sync-server/bench/webhooks.bench.ts [--quick] [--tracing=0.1] [--rate=2000] [--disk-probe | --no-disk-probe]
+ *
+ * `--disk-probe` / `--no-disk-probe` set `sqlite.diskProbe` (absent: the server's default).
  */
 import autocannon from "autocannon"
 import * as Fs from "node:fs"
@@ -17,7 +19,7 @@ import * as Http from "node:http"
 import type * as Net from "node:net"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import { APP, BUSINESS, cpuMicrosOf, startWebhookServer, stopAndCountStored, TOKEN } from "./webhookServer.ts"
+import { APP, BUSINESS, cpuMicrosOf, startWebhookServer, stopAndCountStored, TOKEN, writeCallsOf } from "./webhookServer.ts"
 
 export interface WebhooksBenchResult {
   readonly bench: "sync-server-webhooks"
@@ -30,6 +32,12 @@ export interface WebhooksBenchResult {
   readonly errors: number
   /** CPU time of the server process (every thread) per answered webhook, during the measured run. */
   readonly serverCpuMicrosPerWebhook: number
+  /**
+   * Write system calls of the server process (every thread) per answered webhook: the log's
+   * appends, the projection's commits and, with `sqlite.diskProbe`, one probe per SQLite access
+   * of the main thread (the difference between the two modes counts the probes).
+   */
+  readonly serverWriteCallsPerWebhook: number
   readonly recordsStored: number
   /** With tracing on: the sample ratio and the spans the collector received. */
   readonly tracing?: { readonly sampleRatio: number; readonly spansExported: number }
@@ -97,8 +105,10 @@ export const runWebhooksBench = async (options: { readonly quick?: boolean; read
     const pid = server.proc.child.pid!
     const warm = await load(warmup)
     const before = cpuMicrosOf(pid)
+    const writesBefore = writeCallsOf(pid)
     const run = await load(seconds)
     const cpu = cpuMicrosOf(pid) - before
+    const writes = writeCallsOf(pid) - writesBefore
     stopped = true
     const stored = await stopAndCountStored(server)
     const answered = warm["2xx"] + run["2xx"]
@@ -116,6 +126,7 @@ export const runWebhooksBench = async (options: { readonly quick?: boolean; read
       non2xx: run.non2xx,
       errors: run.errors,
       serverCpuMicrosPerWebhook: Math.round((cpu / Math.max(1, run["2xx"] + run.non2xx)) * 10) / 10,
+      serverWriteCallsPerWebhook: Math.round((writes / Math.max(1, run["2xx"] + run.non2xx)) * 100) / 100,
       recordsStored: stored,
       ...(collector === undefined ? {} : { tracing: { sampleRatio: options.tracing!, spansExported: collector.spans() } })
     }
@@ -133,11 +144,11 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === Path.res
     quick: process.argv.includes("--quick"),
     ...(sample === undefined ? {} : { tracing: Number(sample.slice(10)) }),
     ...(rate === undefined ? {} : { rate: Number(rate.slice(7)) }),
-    ...(process.argv.includes("--disk-probe") ? { diskProbe: true } : {})
+    ...(process.argv.includes("--disk-probe") ? { diskProbe: true } : process.argv.includes("--no-disk-probe") ? { diskProbe: false } : {})
   })
   console.log(
     `sync server: ${r.storedPerSecond} stored webhooks/s (p50 ${r.p50Millis} ms, p99 ${r.p99Millis} ms), ` +
-      `${r.serverCpuMicrosPerWebhook} µs server CPU per webhook, ${r.non2xx} non-2xx`
+      `${r.serverCpuMicrosPerWebhook} µs server CPU per webhook, ${r.serverWriteCallsPerWebhook} write calls per webhook, ${r.non2xx} non-2xx`
   )
   console.log(JSON.stringify(r))
 }

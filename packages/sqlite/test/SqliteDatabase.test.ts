@@ -150,6 +150,45 @@ describe("SqliteDatabase.make", () => {
       assert.isFalse(probe.stalled())
     })), 10_000)
 
+  it.live("DiskProbe: a main thread busy for longer than the bound is not a stalled disk", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const probe = yield* DiskProbe.make({ folder: tempDir(), intervalMillis: 10, stallAfterMillis: 100 })
+      const answered = yield* Effect.callback<boolean>((resume) => {
+        probe.ask((ok) => resume(Effect.succeed(ok)))
+        // The question is out; the thread that would read the answer is busy for 6 bounds.
+        const until = performance.now() + 600
+        while (performance.now() < until) {
+          // busy
+        }
+      })
+      assert.isTrue(answered, "the answer waited for the thread, the disk did not")
+      assert.isFalse(probe.stalled())
+      // And again with the timer due: the tick that runs first must not read the wait as a stall.
+      const until = performance.now() + 600
+      while (performance.now() < until) {
+        // busy
+      }
+      yield* Effect.sleep(30)
+      assert.isFalse(probe.stalled())
+      assert.isTrue(yield* Effect.callback<boolean>((resume) => probe.ask((ok) => resume(Effect.succeed(ok)))))
+    })), 10_000)
+
+  it.live("DiskProbe: an answer read long after its write is not used; a fresh probe answers", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const dir = tempDir()
+      const probe = yield* DiskProbe.make({ folder: dir, intervalMillis: 10_000, stallAfterMillis: 5000, freshMillis: 20 })
+      let busyFrom = 0
+      const answeredBy = yield* Effect.callback<number>((resume) => {
+        probe.ask(() => resume(Effect.succeed(NodeFs.statSync(NodePath.join(dir, ".disk-probe")).mtimeMs)))
+        // The worker writes at once; this thread reads its answer 300 ms later.
+        busyFrom = Date.now()
+        while (Date.now() < busyFrom + 300) {
+          // busy
+        }
+      })
+      assert.isAbove(answeredBy, busyFrom + 150, "the write that let the access through came after the busy spell")
+    })), 10_000)
+
   it.effect("applies the durability pragmas (FULL by default, the given level and busy timeout otherwise)", () =>
     Effect.gen(function*() {
       const dir = tempDir()

@@ -19,8 +19,12 @@ import { type App, type AppConnect, type AppRow, type BusinessInput, type Busine
 export type { App, AppConnect, Business, BusinessInput, BusinessStatus } from "./internal/tenantRows.ts"
 
 export class TenantRegistry extends Context.Service<TenantRegistry, Effect.Success<ReturnType<typeof make>>>()("@ocs/tenant-store/TenantRegistry") {
-  static readonly layer = (options: { readonly sealer: Sealer }): Layer.Layer<TenantRegistry, TenantStoreError, TenantDatabase> =>
-    Layer.effect(TenantRegistry, make(options.sealer))
+  /**
+   * `refreshMillis` (default 500): how often the in-memory applications and registered
+   * businesses look for another connection's commits to the file (`appCached`, `isRegistered`).
+   */
+  static readonly layer = (options: { readonly sealer: Sealer; readonly refreshMillis?: number | undefined }): Layer.Layer<TenantRegistry, TenantStoreError, TenantDatabase> =>
+    Layer.effect(TenantRegistry, make(options.sealer, options.refreshMillis ?? 500))
 
   /** The sync engine's view of the registry (whichever registry layer is below it). */
   static readonly layerSyncTenants: Layer.Layer<SyncTenants.SyncTenants, never, TenantRegistry> = Layer.effect(
@@ -48,10 +52,14 @@ export class TenantRegistry extends Context.Service<TenantRegistry, Effect.Succe
   )
 }
 
-const messageOf = (e: unknown) => e instanceof Error ? e.message : String(e)
+const pause = (millis: number) =>
+  Effect.callback<void>((resume) => {
+    const timer = setTimeout(() => resume(Effect.void), millis)
+    return Effect.sync(() => clearTimeout(timer))
+  })
 
 /** Prepares every statement once (they run per call; webhooks look applications up per delivery). */
-const make = (sealer: Sealer) =>
+const make = (sealer: Sealer, refreshMillis: number) =>
   Effect.flatMap(TenantDatabase, (file) =>
     file.run("prepare", () => {
       const db = file.client
@@ -95,6 +103,7 @@ const make = (sealer: Sealer) =>
         ),
         setSettings: db.prepare<[string, string, string]>("UPDATE businesses SET settings = ? WHERE app_id = ? AND business_id = ?"),
         listKeys: db.prepare<[], { app_id: string; business_id: string }>("SELECT app_id, business_id FROM businesses"),
+        allApps: db.prepare<[], AppRow>("SELECT app_id, verify_tokens, enabled, secret_key, public_url FROM apps"),
         dataVersion: db.prepare<[], number>("PRAGMA data_version").pluck()
       }
 
@@ -103,58 +112,52 @@ const make = (sealer: Sealer) =>
         return r === undefined ? Option.none() : Option.some(read.app(r))
       }
 
-      // Every webhook delivery looks its application up: reading the row and opening the sealed
-      // tokens each time cost about 28 µs. Applications found are kept, opened, until the file
-      // changes: `PRAGMA data_version` moves when another connection (another server process, an
-      // admin tool) commits, and this connection's own writes to `apps` drop their entry. Misses
-      // are not kept, so requests for made-up appIds cannot grow the cache. It answers without an
-      // effect: a webhook delivery costs no fiber for it.
+      // Every webhook delivery looks its application up, and the projection asks per record
+      // whether its business is registered: both answer from memory, without an effect and
+      // without touching the file (a read on the main thread can wait for a stalled disk,
+      // docs/architecture.md §4.30). Every application is kept, opened (reading the row and
+      // opening the sealed tokens cost about 28 µs a delivery), with the set of registered
+      // businesses; a made-up appId is a miss in the map, so it cannot grow it. This
+      // connection's own writes update both at once. Another connection's commits (another server
+      // process, an admin tool) move `PRAGMA data_version`, which a fiber reads every
+      // `refreshMillis` through the file's handle (so through the disk probe) and reloads both
+      // when it moved: such changes show within that interval.
       const appCache = new Map<string, App>()
-      let cachedVersion = -1
-      const appCached = (appId: string): Result.Result<Option.Option<App>, TenantStoreError> => {
-        try {
-          const version = s.dataVersion.get()!
-          if (version !== cachedVersion) {
-            appCache.clear()
-            cachedVersion = version
-          }
-          const hit = appCache.get(appId)
-          if (hit !== undefined) return Result.succeed(Option.some(hit))
-          const found = readApp(appId)
-          if (Option.isSome(found)) appCache.set(appId, found.value)
-          return Result.succeed(found)
-        } catch (e) {
-          return Result.fail(new TenantStoreError({ message: `tenant store: read app: ${messageOf(e)}` }))
-        }
-      }
-
-      // The projection asks, per record, whether its business is registered (records of others
-      // are quarantined): an in-memory set, so the answer costs no query. It is kept in step with
-      // this connection's own writes, and reloaded when another connection commits to the file
-      // (the same `data_version` signal as the application cache).
       const registered = new Set<string>()
-      let registeredVersion = -1
       const keyOf = (appId: string, businessId: string) => Ids.tenantKey({ appId, businessId })
-      const isRegistered = (appId: string, businessId: string): boolean => {
-        const version = s.dataVersion.get()!
-        if (version !== registeredVersion) {
-          registered.clear()
-          for (const r of s.listKeys.all()) registered.add(keyOf(r.app_id, r.business_id))
-          registeredVersion = version
-        }
-        return registered.has(keyOf(appId, businessId))
+      const reloadApps = () => {
+        appCache.clear()
+        for (const r of s.allApps.all()) appCache.set(r.app_id, read.app(r))
       }
+      const reloadRegistered = () => {
+        registered.clear()
+        for (const r of s.listKeys.all()) registered.add(keyOf(r.app_id, r.business_id))
+      }
+      let seenVersion = s.dataVersion.get()!
+      reloadApps()
+      reloadRegistered()
+      /** Reloads both when another connection committed since the last look. */
+      const refresh = () => {
+        const version = s.dataVersion.get()!
+        if (version === seenVersion) return false
+        reloadApps()
+        reloadRegistered()
+        seenVersion = version
+        return true
+      }
+      const appCached = (appId: string): Result.Result<Option.Option<App>, TenantStoreError> =>
+        Result.succeed(Option.fromUndefinedOr(appCache.get(appId)))
+      const isRegistered = (appId: string, businessId: string): boolean => registered.has(keyOf(appId, businessId))
 
-      return {
+      const registry = {
         /**
          * Whether the business is registered, from memory (synchronous: the projection asks it
-         * per record). Throws if the file cannot be read, which fails the projection's batch.
+         * per record); never touches the file.
          */
         isRegistered,
         /** `connect`: the grant flow's secret key (sealed here) and public URL; absent fields keep theirs. */
         upsertApp: (appId: string, verifyTokens: ReadonlyArray<string>, enabled = true, connect?: AppConnect) =>
           file.runAt("upsert app", (now) => {
-            appCache.delete(appId)
             s.upsertApp.run(
               appId,
               sealer.seal(JSON.stringify(verifyTokens)),
@@ -163,10 +166,12 @@ const make = (sealer: Sealer) =>
               connect?.secretKey === undefined ? null : sealer.seal(connect.secretKey),
               connect?.publicUrl ?? null
             )
+            const row = s.selectApp.get(appId)
+            if (row !== undefined) appCache.set(appId, read.app(row))
           }),
         /** Read from the file each time. */
         app: (appId: string) => file.run("read app", () => readApp(appId)),
-        /** The same answer without an effect, from the cache of opened applications (webhook deliveries). */
+        /** The same answer without an effect and without touching the file, from memory (webhook deliveries). */
         appCached,
         /** Never the secrets: whether the app can connect businesses (it has a secret key) and its public URL. */
         apps: () =>
@@ -174,10 +179,11 @@ const make = (sealer: Sealer) =>
             s.listApps.all().map((r) => ({ appId: r.app_id, enabled: r.enabled === 1, connect: r.connect === 1, publicUrl: r.public_url }))),
         removeApp: (appId: string) =>
           file.run("remove app", () => {
+            const removed = s.removeApp.run(appId).changes > 0
             appCache.delete(appId)
-            // Its businesses go with it (ON DELETE CASCADE): the set reloads at the next question.
-            registeredVersion = -1
-            return s.removeApp.run(appId).changes > 0
+            // Its businesses go with it (ON DELETE CASCADE).
+            reloadRegistered()
+            return removed
           }),
         upsertBusiness: (input: BusinessInput) =>
           file.runAt("upsert business", (now) => {
@@ -215,4 +221,12 @@ const make = (sealer: Sealer) =>
         setSettings: (appId: string, businessId: string, settings: TenantSettings.TenantSettings) =>
           file.run("set settings", () => s.setSettings.run(JSON.stringify(settings), appId, businessId).changes > 0)
       }
-    }))
+      return { registry, refresh }
+    }).pipe(
+      Effect.tap(({ refresh }) =>
+        // A failed look (a stalled disk, a busy file) keeps what memory has: the next one retries.
+        // Paced by a real timer, not the fiber's Clock: a test clock moved by days must not make
+        // it look at the file once per interval of those days.
+        Effect.forever(Effect.andThen(pause(refreshMillis), Effect.ignore(file.run("look for changes", refresh)))).pipe(Effect.forkScoped)),
+      Effect.map(({ registry }) => registry)
+    ))

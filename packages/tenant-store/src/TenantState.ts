@@ -13,9 +13,10 @@ import { TenantRegistry } from "./TenantRegistry.ts"
 
 export type Services = TenantRegistry | SyncTenants.SyncTenants | SyncState.SyncStateStore | Notices.Notices
 
-export const layer = (options: { readonly filename: string; readonly sealer: Sealer }): Layer.Layer<Services, TenantStoreError> =>
+/** `refreshMillis`: see `TenantRegistry.layer`. */
+export const layer = (options: { readonly filename: string; readonly sealer: Sealer; readonly refreshMillis?: number | undefined }): Layer.Layer<Services, TenantStoreError> =>
   Layer.mergeAll(
-    TenantRegistry.layerSyncTenants.pipe(Layer.provideMerge(TenantRegistry.layer({ sealer: options.sealer }))),
+    TenantRegistry.layerSyncTenants.pipe(Layer.provideMerge(TenantRegistry.layer({ sealer: options.sealer, refreshMillis: options.refreshMillis }))),
     SqliteSyncState.layer,
     SqliteNotices.layer
   ).pipe(Layer.provide(TenantDatabase.layer({ filename: options.filename })))

@@ -3,7 +3,10 @@
  * from its own loopback address (127.0.x.y), fill the global cap; a new client from another
  * address still gets a slot (the connection idle longest is closed for it), so a valid webhook
  * and `/healthz` are answered. From one address the per-source cap holds: the connections past
- * it are closed by the server at once, not left hanging. Every socket is closed by the test.
+ * it are closed by the server at once, not left hanging. An allowlisted source has no cap, and
+ * behind a trusted proxy the cap counts each forwarded client's requests in flight: one client
+ * past it gets 503 while another behind the same proxy is served. Every socket is closed by the
+ * test.
  */
 import { assert, describe, it } from "vitest"
 import * as Net from "node:net"
@@ -48,13 +51,33 @@ const idleConnection = (port: number, localAddress: string, path = "/healthz"): 
 
 const addressOf = (i: number) => `127.0.${1 + Math.floor(i / 250)}.${1 + (i % 250)}`
 
-describe("connection slots", () => {
-  it("a new client gets a slot past 4,096 idle connections from as many addresses; one address is capped", async () => {
+const PROXY = "127.0.210.1"
+const LISTED = "127.0.220.1"
+
+/** One server for the file (a start is the slow part): the caps, a trusted proxy, an allowlist. */
+let started: Promise<ReturnType<typeof suite.server>> | undefined
+const slotsServer = () =>
+  started ??= (async () => {
     const server = suite.server("ocs-rel-slots-", {
       tenants: [t],
-      extra: { server: { host: "127.0.0.1", port: 0, adminKey: "reliability-admin-key-0123456789", limits: { maxConnections: IDLE, maxConnectionsPerSource: PER_SOURCE } } }
+      extra: {
+        server: {
+          host: "127.0.0.1",
+          port: 0,
+          adminKey: "reliability-admin-key-0123456789",
+          limits: { maxConnections: IDLE, maxConnectionsPerSource: PER_SOURCE, bodyGraceSeconds: 60 }
+        },
+        // The test's own client (127.0.0.1) and the proxy's clients may deliver.
+        webhooks: { silenceAlertSeconds: 3600, trustedProxies: [PROXY], sourceAllowlist: ["127.0.0.1", LISTED, "10.0.0.1", "10.0.0.2"] }
+      }
     })
     await server.start()
+    return server
+  })()
+
+describe("connection slots", () => {
+  it("a new client gets a slot past 4,096 idle connections from as many addresses; one address is capped", async () => {
+    const server = await slotsServer()
     const url = server.url
     const port = Number(new URL(url).port)
 
@@ -101,4 +124,72 @@ describe("connection slots", () => {
     }
     assert.isTrue(server.alive())
   }, 180_000)
+
+  it("an allowlisted source is not capped; behind a trusted proxy each forwarded client is", async () => {
+    const cap = PER_SOURCE
+    const proxy = PROXY
+    const listed = LISTED
+    const server = await slotsServer()
+    const url = server.url
+    const port = Number(new URL(url).port)
+    const sockets: Array<Idle> = []
+    try {
+      // Allowlisted: past the cap, every connection is served.
+      const fromListed = Array.from({ length: cap + 4 }, () => idleConnection(port, listed))
+      sockets.push(...fromListed)
+      const listedServed = (await Promise.all(fromListed.map((c) => c.answered))).filter(Boolean).length
+      // A source of its own, for contrast: capped.
+      const fromOwn = Array.from({ length: cap + 4 }, () => idleConnection(port, "127.0.230.1"))
+      sockets.push(...fromOwn)
+      const ownServed = (await Promise.all(fromOwn.map((c) => c.answered))).filter(Boolean).length
+      console.log(`[slots] ${cap + 4} connections: allowlisted ${listedServed} served, own source ${ownServed} (cap ${cap})`)
+      assert.strictEqual(listedServed, cap + 4, "an allowlisted source is not capped")
+      assert.strictEqual(ownServed, cap)
+
+      // Through the proxy: requests for client 10.0.0.1 held in flight (the token in the header,
+      // the body not sent), one connection each, then more for it and one for 10.0.0.2.
+      const held = (forwardedFor: string) => {
+        const socket = Net.connect({ port, host: "127.0.0.1", localAddress: proxy })
+        socket.on("error", () => undefined)
+        let text = ""
+        const closed = new Promise<void>((ok) => socket.once("close", () => ok()))
+        const answered = new Promise<string>((ok) => {
+          socket.on("data", (d: Buffer) => {
+            text += d.toString()
+            ok(text)
+          })
+          socket.once("close", () => ok(text))
+        })
+        socket.once("connect", () =>
+          socket.write(
+            `POST /webhooks/${t.appId} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer ${t.verifyToken}\r\n` +
+              `X-Forwarded-For: ${forwardedFor}\r\nContent-Length: 100000\r\n\r\n`
+          ))
+        return { socket, answered, closed, isClosed: () => socket.destroyed }
+      }
+      const inFlight = Array.from({ length: cap }, () => held("10.0.0.1"))
+      sockets.push(...inFlight.map((h) => ({ ...h, answered: h.answered.then(() => true) })))
+      // The server has taken them all in (answered nothing yet) before the next ones.
+      await eventually("the held requests in flight", async () => {
+        const a = await request(`${url}/healthz`)
+        return a.status === 200 && inFlight.every((h) => h.socket.bytesWritten > 0) ? true : undefined
+      }, 10_000, 50)
+      await new Promise((r) => setTimeout(r, 300))
+      const past = Array.from({ length: 3 }, () => held("10.0.0.1"))
+      sockets.push(...past.map((h) => ({ ...h, answered: h.answered.then(() => true) })))
+      const pastAnswers = await Promise.all(past.map((h) => h.answered))
+      const other = await request(`${url}/webhooks/${t.appId}`, {
+        body: envelope(t, "productAdd", { id: 2, name: "forwarded for another client" }),
+        headers: { "x-forwarded-for": "10.0.0.2" },
+        localAddress: proxy
+      })
+      console.log(`[slots] behind the proxy: client past its cap ${pastAnswers.map((a) => a.split("\r\n")[0]).join(", ")}; another client ${other.status}`)
+      for (const a of pastAnswers) assert.match(a, /^HTTP\/1\.1 503/, "the client past its cap is refused at once")
+      assert.strictEqual(other.status, 200, "another client behind the same proxy is served")
+    } finally {
+      for (const c of sockets) c.socket.destroy()
+      await Promise.all(sockets.map((c) => c.closed))
+    }
+    assert.isTrue(server.alive())
+  }, 120_000)
 })

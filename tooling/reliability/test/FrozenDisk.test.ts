@@ -5,9 +5,9 @@
  * `/healthz` answers every probe (p99 under 250 ms), the admin API answers, `/readyz` is 503,
  * webhooks are answered 503 with `retry-after` at the store timeout (not at the thaw); after
  * the thaw every webhook answered 200 is in the log and `/readyz` is ready again. The server
- * runs with `sqlite.exclusiveLocking` (docs/deployment.md: the setting for a disk that may stall):
- * without it the admin API's reads fail during the freeze, and the webhook path's tenant check
- * can page-fault on `tenants.sqlite-shm` as the freeze begins (docs/architecture.md §4.30).
+ * runs with the disk probe (the default) and `sqlite.exclusiveLocking` (docs/deployment.md: the
+ * setting for a disk that may stall): without it the admin API's reads fail during the freeze
+ * (docs/architecture.md §4.30). No retry: a held /healthz prints where the main thread waits.
  *
  * Mounting and freezing need root. Off CI and not root the test is skipped with a message; on
  * CI it runs (and fails if it cannot mount). The filesystem is thawed and unmounted in a
@@ -68,17 +68,37 @@ const storedNames = (dataDir: string): Set<string> =>
   readOnly(files(dataDir).events, (db) =>
     new Set((db.prepare("SELECT body FROM records WHERE type = 'productUpdate'").all() as Array<{ body: string }>).map((r) => String((JSON.parse(r.body) as { data: { name: string } }).data.name))))
 
-// One retry: a freeze that begins in the middle of a main-thread access (or on a page of a
-// shared `-shm`, e.g. the event log's) still holds that access until the thaw; it happened in
-// about 1 run in 10 here. That window is a known gap (docs/architecture.md §4.30), not a pass.
-describe("a frozen data folder", { retry: 1 }, () => {
+/**
+ * Where the server's main thread waits (kernel stack, system call and its file), read from
+ * /proc as root: printed when a /healthz probe is held, so a failure names the access.
+ */
+const mainThreadWait = (pid: number): string => {
+  const read = (f: string) => {
+    try {
+      return Fs.readFileSync(`/proc/${pid}/task/${pid}/${f}`, "utf8").trim()
+    } catch (e) {
+      return `(${(e as Error).message})`
+    }
+  }
+  const syscall = read("syscall")
+  const fd = /^\d+ 0x([0-9a-f]+)/.exec(syscall)?.[1]
+  let file = ""
+  try {
+    if (fd !== undefined) file = Fs.readlinkSync(`/proc/${pid}/fd/${Number.parseInt(fd, 16)}`)
+  } catch {
+    // not a file descriptor
+  }
+  return `syscall ${syscall}${file === "" ? "" : ` (${file})`}\n${read("stack")}`
+}
+
+describe("a frozen data folder", () => {
   it.skipIf(!isRoot && !onCi)("keeps /healthz and the admin API answering, refuses webhooks at the store timeout, and loses nothing acknowledged", async () => {
     const server = suite.server("ocs-rel-frozen-", {
       tenants: [t],
       extra: {
         server: { host: "127.0.0.1", port: 0, adminKey: ADMIN_KEY },
         webhooks: { silenceAlertSeconds: 3600, storeTimeoutSeconds: STORE_TIMEOUT_SECONDS },
-        sqlite: { exclusiveLocking: true, diskProbe: true }
+        sqlite: { exclusiveLocking: true }
       }
     })
     const dataDir = server.dataDir
@@ -123,10 +143,13 @@ describe("a frozen data folder", { retry: 1 }, () => {
     execFileSync("fsfreeze", ["-f", dataDir])
     try {
       const probing = { on: true }
+      const pid = server.current!.proc.child.pid!
       const prober = (async () => {
         while (probing.on) {
           const s = performance.now()
+          const held = setTimeout(() => console.log(`[frozen-disk] /healthz held 1 s; the main thread waits in: ${mainThreadWait(pid)}`), 1000)
           const a = await request(`${url}/healthz`, { timeoutMs: FREEZE_MILLIS + 5000 })
+          clearTimeout(held)
           if (a.status === 200) probes.push(performance.now() - s)
           else failedProbes++
           await new Promise((r) => setTimeout(r, 20))

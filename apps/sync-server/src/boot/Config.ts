@@ -65,9 +65,9 @@ export const Config = Schema.Struct({
    * server runs (docs/deployment.md, backup). Default false.
    */
   /**
-   * `diskProbe: true` asks a worker thread whether the data folder takes writes before every
-   * SQLite access of the main thread, and fails the access fast when it does not (a stalled
-   * disk). Default false (docs/architecture.md §4.30).
+   * `diskProbe` (default true) asks a worker thread whether the data folder takes writes before
+   * every SQLite access of the main thread, and fails the access fast when it does not (a
+   * stalled disk; docs/architecture.md §4.30). `false` turns it off.
    */
   sqlite: Schema.optional(Schema.Struct({ exclusiveLocking: Schema.optional(Schema.Boolean), diskProbe: Schema.optional(Schema.Boolean) })),
   /** The event log: @ocs/event-log's section (its defaults: `EventLogOptions.defaults`). */

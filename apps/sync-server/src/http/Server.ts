@@ -154,10 +154,10 @@ export const layer = (config: Config) => {
   // memory-mapped -shm, so their reads go on while the disk is stalled (docs/architecture.md §4.30). The event log and the outbox are shared with their
   // writer thread: never exclusive.
   const ownFiles = Layer.succeed(SqliteDatabase.Locking, { exclusive: config.sqlite?.exclusiveLocking ?? false })
-  // With `sqlite.diskProbe`, every SQLite handle of the server asks a worker thread whether the
-  // disk answers before it writes, and fails fast instead of waiting on a stalled disk
-  // (docs/architecture.md §4.30). Off by default: see there for the Kafka-mode stall it caused.
-  const diskStall = config.sqlite?.diskProbe === true
+  // Unless `sqlite.diskProbe: false`, every SQLite handle of the server asks a worker thread
+  // whether the disk answers before it touches its file, and fails fast instead of waiting on a
+  // stalled disk (docs/architecture.md §4.30).
+  const diskStall = config.sqlite?.diskProbe !== false
     ? Layer.effect(SqliteDatabase.DiskHealth, DiskProbe.make({ folder: config.dataDir }))
     : Layer.empty
   // Servers that share pulls share the tenant registry (tokens sealed) and the sync state, so
