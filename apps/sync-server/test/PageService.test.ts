@@ -10,9 +10,11 @@ import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import { engineLayer } from "./engineLayer.ts"
 import { tempDir } from "./processes.ts"
 
-// The page service (docs/api-catalogue.md §9) pulled by the engine: pages and each page's
-// conversations (a resource per page), and a page whose access expires mid-run pausing that
-// page's resource alone, with the reason kept. Messages and typed read models: not yet.
+// The page service (docs/api-catalogue.md §9) pulled by the engine: pages, users, tags, and per
+// page its conversations (each with its messages) and its customers, a resource per page; an
+// incremental pass reads conversations newest first down to its bound with the messages of the
+// ones changed; a page whose access expires mid-run pauses that page's resources alone, with
+// the reason kept.
 
 let sim: RunningSimulator
 beforeAll(async () => {
@@ -23,7 +25,13 @@ afterAll(async () => {
 })
 
 const PAGE_IDS = ["1000000001", "1000000002", "1000000003"]
-const reads = [Operation.pageList, ...PAGE_IDS.map(Operation.conversationList)]
+/**
+ * Per page: 20 conversations, each with 20 to 80 messages (one or two calls at 50): about 90
+ * message calls in all, inside one rate-limit window of the URL (150 a 30 s).
+ */
+const PER_PAGE = 20
+const reads = Operation.pageServiceReads(PAGE_IDS)
+const conversationsOf = (page: string) => reads.find((op) => op.resource === "conversation" && op.operation === "list" && Operation.resourceKey(op).includes(`"${page}"`))!
 
 const testLayer = () => {
   const dir = tempDir("ocs-vpage-")
@@ -34,35 +42,66 @@ const testLayer = () => {
 }
 
 describe("the page service", () => {
-  it.live("pulls pages and every page's conversations; an expired page pauses only its own resource", () =>
+  it.live("pulls every Vpage read; incremental passes find new messages in a few calls; an expired page pauses only its own resources", () =>
     Effect.gen(function*() {
       const store = yield* TenantRegistry
       const sync = yield* SyncEngine
       const rm = yield* ReadModels.ReadModels
       const states = yield* SyncStateStore
-      const t = yield* Effect.promise(() => sim.control.createTenant({ products: 5, orders: 0, bills: 0, customers: 0 }))
+      const t = yield* Effect.promise(() => sim.control.createTenant({ products: 5, orders: 0, bills: 0, customers: 0, conversationsPerPage: PER_PAGE }))
       yield* store.upsertApp(t.app.appId, ["vt"])
       yield* store.upsertBusiness({ appId: t.app.appId, businessId: t.business.businessId, accessToken: t.token.accessToken })
       const b = Option.getOrThrow(yield* store.business(t.app.appId, t.business.businessId))
       const tenant = { appId: b.appId, businessId: b.businessId }
-      const conversations = Effect.map(rm.documents(tenant, "conversation", { limit: 1000 }), (p) => p.items)
+      const count = (kind: string) =>
+        Effect.gen(function*() {
+          let n = 0
+          let after: string | undefined
+          for (;;) {
+            const page = yield* rm.documents(tenant, kind, { limit: 1000, ...(after === undefined ? {} : { after }) })
+            n += page.items.length
+            if (page.items.length < 1000) return n
+            after = page.items[page.items.length - 1]!.id
+          }
+        })
 
       for (const op of reads) assert.strictEqual((yield* sync.runOnce(b, op)).outcome, "done", Operation.resourceKey(op))
       yield* rm.catchUp()
-      assert.strictEqual((yield* rm.documents(tenant, "page", { limit: 100 })).items.length, 3)
-      assert.strictEqual((yield* conversations).length, 180, "60 conversations of each page, 50 a call")
+      assert.strictEqual(yield* count("page"), 3)
+      assert.strictEqual(yield* count("pageUser"), 8)
+      assert.strictEqual(yield* count("conversationTag"), 6)
+      assert.strictEqual(yield* count("conversation"), 3 * PER_PAGE, "every conversation of each page, 50 a call")
+      assert.strictEqual(yield* count("pageCustomer"), 3 * PER_PAGE)
+      const messages = yield* count("message")
+      assert.isAtLeast(messages, 3 * PER_PAGE * 20)
 
-      // The second page's access expires; the next pass of every resource runs.
-      yield* Effect.promise(() => sim.control.expirePage(b.businessId, PAGE_IDS[1]!))
-      const outcomes = yield* Effect.forEach(reads, (op) => Effect.map(sync.runOnce(b, op, { forceFull: true }), (r) => r.outcome))
-      assert.deepStrictEqual(outcomes, ["done", "done", "paused", "done"])
-      const paused = yield* states.state(b.appId, b.businessId, Operation.resourceKey(reads[2]!))
-      assert.strictEqual(paused.paused?.code, "ERR_PAGE_EXPIRED", "the reason is kept")
-      for (const op of [reads[1]!, reads[3]!]) assert.isNull((yield* states.state(b.appId, b.businessId, Operation.resourceKey(op))).paused)
-      // Paused, it is not pulled again; the others are.
-      assert.strictEqual((yield* sync.runOnce(b, reads[2]!, { forceFull: true })).mode, "skipped")
-      assert.strictEqual((yield* sync.runOnce(b, reads[3]!, { forceFull: true })).outcome, "done")
+      // Two customers write on page 1: an incremental pass reads the newest conversations and
+      // those two conversations' newest messages, a few calls.
+      const first = conversationsOf(PAGE_IDS[0]!)
+      const changed = ["5000000003", "5000000015"]
+      for (const id of changed) yield* Effect.promise(() => sim.control.sendPageMessage(b.businessId, id))
+      const incremental = yield* sync.runOnce(b, first, { gapFill: true })
+      assert.strictEqual(incremental.mode, "incremental")
+      assert.isAtMost(incremental.pages, 3, "one page of conversations, one page of messages for each changed one")
       yield* rm.catchUp()
-      assert.strictEqual((yield* conversations).length, 180, "what the copy held of the expired page stays")
+      assert.strictEqual(yield* count("message"), messages + 2, "the two new messages, nothing lost")
+
+      // The second page's access expires; the next (incremental) pass of every resource runs.
+      yield* Effect.promise(() => sim.control.expirePage(b.businessId, PAGE_IDS[1]!))
+      const outcomes = yield* Effect.forEach(reads, (op) => Effect.map(sync.runOnce(b, op, { gapFill: true }), (r) => [op.resource, r.outcome] as const))
+      const paused = outcomes.flatMap(([, o], i) => (o === "paused" ? [Operation.resourceKey(reads[i]!)] : []))
+      assert.deepStrictEqual(paused, [Operation.resourceKey(conversationsOf(PAGE_IDS[1]!))], "the expired page's conversations only")
+      assert.isTrue(outcomes.filter(([, o]) => o !== "paused").every(([, o]) => o === "done"), JSON.stringify(outcomes))
+      // Page customers have no time to read by: a full pass (the reconciliation) finds the expiry.
+      const customers = reads.filter((op) => op.resource === "customer")
+      const full = yield* Effect.forEach(customers, (op) => Effect.map(sync.runOnce(b, op, { forceFull: true }), (r) => r.outcome))
+      assert.deepStrictEqual(full, ["done", "paused", "done"])
+      const second = conversationsOf(PAGE_IDS[1]!)
+      assert.strictEqual((yield* states.state(b.appId, b.businessId, Operation.resourceKey(second))).paused?.code, "ERR_PAGE_EXPIRED", "the reason is kept")
+      // Paused, it is not pulled again; the others are.
+      assert.strictEqual((yield* sync.runOnce(b, second, { gapFill: true })).mode, "skipped")
+      assert.strictEqual((yield* sync.runOnce(b, conversationsOf(PAGE_IDS[2]!), { gapFill: true })).outcome, "done")
+      yield* rm.catchUp()
+      assert.strictEqual(yield* count("conversation"), 3 * PER_PAGE, "what the copy held of the expired page stays")
     }).pipe(Effect.provide(testLayer())), 60_000)
 })
