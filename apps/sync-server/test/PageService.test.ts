@@ -53,17 +53,19 @@ describe("the page service", () => {
       yield* store.upsertBusiness({ appId: t.app.appId, businessId: t.business.businessId, accessToken: t.token.accessToken })
       const b = Option.getOrThrow(yield* store.business(t.app.appId, t.business.businessId))
       const tenant = { appId: b.appId, businessId: b.businessId }
-      const count = (kind: string) =>
-        Effect.gen(function*() {
-          let n = 0
-          let after: string | undefined
-          for (;;) {
-            const page = yield* rm.documents(tenant, kind, { limit: 1000, ...(after === undefined ? {} : { after }) })
-            n += page.items.length
-            if (page.items.length < 1000) return n
-            after = page.items[page.items.length - 1]!.id
-          }
-        })
+      const conversationIds = Effect.map(rm.vpageConversations(tenant, { limit: 1000 }), (p) => p.items.map((c) => c.id))
+      const count = (kind: string): Effect.Effect<number, unknown> => {
+        switch (kind) {
+          case "page": return Effect.map(rm.vpagePages(tenant), (r) => r.length)
+          case "pageUser": return Effect.map(rm.vpageUsers(tenant), (r) => r.length)
+          case "conversationTag": return Effect.map(rm.vpageTags(tenant), (r) => r.length)
+          case "conversation": return Effect.map(conversationIds, (r) => r.length)
+          case "pageCustomer": return Effect.map(rm.vpageCustomers(tenant, { limit: 1000 }), (r) => r.items.length)
+          default:
+            return Effect.flatMap(conversationIds, (ids) =>
+              Effect.map(Effect.forEach(ids, (id) => Effect.map(rm.vpageMessages(tenant, id, { limit: 1000 }), (p) => p.items.length)), (ns) => ns.reduce((a, b) => a + b, 0)))
+        }
+      }
 
       for (const op of reads) assert.strictEqual((yield* sync.runOnce(b, op)).outcome, "done", Operation.resourceKey(op))
       yield* rm.catchUp()
