@@ -208,7 +208,8 @@ export const routes: ReadonlyArray<RouteDoc> = [
       intervalSeconds: "between incremental passes",
       reconcileSeconds: "between full reconciliation passes",
       gapFillSilenceSeconds: "after this long without a webhook, an incremental pull fills the gap",
-      depots: "the depots the stock read asks for (default: every depot granted)"
+      depots: "the depots the stock read asks for (default: every depot granted)",
+      pages: "the page-service pages to read when the grant names none; with the grant's pages, those of them within it"
     },
     answer: { status: 200, description: "`{ appId, businessId, settings, resources }`: the resources as now synced." },
     errors: [[400, "unknown fields and bad values, each with its path; an unknown resource"], [413, "body larger than 64 KiB"]]
