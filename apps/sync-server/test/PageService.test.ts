@@ -7,8 +7,11 @@ import { type RunningSimulator, startSimulator } from "@ocs/simulator"
 import { SyncEngine } from "@ocs/sync/SyncEngine"
 import { SyncStateStore } from "@ocs/sync/SyncState"
 import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
+import { ConfigFile } from "@ocs/config"
+import * as Config from "../src/boot/Config.ts"
+import * as Server from "../src/http/Server.ts"
 import { engineLayer } from "./engineLayer.ts"
-import { tempDir } from "./processes.ts"
+import { adminClient, eventually, tempDir } from "./processes.ts"
 
 // A tenant's page service (docs/api-catalogue.md §9) synced end to end from the simulator
 // (strict mode, as every engine suite): the pages its grant names and no other; pages, users,
@@ -119,4 +122,61 @@ describe("the page service", () => {
       assert.strictEqual(again[2].items.length, GRANTED.length * PER_PAGE)
     }).pipe(Effect.provide(layer))
   }, 60_000)
+
+  it.live("the server reads the tenant's configured pages and serves them on the admin read routes", () =>
+    Effect.gen(function*() {
+      const t = yield* Effect.promise(() => sim.control.createTenant({ products: 3, orders: 0, bills: 0, customers: 0, conversationsPerPage: 5 }))
+      const dataDir = tempDir("ocs-vpage-server-")
+      const adminKey = "vpage-admin-key-0123456789"
+      const page = GRANTED[1]!
+      const config = yield* Config.load({
+        overrides: ConfigFile.merge({}, {
+          dataDir,
+          server: { host: "127.0.0.1", port: 0, adminKey },
+          api: { posBaseUrl: sim.posBaseUrl, vpageBaseUrl: sim.vpageBaseUrl },
+          sync: { resources: ["depot"], intervalSeconds: 3600, reconcileSeconds: 3600 },
+          logLevel: "error",
+          tenants: [{
+            appId: t.app.appId,
+            verifyTokens: ["vt"],
+            // The grant names no page (a pasted token): the configured page is read, no other.
+            businesses: [{ businessId: t.business.businessId, accessToken: t.token.accessToken, settings: { pages: [page] } }]
+          }]
+        })
+      })
+      return yield* Effect.gen(function*() {
+        const running = yield* Server.start(config)
+        const admin = adminClient(() => running.url, adminKey)
+        const base = `/admin/tenants/${t.app.appId}/${t.business.businessId}/vpage`
+        const conversations = yield* Effect.promise(() =>
+          eventually("the configured page's conversations", async () => {
+            const r = await admin(`${base}/conversations?limit=100`)
+            return r.status === 200 && r.body.items.length === 5 ? r.body.items : undefined
+          }, 20_000, 100))
+        assert.isTrue(conversations.every((c: any) => c.pageId === page))
+        const pages = yield* Effect.promise(() => admin(`${base}/pages`))
+        assert.deepStrictEqual(pages.body.items.map((p: any) => p.id), [page])
+        // The messages are read after their conversations' page: wait for them too.
+        const messages = yield* Effect.promise(() =>
+          eventually("the first conversation's messages", async () => {
+            const r = await admin(`${base}/conversations/${conversations[0].id}/messages?limit=10`)
+            return r.body.items.length === 10 ? r : undefined
+          }, 20_000, 100))
+        assert.strictEqual(messages.body.items.length, 10)
+        assert.isString(messages.body.next)
+        assert.strictEqual((yield* Effect.promise(() => admin(`${base}/conversations/${conversations[0].id}`))).body.id, conversations[0].id)
+        assert.strictEqual((yield* Effect.promise(() => admin(`${base}/conversations/nope`))).status, 404)
+        assert.strictEqual((yield* Effect.promise(() => admin(`${base}/conversations?pageId=x`))).status, 400)
+        // Customers are the page's last read.
+        const customers = yield* Effect.promise(() =>
+          eventually("the page's customers", async () => {
+            const r = await admin(`${base}/customers?pageId=${page}`)
+            return r.body.items.length === 5 ? r : undefined
+          }, 20_000, 100))
+        assert.strictEqual(customers.body.items.length, 5)
+        assert.isTrue(customers.body.items.every((c: any) => Array.isArray(c.phones) && Array.isArray(c.emails)))
+        assert.strictEqual((yield* Effect.promise(() => admin(`${base}/users`))).body.items.length, 8)
+        assert.strictEqual((yield* Effect.promise(() => admin(`${base}/tags`))).body.items.length, 6)
+      }).pipe(Effect.scoped, Effect.provide(Server.layer(config)))
+    }), 60_000)
 })
