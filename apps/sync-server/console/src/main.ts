@@ -8,12 +8,14 @@ import { api, follow, type Live, setSession } from "./api.ts"
 import { Connect } from "./connect.ts"
 import { Events, Limits, Overview, Plugins, TenantDetail, Tenants } from "./pages.ts"
 import { Explorer } from "./explorer.ts"
+import { PageService } from "./pages-service.ts"
 
 const NAV = [
   ["#/", "Overview"],
   ["#/tenants", "Tenants"],
   ["#/limits", "Rate limits"],
   ["#/data", "Data"],
+  ["#/page-service", "Page service"],
   ["#/events", "Events"],
   ["#/plugins", "Plugins"],
   ["#/connect", "Connect"]
@@ -68,6 +70,8 @@ const Page = ({ hash, live }: { hash: string; live: Live }) => {
       return html`<${Explorer} live=${live} query=${query} />`
     case "plugins":
       return html`<${Plugins} live=${live} />`
+    case "page-service":
+      return html`<${PageService} live=${live} query=${query} />`
     case "connect":
       return html`<${Connect} live=${live} />`
     default:
