@@ -43,7 +43,7 @@ describe("the page service", () => {
     const dir = tempDir("ocs-vpage-")
     const layer = Layer.merge(
       // No server resources: the tenant's reads are its page-service reads alone.
-      engineLayer(dir, sim, { operations: [], intervalMs: 60_000, reconcileMs: 3_600_000, overlapMs: 0, horizonMs: 62 * 24 * 3600 * 1000, pageSize: 50 }),
+      engineLayer(dir, sim, { operations: [], intervalMs: 60_000, reconcileMs: 3_600_000, overlapMs: 0, horizonMs: 62 * 24 * 3600 * 1000 }),
       ReadModels.ReadModels.layer({ filename: Path.join(dir, "read-models.sqlite") })
     )
     return Effect.gen(function*() {
