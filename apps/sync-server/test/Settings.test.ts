@@ -224,6 +224,7 @@ const untested: Readonly<Record<string, string>> = {
 /** README settings whose behaviour is tested elsewhere (slower, other processes, a broker). */
 const elsewhere: Readonly<Record<string, string>> = {
   "server.host": "every server test (the address it listens on)",
+  "tenants.businesses.settings.pages": "packages/sync/test/PageService.test.ts (grant and configured pages) and apps/sync-server/test/PageService.test.ts (only the granted pages are read)",
   "server.port": "every server test",
   "server.limits.headersTimeoutSeconds": "tooling/reliability/test/SlowClients.test.ts",
   "server.limits.requestTimeoutSeconds": "tooling/reliability/test/SlowClients.test.ts",

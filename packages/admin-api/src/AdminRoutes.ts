@@ -208,7 +208,8 @@ export const routes: ReadonlyArray<RouteDoc> = [
       intervalSeconds: "between incremental passes",
       reconcileSeconds: "between full reconciliation passes",
       gapFillSilenceSeconds: "after this long without a webhook, an incremental pull fills the gap",
-      depots: "the depots the stock read asks for (default: every depot granted)"
+      depots: "the depots the stock read asks for (default: every depot granted)",
+      pages: "the page-service pages to read when the grant names none; with the grant's pages, those of them within it"
     },
     answer: { status: 200, description: "`{ appId, businessId, settings, resources }`: the resources as now synced." },
     errors: [[400, "unknown fields and bad values, each with its path; an unknown resource"], [413, "body larger than 64 KiB"]]
@@ -295,6 +296,32 @@ export const routes: ReadonlyArray<RouteDoc> = [
     auth: "admin",
     query: [...page, { name: "orderId", type: "string", description: "one order's" }],
     answer: { status: 200, description: "`{ items, next }`" }
+  },
+  // The page service (docs/api-catalogue.md §9): the pages the grant names, and what they hold.
+  readList("vpage/pages", "page-service pages (the granted ones), each with when its access expires (`expiredAtMs`)"),
+  readList("vpage/users", "page-service staff users"),
+  readList("vpage/tags", "conversation tags, in the service's order"),
+  ...readModel("vpage/conversations", "page-service conversations, the latest interaction first, with their last message and status", [
+    { name: "pageId", type: "string", description: "one page's" },
+    { name: "status", type: "string", description: "1 unread, 2 read" }
+  ]),
+  {
+    method: "GET",
+    path: `${T}/vpage/conversations/:id/messages`,
+    group: "read models",
+    summary: "One conversation's messages in the order they were written, a page at a time",
+    auth: "admin",
+    query: page,
+    answer: { status: 200, description: "`{ items, next }`: each with `createdAtMs` (the service's ms time), sender, text and the record as received." }
+  },
+  {
+    method: "GET",
+    path: `${T}/vpage/customers`,
+    group: "read models",
+    summary: "The page service's customers, with their phones and emails, a page at a time",
+    auth: "admin",
+    query: [...page, { name: "pageId", type: "string", description: "one page's" }],
+    answer: { status: 200, description: "`{ items, next }`: `phones` and `emails` as lists." }
   },
   {
     method: "GET",

@@ -111,6 +111,29 @@ export interface Operation<Item = unknown> {
   readonly filters: Readonly<Record<string, unknown>> | undefined
   /** Decodes one record of a list's `data` array, or the whole `data` of a command. */
   readonly item: Schema.Decoder<Item>
+  /**
+   * A list with no time filter that sorts by its change time: incremental reads ask newest
+   * first and stop once past their bound (the page service, docs/api-catalogue.md §9).
+   */
+  readonly newestFirst?: NewestFirst | undefined
+  /** Each record has a list of its own, read right after the record's page (a conversation's messages). */
+  readonly each?: Each | undefined
+}
+
+/** How a list without time filters is read incrementally: sorted newest first by `sort`, bound read from `field`. */
+export interface NewestFirst {
+  /** The paginator's sort field (`updatedTime`), sent `DESC`. */
+  readonly sort: string
+  /** The record's field holding that time. */
+  readonly field: string
+  /** How the field writes it: unix seconds or milliseconds. */
+  readonly unit: "s" | "ms"
+}
+
+/** A list every record of which has its own (`of` the record's `idField` value). */
+export interface Each {
+  readonly idField: string
+  readonly of: (id: string) => Operation<unknown>
 }
 
 /**
@@ -157,7 +180,9 @@ export const parseBound = (value: unknown, format: "iso" | "unix" | "date", edge
 }
 
 /** Builds an operation value. */
-export const make = <Item = Records.AnyRecord>(spec: OperationSpec & { readonly item?: Schema.Decoder<Item> }): Operation<Item> => ({
+export const make = <Item = Records.AnyRecord>(
+  spec: OperationSpec & { readonly item?: Schema.Decoder<Item>; readonly newestFirst?: NewestFirst | undefined; readonly each?: Each | undefined }
+): Operation<Item> => ({
   family: spec.family,
   resource: spec.resource,
   operation: spec.operation,
@@ -169,7 +194,9 @@ export const make = <Item = Records.AnyRecord>(spec: OperationSpec & { readonly 
   incremental: spec.incremental,
   window: spec.window,
   filters: spec.filters,
-  item: (spec.item ?? Records.AnyRecord) as Schema.Decoder<Item>
+  item: (spec.item ?? Records.AnyRecord) as Schema.Decoder<Item>,
+  ...(spec.newestFirst === undefined ? {} : { newestFirst: spec.newestFirst }),
+  ...(spec.each === undefined ? {} : { each: spec.each })
 })
 
 const decodeSpec = Schema.decodeUnknownSync(OperationSpec)
@@ -275,7 +302,13 @@ export const productAdd: Operation<ProductAddResult> = make({
  */
 export const fromCatalogue = <Item = Records.AnyRecord>(
   entry: Catalogue.CatalogueEntry,
-  options: { readonly kind?: string | undefined; readonly item?: Schema.Decoder<Item> | undefined; readonly filters?: Readonly<Record<string, unknown>> | undefined } = {}
+  options: {
+    readonly kind?: string | undefined
+    readonly item?: Schema.Decoder<Item> | undefined
+    readonly filters?: Readonly<Record<string, unknown>> | undefined
+    readonly newestFirst?: NewestFirst | undefined
+    readonly each?: Each | undefined
+  } = {}
 ): Operation<Item> =>
   make<Item>({
     family: entry.family,
@@ -294,7 +327,9 @@ export const fromCatalogue = <Item = Records.AnyRecord>(
     }),
     ...(entry.window === undefined ? {} : { window: entry.window }),
     ...(options.filters === undefined ? {} : { filters: options.filters }),
-    ...(options.item === undefined ? {} : { item: options.item })
+    ...(options.item === undefined ? {} : { item: options.item }),
+    ...(options.newestFirst === undefined ? {} : { newestFirst: options.newestFirst }),
+    ...(options.each === undefined ? {} : { each: options.each })
   })
 
 const entry = (resource: string, operation: string): Catalogue.CatalogueEntry => {
@@ -346,12 +381,53 @@ const vpageEntry = (resource: string, operation: string): Catalogue.CatalogueEnt
 export const pageList: Operation<Records.AnyRecord> = fromCatalogue(vpageEntry("page", "list"), { kind: "page" })
 
 /**
+ * One conversation's messages (docs/api-catalogue.md §9): `createdAt` in milliseconds, read
+ * newest first down to the bound on incremental passes. Read as part of its page's
+ * conversations (`each`), never as a resource of its own.
+ */
+export const conversationMessages = (conversationId: string): Operation<Records.AnyRecord> =>
+  fromCatalogue(vpageEntry("conversation", "messages"), {
+    kind: "message",
+    filters: { conversationId },
+    newestFirst: { sort: "createdAt", field: "createdAt", unit: "ms" }
+  })
+
+/**
  * One page's conversations (docs/api-catalogue.md §9): a resource per page (its fixed filter
- * `pageIds`), so that ERR_PAGE_EXPIRED pauses that page alone. Kept as documents of kind
- * "conversation".
+ * `pageIds`), so that ERR_PAGE_EXPIRED pauses that page alone; each conversation's messages are
+ * read with it. No time filter is documented: incremental reads sort by interaction time
+ * (`updatedTime`, DESC) and stop past their bound, reading the messages of the conversations
+ * changed since.
  */
 export const conversationList = (pageId: string): Operation<Records.AnyRecord> =>
-  fromCatalogue(vpageEntry("conversation", "list"), { kind: "conversation", filters: { pageIds: [pageId] } })
+  fromCatalogue(vpageEntry("conversation", "list"), {
+    kind: "conversation",
+    filters: { pageIds: [pageId] },
+    newestFirst: { sort: "updatedTime", field: "updatedAt", unit: "s" },
+    each: { idField: "id", of: conversationMessages }
+  })
+
+/** The page service's staff accounts (`user/list`). */
+export const pageUserList: Operation<Records.AnyRecord> = fromCatalogue(vpageEntry("user", "list"), { kind: "pageUser" })
+
+/** The page service's conversation tags (`conversation/tags`). */
+export const conversationTags: Operation<Records.AnyRecord> = fromCatalogue(vpageEntry("conversation", "tags"), { kind: "conversationTag" })
+
+/** One page's customers (`customer/list` on the Vpage host, filter `pageId`): a resource per page, like its conversations. */
+export const pageCustomerList = (pageId: string): Operation<Records.AnyRecord> =>
+  fromCatalogue(vpageEntry("customer", "list"), { kind: "pageCustomer", filters: { pageId } })
+
+/**
+ * Every page-service read for the pages given (the grant's `pageIds`, else the tenant's
+ * configured pages): pages, users and tags once, then each page's conversations (with their
+ * messages) and customers.
+ */
+export const pageServiceReads = (pageIds: ReadonlyArray<string>): ReadonlyArray<Operation<unknown>> => [
+  fromCatalogue(vpageEntry("page", "list"), { kind: "page", filters: { ids: [...pageIds] } }),
+  pageUserList,
+  conversationTags,
+  ...pageIds.flatMap((id) => [conversationList(id), pageCustomerList(id)])
+] as ReadonlyArray<Operation<unknown>>
 
 /** The read operations a tenant syncs by default: a typed read model each. */
 export const defaultReads: ReadonlyArray<Operation<any>> = [

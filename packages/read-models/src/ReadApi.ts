@@ -39,6 +39,16 @@ export interface ReadApi {
   readonly payments: (tenant: V.Tenant, options?: V.PaymentQuery) => Effect.Effect<V.Page<V.Payment>, SqliteError>
   readonly documents: (tenant: V.Tenant, kind: string, options?: V.PageOptions) => Effect.Effect<V.Page<V.Document>, SqliteError>
   readonly document: (tenant: V.Tenant, kind: string, id: string) => Effect.Effect<Option.Option<V.Document>, SqliteError>
+  /** The page service (docs/api-catalogue.md §9): the tenant's pages, users and tags. */
+  readonly vpagePages: (tenant: V.Tenant) => Effect.Effect<ReadonlyArray<V.PagePage>, SqliteError>
+  readonly vpageUsers: (tenant: V.Tenant) => Effect.Effect<ReadonlyArray<V.PageUser>, SqliteError>
+  readonly vpageTags: (tenant: V.Tenant) => Effect.Effect<ReadonlyArray<V.PageTag>, SqliteError>
+  /** Conversations, latest interaction first, with their last message and status. */
+  readonly vpageConversations: (tenant: V.Tenant, options?: V.PageConversationQuery) => Effect.Effect<V.Page<V.PageConversation>, SqliteError>
+  readonly vpageConversation: (tenant: V.Tenant, id: string) => Effect.Effect<Option.Option<V.PageConversation>, SqliteError>
+  /** A conversation's messages in the order they were written. */
+  readonly vpageMessages: (tenant: V.Tenant, conversationId: string, options?: V.PageOptions) => Effect.Effect<V.Page<V.PageMessage>, SqliteError>
+  readonly vpageCustomers: (tenant: V.Tenant, options?: V.PageCustomerQuery) => Effect.Effect<V.Page<V.PageCustomer>, SqliteError>
   /** The application's last webhooksEnabled (application-level: only `tenant.appId` is used). */
   readonly webhooks: (tenant: V.Tenant) => Effect.Effect<Option.Option<V.WebhooksEnabled>, SqliteError>
   readonly unknownEvents: (tenant: V.Tenant, options?: V.PageOptions) => Effect.Effect<V.Page<V.UnknownEvent>, SqliteError>
@@ -101,6 +111,13 @@ export const make = (handle: SqliteDatabase.Handle): ReadApi => {
     payments: many("payments", q.payments),
     documents: many("documents", q.documents),
     document: one("document", q.document),
+    vpagePages: many("vpagePages", q.vpagePages),
+    vpageUsers: many("vpageUsers", q.vpageUsers),
+    vpageTags: many("vpageTags", q.vpageTags),
+    vpageConversations: many("vpageConversations", q.vpageConversations),
+    vpageConversation: one("vpageConversation", q.vpageConversation),
+    vpageMessages: many("vpageMessages", q.vpageMessages),
+    vpageCustomers: many("vpageCustomers", q.vpageCustomers),
     webhooks: one("webhooks", q.webhooks),
     unknownEvents: many("unknownEvents", q.unknownEvents),
     counts: many("counts", n.counts),

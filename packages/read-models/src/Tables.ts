@@ -28,6 +28,14 @@ export { table as inventory } from "./projections/inventory.ts"
 export { itemsTable as orderItems, table as orders } from "./projections/orders.ts"
 export { table as payments } from "./projections/payments.ts"
 export { table as products } from "./projections/products.ts"
+export {
+  conversationsTable as vpageConversations,
+  customersTable as vpageCustomers,
+  messagesTable as vpageMessages,
+  pagesTable as vpagePages,
+  tagsTable as vpageTags,
+  usersTable as vpageUsers
+} from "./projections/pageService.ts"
 export { table as unknownEvents } from "./projections/unknownEvents.ts"
 export { table as webhooksEnabled } from "./projections/webhooks.ts"
 

@@ -38,6 +38,25 @@ export type Document = Parsed<typeof Tables.documents.$inferSelect, "body">
 export type WebhooksEnabled = Parsed<typeof Tables.webhooksEnabled.$inferSelect, "registeredEvents">
 export type UnknownEvent = typeof Tables.unknownEvents.$inferSelect
 
+/** The page service (docs/api-catalogue.md §9): pages, users, tags, conversations, messages, page customers. */
+export type PagePage = Parsed<typeof Tables.vpagePages.$inferSelect, "record">
+export type PageUser = Parsed<typeof Tables.vpageUsers.$inferSelect, "record">
+export type PageTag = Parsed<typeof Tables.vpageTags.$inferSelect, "record">
+export type PageConversation = Omit<Parsed<typeof Tables.vpageConversations.$inferSelect, "record">, "hasPhone" | "hasReply"> & {
+  readonly hasPhone: boolean | null
+  readonly hasReply: boolean | null
+}
+export type PageMessage = Parsed<typeof Tables.vpageMessages.$inferSelect, "record">
+export type PageCustomer = Parsed<typeof Tables.vpageCustomers.$inferSelect, "record" | "phones" | "emails">
+export interface PageConversationQuery extends PageOptions {
+  readonly pageId?: string | undefined
+  /** 1 unread, 2 read. */
+  readonly status?: string | undefined
+}
+export interface PageCustomerQuery extends PageOptions {
+  readonly pageId?: string | undefined
+}
+
 /** A record held back by the projection's tenant predicate (see `ReadModels.FollowOptions`). */
 export interface QuarantinedRecord {
   readonly appId: string

@@ -15,6 +15,13 @@ const facts = (biz: string) => [
   syncPage(biz, "brand", [{ id: 1, name: `brand of ${biz}` }]),
   webhook(biz, "paymentReceived", { id: 1, orderId: 1, method: `method-${biz}` }),
   syncPage(biz, "invoice", [{ id: 1, note: `invoice of ${biz}` }]),
+  // The page service: the same page, conversation and message ids in both.
+  syncPage(biz, "page", [{ id: "101", name: `page of ${biz}` }]),
+  syncPage(biz, "pageUser", [{ id: "7", displayName: `staff of ${biz}` }]),
+  syncPage(biz, "conversationTag", [{ id: "t1", name: `tag of ${biz}`, order: 1 }]),
+  syncPage(biz, "conversation", [{ id: "101_1", pageId: "101", lastMessage: `hello ${biz}`, status: 1, updatedAt: 1_760_000_000 }]),
+  syncPage(biz, "message", [{ id: "m_1", conversationId: "101_1", pageId: "101", message: `hello ${biz}`, createdAt: 1_760_000_000_000 }]),
+  syncPage(biz, "pageCustomer", [{ id: "11", fanpageId: "101", name: `customer of ${biz}`, phones: ["0900"], emails: [] }]),
   webhook(biz, "someFutureEvent", { owner: biz })
 ]
 
@@ -53,6 +60,14 @@ describe("tenancy", () => {
         own((yield* rm.documents(t, "invoice")).items)
         own([Option.getOrThrow(yield* rm.document(t, "invoice", "1"))])
         own((yield* rm.unknownEvents(t)).items)
+        own(yield* rm.vpagePages(t))
+        own(yield* rm.vpageUsers(t))
+        own(yield* rm.vpageTags(t))
+        own((yield* rm.vpageConversations(t, { pageId: "101", status: "1" })).items)
+        own([Option.getOrThrow(yield* rm.vpageConversation(t, "101_1"))])
+        own((yield* rm.vpageMessages(t, "101_1")).items)
+        own((yield* rm.vpageCustomers(t, { pageId: "101" })).items)
+        assert.strictEqual((yield* rm.vpageMessages(t, "101_1")).items[0]!.message, `hello ${biz}`)
         assert.strictEqual(Option.getOrThrow(yield* rm.product(t, "1")).name, `product of ${biz}`)
         assert.deepStrictEqual(yield* rm.counts(t), {
           products: 1, deletedProducts: 0, inventory: 1, orders: 1, deletedOrders: 0, bills: 1, deletedBills: 0,

@@ -18,6 +18,8 @@ export interface CatalogOptions {
   readonly epochMs: number
   /** How far back seeded orders and bills reach (days): past 31 and 62 days, so windows matter. */
   readonly historyDays: number
+  /** Conversations of each page-service page (PageService.ts; default 60). */
+  readonly conversationsPerPage?: number | undefined
 }
 
 export interface Product {

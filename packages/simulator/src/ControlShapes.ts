@@ -10,7 +10,7 @@ import type { Business } from "./Auth.ts"
 import { ComboSale, PartialReturn, ProductIds, Uninstall } from "./ControlWire.ts"
 import { big, ControlError, decode, findBusiness, idOf } from "./ControlRequest.ts"
 import { route, type Route } from "./ControlRouter.ts"
-import { pageWorld } from "./PageService.ts"
+import { messageCount, pageWorld } from "./PageService.ts"
 import { inventoryChangeView, orderView } from "./Views.ts"
 import type { World } from "./World.ts"
 
@@ -34,6 +34,15 @@ export const shapes: ReadonlyArray<Route> = [
     if (page === undefined) throw new ControlError(404, `no page ${pageId}`)
     pages.expired.set(String(page.id), world.now() - 1)
     return { pageId: String(page.id), expiredAt: Math.floor((world.now() - 1) / 1000) }
+  }),
+  // A customer writes to a conversation: its update time moves (incremental reads find it).
+  route("POST", "/_sim/businesses/:businessId/conversations/:conversationId/messages", (world, _req, [bid, cid]) => {
+    const b = findBusiness(world, bid)
+    const pages = pageWorld(b)
+    const conversation = pages.conversation(cid!)
+    if (conversation === undefined) throw new ControlError(404, `no conversation ${cid}`)
+    pages.send(conversation, world.now())
+    return { conversationId: String(conversation.id), updatedAt: Math.floor(conversation.updatedAtMs / 1000), messages: messageCount(conversation) }
   }),
   route("POST", "/_sim/businesses/:businessId/products/delete", (world, req, [bid]) => {
     const b = findBusiness(world, bid)

@@ -58,7 +58,9 @@ export const CreateBusiness = Schema.Struct({
   depots: opt(Depots),
   bigIds: opt(Schema.Boolean),
   deletedRatio: opt(Ratio),
-  historyDays: opt(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 3650 })))
+  historyDays: opt(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 3650 }))),
+  /** Conversations of each page-service page (default 60). */
+  conversationsPerPage: opt(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 100_000 })))
 })
 export const Settings = Schema.Struct({ apiEnabled: Schema.Boolean })
 export const AppRef = Schema.Struct({ appId: Id })

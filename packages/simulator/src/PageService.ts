@@ -5,7 +5,10 @@
  * milliseconds (other times in seconds), ERR_INVALID_PAGE_ID for a page the business does not
  * have and ERR_PAGE_EXPIRED for one whose access expired (control:
  * `POST /_sim/businesses/:b/pages/:pageId/expire`). Answered by the listers below
- * (`page/list`, `conversation/list`, `conversation/messages`).
+ * (`page/list`, `user/list`, `conversation/list`, `conversation/messages`, `conversation/tags`
+ * and the page service's `customer/list`). A message sent to a conversation through the control
+ * API (`POST /_sim/businesses/:b/conversations/:id/messages`) moves its update time, so
+ * incremental reads by update time have something to find.
  */
 import * as Json from "@ocs/protocol/Json"
 import { failure } from "./ApiCall.ts"
@@ -34,11 +37,41 @@ export interface Conversation {
   readonly page: Page
   readonly type: number
   readonly createdAtMs: number
-  readonly updatedAtMs: number
-  readonly messages: number
+  /** The last message's time (ms): moves when a message is sent. */
+  updatedAtMs: number
+  /** Messages of the seed, spread from creation to `seedUpdatedAtMs`. */
+  readonly seedMessages: number
+  readonly seedUpdatedAtMs: number
+  /** Times (ms) of the messages sent later, through the control API. */
+  readonly sent: Array<number>
   readonly hasPhone: boolean
-  readonly status: number
+  /** 1 unread, 2 read (docs/api-catalogue.md §9). */
+  status: number
 }
+
+/** Every message of a conversation, seeded and sent. */
+export const messageCount = (c: Conversation): number => c.seedMessages + c.sent.length
+
+/** A staff account of the page service (`user/list`). */
+export interface User {
+  readonly id: bigint
+  readonly name: string
+  readonly createdAtMs: number
+}
+
+/** A conversation tag (`conversation/tags`). */
+export interface Tag {
+  readonly id: bigint
+  readonly name: string
+  readonly order: number
+  readonly createdAtMs: number
+}
+
+export const USERS = 8
+const USER_BASE = 7_000_000n
+const TAG_BASE = 8_000_000n
+const TAG_NAMES = ["Ordered", "Asked price", "Shipping", "Complaint", "VIP", "Follow up"]
+const PAGE_USER_BASE = 9_000_000n
 
 /** The page service of one business; expiries are set through the control API. */
 export class PageWorld {
@@ -50,7 +83,7 @@ export class PageWorld {
   readonly seed: number
   readonly epochMs: number
 
-  constructor(seed: number, epochMs: number) {
+  constructor(seed: number, epochMs: number, conversationsPerPage = CONVERSATIONS_PER_PAGE) {
     this.seed = seed
     this.epochMs = epochMs
     this.pages = Array.from({ length: PAGES }, (_, pos) => ({
@@ -61,8 +94,8 @@ export class PageWorld {
       createdAtMs: epochMs - (400 + pos) * DAY_MS
     }))
     this.conversations = this.pages.flatMap((page) =>
-      Array.from({ length: CONVERSATIONS_PER_PAGE }, (_, i) => {
-        const pos = page.pos * CONVERSATIONS_PER_PAGE + i
+      Array.from({ length: conversationsPerPage }, (_, i) => {
+        const pos = page.pos * conversationsPerPage + i
         const h = hash3(seed, pos, fnv1a("conversation"))
         const createdAtMs = epochMs - (1 + (h % 60)) * DAY_MS
         return {
@@ -71,12 +104,33 @@ export class PageWorld {
           type: 1 + (h % 2),
           createdAtMs,
           updatedAtMs: createdAtMs + (h % 1000) * 60_000,
-          messages: 20 + (h % 61),
+          seedUpdatedAtMs: createdAtMs + (h % 1000) * 60_000,
+          seedMessages: 20 + (h % 61),
+          sent: [],
           hasPhone: h % 3 === 0,
           status: 1 + (h % 2)
         }
       })
     )
+    this.users = Array.from({ length: USERS }, (_, i) => ({
+      id: USER_BASE + BigInt(i + 1),
+      name: `Staff ${i + 1}`,
+      createdAtMs: epochMs - (300 - i) * DAY_MS
+    }))
+    this.tags = TAG_NAMES.map((name, i) => ({ id: TAG_BASE + BigInt(i + 1), name, order: i + 1, createdAtMs: epochMs - (200 - i) * DAY_MS }))
+  }
+
+  readonly users: ReadonlyArray<User>
+  readonly tags: ReadonlyArray<Tag>
+  /** Moves on every change, so sorted indexes are rebuilt. */
+  version = 0
+
+  /** A customer writes to a conversation at `atMs`: it moves to the top, unread. */
+  send(c: Conversation, atMs: number): void {
+    c.sent.push(atMs)
+    c.updatedAtMs = atMs
+    c.status = 1
+    this.version++
   }
 
   page(id: string): Page | undefined {
@@ -99,21 +153,29 @@ const worlds = new WeakMap<BusinessData, PageWorld>()
 /** The page service of a business (built on first use). */
 export const pageWorld = (business: Business): PageWorld => {
   let world = worlds.get(business.data)
-  if (world === undefined) worlds.set(business.data, world = new PageWorld(business.catalog.seed, business.catalog.epochMs))
+  if (world === undefined) worlds.set(business.data, world = new PageWorld(business.catalog.seed, business.catalog.epochMs, business.catalog.conversationsPerPage))
   return world
 }
 
 const unix = (ms: number): number => Math.floor(ms / 1000)
 
-const arraySource = <R extends { readonly id: bigint }>(items: ReadonlyArray<R>, base: bigint, sortValue: (r: R, field: string) => string | number | bigint): Source<R> => ({
+const arraySource = <R extends { readonly id: bigint }>(
+  items: ReadonlyArray<R>,
+  base: bigint,
+  sortValue: (r: R, field: string) => string | number | bigint,
+  version: () => number = () => 0
+): Source<R> => ({
   positions: () => items.length,
   at: (pos) => items[pos],
   idAt: (pos) => base + BigInt(pos),
   posOf: (id) => (id >= base && id < base + BigInt(items.length) ? Number(id - base) : undefined),
   base,
-  version: () => 0,
+  version,
   sortValue
 })
+
+/** The page user (the customer) a conversation is with. */
+const pageUserOf = (c: Conversation): bigint => PAGE_USER_BASE + c.id - CONVERSATION_BASE
 
 const texts = (v: unknown): ReadonlyArray<string> | undefined =>
   Array.isArray(v) ? v.map((x) => String(x)) : v === undefined || v === null ? undefined : [String(v)]
@@ -160,7 +222,9 @@ const conversationList: MakeLister = ({ call, business, checked }) => {
   const shown = new Set(pages.map((p) => p.id))
   const type = typeof checked.filters["type"] === "number" ? checked.filters["type"] : undefined
   return {
-    source: arraySource(world.conversations, CONVERSATION_BASE + 1n, (c, f) => (f === "updatedTime" || f === "updatedAt" ? c.updatedAtMs : c.id)),
+    // Sorted by interaction time (`updatedTime`), newest first with DESC: what an incremental
+    // reader walks until it passes its bound (docs/api-catalogue.md §9).
+    source: arraySource(world.conversations, CONVERSATION_BASE + 1n, (c, f) => (f === "updatedTime" || f === "updatedAt" ? c.updatedAtMs : c.id), () => world.version),
     predicate: (c: Conversation) => shown.has(c.page.id) && (type === undefined || c.type === type),
     write: (c: Conversation) =>
       Json.stringify({
@@ -168,15 +232,15 @@ const conversationList: MakeLister = ({ call, business, checked }) => {
         channel: c.page.channel,
         type: c.type,
         pageId: String(c.page.id),
-        pageUserId: String(9_000_000n + c.id - CONVERSATION_BASE),
+        pageUserId: String(pageUserOf(c)),
         pageUserName: `Customer ${c.id - CONVERSATION_BASE}`,
-        hasReply: c.messages % 2 === 0,
+        hasReply: c.sent.length === 0 && c.seedMessages % 3 !== 1,
         hasPhone: c.hasPhone,
         assignedGroupId: "0",
         createdAt: unix(c.createdAtMs),
         updatedAt: unix(c.updatedAtMs),
         lastSeenMessageAt: unix(c.updatedAtMs),
-        lastMessage: `message ${c.messages} of conversation ${c.id}`,
+        lastMessage: `message ${messageCount(c)} of conversation ${c.id}`,
         status: c.status,
         isFromLive: 0,
         pagePostId: null,
@@ -202,33 +266,104 @@ const conversationMessages: MakeLister = ({ call, business, checked }) => {
   }
   if (checkPages(call, world, [String(conversation.page.id)], call.env.now()) === "answered") return "depot"
   const base = conversation.id * 1000n
-  const messages: ReadonlyArray<Message> = Array.from({ length: conversation.messages }, (_, n) => ({ id: base + BigInt(n), n, conversation }))
-  // Spread from the conversation's creation to its last update, in milliseconds (docs/api-catalogue.md §9).
-  const at = (m: Message) => conversation.createdAtMs + Math.floor(((conversation.updatedAtMs - conversation.createdAtMs) * m.n) / Math.max(1, conversation.messages - 1)) + m.n
-  const fromCustomer = (m: Message) => m.n % 3 !== 2
+  const c = conversation
+  const messages: ReadonlyArray<Message> = Array.from({ length: messageCount(c) }, (_, n) => ({ id: base + BigInt(n), n, conversation }))
+  // The seed's spread from the conversation's creation to its first update, then the ones sent
+  // later; in milliseconds (docs/api-catalogue.md §9).
+  const at = (m: Message) =>
+    m.n >= c.seedMessages
+      ? c.sent[m.n - c.seedMessages]!
+      : c.createdAtMs + Math.floor(((c.seedUpdatedAtMs - c.createdAtMs) * m.n) / Math.max(1, c.seedMessages - 1)) + m.n
+  const fromCustomer = (m: Message) => m.n >= c.seedMessages || m.n % 3 !== 2
   return {
     source: arraySource(messages, base, (m, f) => (f === "createdAt" ? at(m) : m.id)),
     predicate: undefined,
     write: (m: Message) =>
       Json.stringify({
-        id: m.id,
+        // Message ids are text (the reference shows the chat platform's own ids).
+        id: `m_${m.id}`,
         conversationId: String(conversation.id),
         pageId: String(conversation.page.id),
-        senderId: fromCustomer(m) ? String(9_000_000n + conversation.id - CONVERSATION_BASE) : String(conversation.page.id),
+        senderId: fromCustomer(m) ? String(pageUserOf(conversation)) : String(conversation.page.id),
         senderName: fromCustomer(m) ? `Customer ${conversation.id - CONVERSATION_BASE}` : conversation.page.name,
-        createdById: fromCustomer(m) ? null : 7,
-        createdByName: fromCustomer(m) ? null : "Staff 7",
+        createdById: fromCustomer(m) ? null : String(USER_BASE + 1n + BigInt(m.n % USERS)),
+        createdByName: fromCustomer(m) ? null : `Staff ${1 + (m.n % USERS)}`,
         createdAt: at(m),
         message: `message ${m.n + 1} of conversation ${conversation.id}`,
-        pageUserId: String(9_000_000n + conversation.id - CONVERSATION_BASE)
+        pageUserId: String(pageUserOf(conversation))
       }),
-    cacheKey: `vpage:messages:${conversation.id}`
+    cacheKey: `vpage:messages:${conversation.id}:${messageCount(c)}`
   } satisfies Lister<Message>
+}
+
+const userList: MakeLister = ({ business, checked }) => {
+  const world = pageWorld(business)
+  const ids = texts(checked.filters["userIds"])
+  return {
+    source: arraySource(world.users, USER_BASE + 1n, (u, f) => (f === "createdAt" ? u.createdAtMs : u.id)),
+    predicate: ids === undefined ? undefined : (u: User) => ids.includes(String(u.id)),
+    write: (u: User) =>
+      Json.stringify({ id: String(u.id), displayName: u.name, posUid: String(u.id - USER_BASE), posName: `pos.staff${u.id - USER_BASE}`, createdAt: unix(u.createdAtMs) }),
+    cacheKey: "vpage:user"
+  } satisfies Lister<User>
+}
+
+const conversationTags: MakeLister = ({ business }) => {
+  const world = pageWorld(business)
+  return {
+    source: arraySource(world.tags, TAG_BASE + 1n, (t, f) => (f === "createdAt" ? t.createdAtMs : t.id)),
+    predicate: undefined,
+    write: (t: Tag) =>
+      Json.stringify({
+        id: String(t.id),
+        name: t.name,
+        status: 1,
+        color: "#ffffff",
+        backgroundColor: ["#2e3191", "#d32f2f", "#388e3c"][t.order % 3]!,
+        order: t.order,
+        createdAt: unix(t.createdAtMs),
+        shortcut: ""
+      }),
+    cacheKey: "vpage:tag"
+  } satisfies Lister<Tag>
+}
+
+/**
+ * The page service's customers (`customer/list` on the Vpage host): the person behind each
+ * conversation, with the phones and emails a conversation with a phone has given.
+ */
+const pageCustomers: MakeLister = ({ call, business, checked }) => {
+  const world = pageWorld(business)
+  const named = checked.filters["pageId"]
+  const pages = checkPages(call, world, named === undefined || named === null ? world.pages.filter((p) => world.expiredAt(p) > call.env.now()).map((p) => String(p.id)) : [String(named)], call.env.now())
+  if (pages === "answered") return "depot"
+  const shown = new Set(pages.map((p) => p.id))
+  const users = texts(checked.filters["pageUserIds"])
+  return {
+    source: arraySource(world.conversations, CONVERSATION_BASE + 1n, (c) => c.id),
+    predicate: (c: Conversation) => shown.has(c.page.id) && (users === undefined || users.includes(String(pageUserOf(c)))),
+    write: (c: Conversation) => {
+      const n = c.id - CONVERSATION_BASE
+      return Json.stringify({
+        id: String(n),
+        fanpageId: String(c.page.id),
+        fanpageUserId: String(pageUserOf(c)),
+        name: `Customer ${n}`,
+        createdTime: unix(c.createdAtMs),
+        phones: c.hasPhone ? [`09${String(10_000_000n + n * 7919n % 90_000_000n).padStart(8, "0")}`] : [],
+        emails: n % 4n === 0n ? [`customer${n}@example.com`] : []
+      })
+    },
+    cacheKey: "vpage:customer"
+  } satisfies Lister<Conversation>
 }
 
 /** The page service's typed reads, by `resource/operation`. */
 export const pageListers: Readonly<Record<string, MakeLister>> = {
   "page/list": pageList,
+  "user/list": userList,
   "conversation/list": conversationList,
-  "conversation/messages": conversationMessages
+  "conversation/messages": conversationMessages,
+  "conversation/tags": conversationTags,
+  "customer/list": pageCustomers
 }

@@ -308,6 +308,10 @@ export class SimulatorControl {
   expirePage(businessId: Id, pageId: string): Promise<{ readonly pageId: string; readonly expiredAt: number }> {
     return this.request("POST", `/businesses/${businessId}/pages/${pageId}/expire`)
   }
+  /** A customer writes to a page service conversation now: its update time moves. */
+  sendPageMessage(businessId: Id, conversationId: string): Promise<{ readonly conversationId: string; readonly updatedAt: number; readonly messages: number }> {
+    return this.request("POST", `/businesses/${businessId}/conversations/${conversationId}/messages`)
+  }
   /** appUninstalled (no data) to the app the business removed. */
   uninstall(businessId: Id, appId: Id): Promise<{ readonly queued: number }> {
     return this.request("POST", `/businesses/${businessId}/uninstall`, { appId: wireId(appId) })

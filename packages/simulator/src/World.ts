@@ -31,6 +31,8 @@ export interface DataOptions {
   readonly deletedRatio?: number | undefined
   /** Days back over which seeded orders and bills are spread (default 120). */
   readonly historyDays?: number | undefined
+  /** Conversations of each page-service page (default 60). */
+  readonly conversationsPerPage?: number | undefined
 }
 
 export interface SimulatorOptions extends DataOptions {
@@ -168,7 +170,8 @@ export class World {
       bigIds: data.bigIds ?? defaultData.bigIds,
       deletedRatio: data.deletedRatio ?? defaultData.deletedRatio,
       epochMs: this.epochMs,
-      historyDays: data.historyDays ?? this.options.historyDays ?? defaultData.historyDays
+      historyDays: data.historyDays ?? this.options.historyDays ?? defaultData.historyDays,
+      ...(data.conversationsPerPage === undefined ? {} : { conversationsPerPage: data.conversationsPerPage })
     }
   }
 

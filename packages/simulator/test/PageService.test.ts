@@ -6,7 +6,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Json from "@ocs/protocol/Json"
 import type { RunningSimulator } from "../src/index.ts"
-import { CONVERSATIONS_PER_PAGE, PAGES } from "../src/PageService.ts"
+import { CONVERSATIONS_PER_PAGE, PAGES, USERS } from "../src/PageService.ts"
 import { call, type Caller, start } from "./helpers.ts"
 
 const vpage = { family: "vpage" as const }
@@ -55,6 +55,37 @@ describe("the page service", () => {
     assert.isAtLeast(messages.length, 20)
     assert.isTrue(messages.every((m) => m.conversationId === one.id && m.createdAt > 1e12), "times in milliseconds")
     for (let i = 1; i < messages.length; i++) assert.isAbove(messages[i].createdAt, messages[i - 1].createdAt)
+  })
+
+  it("users, tags and the page service's customers; a message sent moves its conversation to the top", async () => {
+    const users = (await walk("user/list", {})).records
+    assert.strictEqual(users.length, USERS)
+    assert.isTrue(users.every((u) => typeof u.id === "string" && typeof u.displayName === "string" && typeof u.posUid === "string"))
+    const tags = (await walk("conversation/tags", {})).records
+    assert.isAtLeast(tags.length, 5)
+    assert.isTrue(tags.every((t) => typeof t.id === "string" && t.status === 1 && typeof t.backgroundColor === "string"))
+
+    const pages = (await walk("page/list", {})).records
+    const customers = (await walk("customer/list", { pageId: pages[0].id })).records
+    assert.strictEqual(customers.length, CONVERSATIONS_PER_PAGE, "one customer per conversation of the page, 50 a call")
+    assert.isTrue(customers.every((c) => c.fanpageId === pages[0].id && Array.isArray(c.phones) && Array.isArray(c.emails)))
+    assert.isTrue(customers.some((c) => c.phones.length > 0) && customers.some((c) => c.phones.length === 0))
+    const one = customers[3]
+    const byUser = (await walk("customer/list", { pageId: pages[0].id, pageUserIds: [one.fanpageUserId] })).records
+    assert.deepStrictEqual(byUser.map((c) => c.id), [one.id])
+
+    // Newest first by interaction time: a conversation written to now leads the list.
+    const before = (await walk("conversation/list", { pageIds: [pages[0].id] }, { updatedTime: "DESC" })).records
+    const last = before[before.length - 1]
+    const count = (await walk("conversation/messages", { conversationId: last.id })).records.length
+    await sim.control.sendPageMessage(demo.businessId, last.id)
+    const after = (await walk("conversation/list", { pageIds: [pages[0].id] }, { updatedTime: "DESC" })).records
+    assert.strictEqual(after[0].id, last.id)
+    assert.isAbove(after[0].updatedAt, before[0].updatedAt - 1)
+    assert.strictEqual(after[0].status, 1, "unread")
+    const messages = (await walk("conversation/messages", { conversationId: last.id }, { createdAt: "DESC" })).records
+    assert.strictEqual(messages.length, count + 1)
+    assert.strictEqual(messages[0].message, `message ${count + 1} of conversation ${last.id}`, "DESC: the new message first")
   })
 
   it("ERR_INVALID_PAGE_ID for a page the business does not have; ERR_PAGE_EXPIRED for the expired page only", async () => {

@@ -26,7 +26,9 @@ export const resolve = (
   const extra = declared.map((d) => Operation.make(d)).filter((op) => op.kind === "list") as ReadonlyArray<Operation.Operation<unknown>>
   const path = (o: { readonly resource: string; readonly operation: string }) => `${o.resource}/${o.operation}`
   const catalogued = (name: string) =>
-    Catalogue.entries.find((e) => e.shape === "list" && (e.requiredFilters ?? []).length === 0 && (Catalogue.keyOf(e) === name || path(e) === name))
+    // Not the page service's: its reads follow the tenant's pages (./PageService.ts), and one
+    // named alone would read every page of the business.
+    Catalogue.entries.find((e) => e.family === "pos" && e.shape === "list" && (e.requiredFilters ?? []).length === 0 && (Catalogue.keyOf(e) === name || path(e) === name))
   return Effect.forEach(names, (name) => {
     const op = typed.find((o) => Operation.key(o) === name || path(o) === name || o.entity?.kind === name)
     if (op !== undefined) return Effect.succeed(op)

@@ -6,7 +6,7 @@
  * are in. docs/api-catalogue.md, Limits 5: keep a copy, fetch only what changed.
  */
 import { Clock, Effect, Option, Stream } from "effect"
-import { Operation, Paginator } from "@ocs/protocol"
+import { Operation, Paginator, Records } from "@ocs/protocol"
 import { EventLog } from "@ocs/event-log"
 import { CommerceClient } from "@ocs/transport"
 import type { Failure } from "./ErrorClassifier.ts"
@@ -45,6 +45,16 @@ interface Query {
   /** The range is part of the pages' identity (windows of a full read). */
   readonly keyedByRange: boolean
   readonly pass: PassMeta | undefined
+  /** Newest-first reads (`Operation.newestFirst`): stop past this instant (ms). */
+  readonly since?: number | undefined
+  /** A record's own list (`Operation.each`): no state of its own. */
+  readonly child?: boolean | undefined
+}
+
+/** The change time (ms) a newest-first list writes in its record, if any. */
+const changedAt = (record: unknown, newest: Operation.NewestFirst): number | undefined => {
+  const v = Records.toNumber(Records.valueAt(record, newest.field))
+  return v === undefined ? undefined : newest.unit === "s" ? v * 1000 : v
 }
 
 /** Runs a planned pass; it fails with what the transport, the log or the state store failed with. */
@@ -79,15 +89,35 @@ export const make = Effect.fnUntraced(function*(options: PassRunnerOptions) {
         )
       )
 
-  const readAll = (t: SyncTenant, op: Operation.Operation<unknown>, mode: string, query: Query, progress: Progress) => {
+  const readAll = (t: SyncTenant, op: Operation.Operation<unknown>, mode: string, query: Query, progress: Progress): Effect.Effect<void, Failure> => {
     const key = Operation.resourceKey(op)
-    return client.pages(access(t), op, { size: options.pageSize, cursor: query.cursor, filters: query.range === undefined ? op.filters : { ...op.filters, ...query.range } }).pipe(
+    const newest = query.since === undefined ? undefined : op.newestFirst
+    // Compared in the field's unit: a change in the bound's own second is still found.
+    const since = newest === undefined ? 0 : newest.unit === "s" ? Math.floor((query.since ?? 0) / 1000) * 1000 : query.since ?? 0
+    // Newest first (no time filter to send): the read stops after the page that reaches past its bound.
+    const changed = (record: unknown): boolean => newest === undefined || (changedAt(record, newest) ?? Number.POSITIVE_INFINITY) >= since
+    return client.pages(access(t), op, {
+      size: options.pageSize,
+      cursor: query.cursor,
+      filters: query.range === undefined ? op.filters : { ...op.filters, ...query.range },
+      ...(newest === undefined ? {} : { sort: { [newest.sort]: "DESC" } })
+    }).pipe(
+      newest === undefined ? (s) => s : Stream.takeUntil((page) => !page.records.every(changed)),
       Stream.runForEach((page) =>
         Effect.gen(function*() {
           yield* appendPage(t, op, page, mode, query)
           progress.pages++
           progress.records += page.records.length
-          // Saved after the page is durable: a crash resumes right here.
+          // Each record's own list (a conversation's messages), the changed ones only when incremental.
+          const each = op.each
+          for (const record of each === undefined ? [] : page.records) {
+            const id = changed(record) ? Records.recordId(record, each!.idField) : undefined
+            if (id === undefined) continue
+            yield* readAll(t, each!.of(id), mode, { range: undefined, cursor: undefined, saveCursor: false, keyedByRange: false, pass: undefined, since: query.since, child: true }, progress)
+          }
+          if (query.child === true) return
+          // Saved after the page (and its records' own lists) is durable: a crash resumes right
+          // here; one before reads the page again, the same facts, deduplicated by the log.
           yield* store.update(t.appId, t.businessId, key, {
             ...(query.saveCursor ? { cursor: Option.match(page.next, { onNone: () => null, onSome: (c) => c.text }) } : {}),
             addPages: 1,
@@ -137,6 +167,9 @@ export const make = Effect.fnUntraced(function*(options: PassRunnerOptions) {
     Effect.gen(function*() {
       for (const range of plan.ranges) {
         yield* readAll(t, op, "incremental", { range, cursor: undefined, saveCursor: false, keyedByRange: false, pass: undefined }, progress)
+      }
+      if (plan.since !== undefined) {
+        yield* readAll(t, op, "incremental", { range: undefined, cursor: undefined, saveCursor: false, keyedByRange: false, pass: undefined, since: plan.since }, progress)
       }
       yield* store.update(t.appId, t.businessId, Operation.resourceKey(op), { incrementalBound: plan.upTo, lastRunAt: plan.upTo, lastError: null })
     })

@@ -39,6 +39,8 @@ export type Plan =
     readonly ranges: ReadonlyArray<Readonly<Record<string, string | number>>>
     /** The new incremental bound once every range was read. */
     readonly upTo: number
+    /** Lists read newest first (`Operation.newestFirst`): read down to this instant (ms), no ranges. */
+    readonly since?: number | undefined
   }
 
 export interface PlanInput {
@@ -87,10 +89,12 @@ export const decide = (input: PlanInput, now: number): Plan => {
   // Operations confined to windows without an updated-time filter (bill/list) keep a rolling
   // window instead: the range since the last pass, re-read with overlap.
   const bounds = op.incremental ?? op.window
-  if (bounds === undefined) return { _tag: "Skip" }
+  if (bounds === undefined && op.newestFirst === undefined) return { _tag: "Skip" }
   const incrementalDue = input.gapFill === true || state.lastRunAt === null || now - state.lastRunAt >= intervalMs
   if (!incrementalDue) return { _tag: "Skip" }
   const from = (state.incrementalBound ?? state.fullStartedAt ?? now) - input.overlapMs
+  // No time filter, a sort by change time (the page service): newest first, down to `from`.
+  if (bounds === undefined) return { _tag: "Incremental", ranges: [], upTo: now, since: from }
   return {
     _tag: "Incremental",
     ranges: Windows.pieces(from, now, bounds.maxDays, bounds.format).map((range) => Windows.rangeFilters(bounds, range)),

@@ -17,6 +17,7 @@ import * as ErrorClassifier from "./ErrorClassifier.ts"
 import { Notices } from "./Notices.ts"
 import * as Operations from "./Operations.ts"
 import { Ownership } from "./Ownership.ts"
+import * as PageService from "./PageService.ts"
 import * as PassRunner from "./PassRunner.ts"
 import * as Planner from "./Planner.ts"
 import * as Scopes from "./Scopes.ts"
@@ -137,7 +138,8 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions.SyncOptions
 
   const tenantOperations = Operations.forTenants(options.operations, options.declared ?? [])
   // The tenant's resources (its settings), within what its grant allows (./Scopes.ts).
-  const operationsOf = (t: SyncTenant) => Effect.map(tenantOperations(t.settings), (ops) => Scopes.apply(ops, t).operations)
+  // The page service's reads follow the tenant's pages (./PageService.ts), granted by `pageIds`.
+  const operationsOf = (t: SyncTenant) => Effect.map(tenantOperations(t.settings), (ops) => [...Scopes.apply(ops, t).operations, ...PageService.readsOf(t)])
   const notGrantedOf = (t: SyncTenant) => Effect.map(tenantOperations(t.settings), (ops) => Scopes.apply(ops, t).notGranted)
 
   const syncTenant = (appId: string, businessId: string, passOptions?: PassOptions) =>
@@ -146,7 +148,12 @@ export const make = Effect.fnUntraced(function*(options: SyncOptions.SyncOptions
       if (Option.isNone(t)) return []
       const reports: Array<PassRunner.RunReport> = []
       const operations = yield* operationsOf(t.value).pipe(
-        Effect.catch((e) => Effect.as(Effect.logWarning(`tenant ${Ids.tenantKey({ appId, businessId })}: ${e.message}; syncing the server's resources`), Scopes.apply(options.operations, t.value).operations))
+        Effect.catch((e) =>
+          Effect.as(
+            Effect.logWarning(`tenant ${Ids.tenantKey({ appId, businessId })}: ${e.message}; syncing the server's resources`),
+            [...Scopes.apply(options.operations, t.value).operations, ...PageService.readsOf(t.value)]
+          )
+        )
       )
       for (const op of operations) {
         // Re-read the tenant: a previous resource may have put it on hold.

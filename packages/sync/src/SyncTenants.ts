@@ -21,6 +21,8 @@ export interface SyncTenant {
   /** What the grant allows (./Scopes.ts); absent or empty: not known, everything is pulled. */
   readonly permissions?: ReadonlyArray<string> | undefined
   readonly depots?: ReadonlyArray<string> | undefined
+  /** The page-service pages the grant names (`pageIds`); the only pages read (./PageService.ts). */
+  readonly pages?: ReadonlyArray<string> | undefined
 }
 
 export class TenantsUnavailable extends Schema.TaggedError<TenantsUnavailable>()("TenantsUnavailable", {

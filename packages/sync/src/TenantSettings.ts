@@ -20,7 +20,12 @@ export const TenantSettings = Schema.Struct({
   /** A tenant whose webhooks were silent this long gets an incremental pull (seconds). */
   gapFillSilenceSeconds: Schema.optionalKey(Seconds),
   /** Depots the stock read (product/inventory) asks for; absent: every depot granted. */
-  depots: Schema.optionalKey(Schema.Array(Schema.Int.check(Schema.isGreaterThan(0))).check(Schema.isMinLength(1)))
+  depots: Schema.optionalKey(Schema.Array(Schema.Int.check(Schema.isGreaterThan(0))).check(Schema.isMinLength(1))),
+  /**
+   * Page-service pages to read (docs/api-catalogue.md §9) when the grant names none; with a
+   * grant's `pageIds`, those of them within it. Absent: the grant's pages (none: no page reads).
+   */
+  pages: Schema.optionalKey(Schema.Array(Schema.String.check(Schema.isPattern(/^\d{1,20}$/))).check(Schema.isMinLength(1)))
 })
 export type TenantSettings = typeof TenantSettings.Type
 

@@ -40,6 +40,15 @@ const products = Operation.productList as Operation.Operation<unknown>
 const orders = Operation.orderList as Operation.Operation<unknown>
 
 describe("Planner", () => {
+  it("a list without time filters read newest first (page service conversations): incremental by bound, no ranges; one without either is never incremental", () => {
+    const conversations = Operation.conversationList("1000000001")
+    const done = { ...fresh("c"), fullStartedAt: 10 * DAY - MIN, fullCompletedAt: 10 * DAY, incrementalBound: 10 * DAY - MIN, lastRunAt: 10 * DAY }
+    const plan = Planner.decide(input(conversations, done), 10 * DAY + 2 * MIN)
+    assert.deepStrictEqual(plan, { _tag: "Incremental", ranges: [], upTo: 10 * DAY + 2 * MIN, since: 10 * DAY - MIN - 5 * MIN })
+    // Page customers: neither a time filter nor a sort by change time: full passes only.
+    assert.strictEqual(Planner.decide(input(Operation.pageCustomerList("1000000001"), done), 10 * DAY + 2 * MIN)._tag, "Skip")
+  })
+
   it.effect("a resource never synced gets a full pass, the first of its kind (baseline), at the clock's time", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(10 * DAY)

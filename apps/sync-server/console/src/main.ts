@@ -9,12 +9,14 @@ import { Connect } from "./connect.ts"
 import { Events, Limits, Overview, Plugins, TenantDetail, Tenants } from "./pages.ts"
 import { Explorer } from "./explorer.ts"
 import { CommandDetail, Commands } from "./commands.ts"
+import { PageService } from "./pages-service.ts"
 
 const NAV = [
   ["#/", "Overview"],
   ["#/tenants", "Tenants"],
   ["#/limits", "Rate limits"],
   ["#/data", "Data"],
+  ["#/page-service", "Page service"],
   ["#/events", "Events"],
   ["#/plugins", "Plugins"],
   ["#/connect", "Connect"]
@@ -75,6 +77,8 @@ const Page = ({ hash, live }: { hash: string; live: Live }) => {
       return html`<${Explorer} live=${live} query=${query} />`
     case "plugins":
       return html`<${Plugins} live=${live} />`
+    case "page-service":
+      return html`<${PageService} live=${live} query=${query} />`
     case "connect":
       return html`<${Connect} live=${live} />`
     default:

@@ -5,7 +5,9 @@
  * history, redrive a dead letter, connect a business through the grant flow; a chart counts the
  * webhooks the test sent and keeps them over a reload, the data explorer finds orders and
  * products and shows tombstones on request; the commands page counts a tenant's commands by state,
- * filters them, and a person decides two commands left in doubt by a lost answer. Each page is photographed at a laptop and a phone width;
+ * filters them, and a person decides two commands left in doubt by a lost answer; the page-service
+ * view shows a tenant's granted page, its conversations and a conversation's messages. Each page is
+ * photographed at a laptop and a phone width;
  * with OCS_UPDATE_SCREENSHOTS=1 the pictures replace those in docs/console/.
  */
 import { afterAll, assert, beforeAll, describe, inject, it } from "vitest"
@@ -463,6 +465,28 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
     assert.include(shown, "\n  ")
     const counts = (await admin(servers, `${base}/commands`)).body.counts.byState
     assert.deepStrictEqual([counts.inDoubt, counts.confirmed], [0, 5])
+  })
+
+  it("shows a tenant's page service: its granted page, the conversations newest first, a conversation's messages", async () => {
+    const t = await servers.control.createTenant({ products: 3, orders: 0, bills: 0, customers: 0, conversationsPerPage: 5 })
+    const post = (path: string, body: unknown) =>
+      fetch(`${servers.server.url}${path}`, { method: "POST", headers: { "x-admin-key": ADMIN_KEY, "content-type": "application/json" }, body: JSON.stringify(body) })
+    assert.strictEqual((await post("/admin/apps", { appId: t.app.appId, verifyTokens: [t.app.verifyToken] })).status, 201)
+    // A grant naming one page of the business's three.
+    const tenant = { appId: t.app.appId, businessId: t.business.businessId, accessToken: t.token.accessToken, pages: ["1000000002"] }
+    assert.strictEqual((await post("/admin/tenants", tenant)).status, 201)
+    const base = `/admin/tenants/${t.app.appId}/${t.business.businessId}`
+    await admin(servers, `${base}/sync`, "POST")
+    await adminWhen(servers, `${base}/vpage/customers`, (r) => r.status === 200 && r.body.items.length === 5)
+    await page.goto(`${servers.server.url}/ui#/page-service?tenant=${t.app.appId}:${t.business.businessId}`)
+    await page.getByTestId("vpage-pages").locator("tr[data-id='1000000002']").waitFor()
+    assert.strictEqual(await page.getByTestId("vpage-pages").locator("tbody tr").count(), 1, "only the granted page")
+    const rows = page.getByTestId("vpage-conversations").locator("tbody tr")
+    await until("five conversations", async () => (await rows.count()) === 5)
+    await rows.first().getByRole("link").click()
+    const messages = page.getByTestId("vpage-messages").locator("li")
+    await until("the conversation's messages", async () => (await messages.count()) >= 20)
+    await shoot("page-service")
   })
 
   it("reads on a phone width", async () => {

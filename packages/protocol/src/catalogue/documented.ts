@@ -2373,6 +2373,8 @@ export const documented: ReadonlyArray<CatalogueEntry> = [
     resource: "customer",
     operation: "list",
     shape: "list",
+    // The page service's shared rule (docs/api-catalogue.md §9): at most 50 a page.
+    pageSizeMax: 50,
     idField: "id",
     createdAtField: "createdTime",
     filters: {

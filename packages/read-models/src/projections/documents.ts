@@ -10,6 +10,7 @@ import { limitOf, ofTenant, page, parse } from "../internal/queryKit.ts"
 import type * as V from "../Views.ts"
 import { billDeleted } from "./bills.ts"
 import { orderDeleted } from "./orders.ts"
+import * as PageService from "./pageService.ts"
 import { bookkeepingColumns, define, type EventOf, held, row, stringify, type TableSpec, tenantColumns, textOf, toMillis, upsert, versionColumns } from "./Projection.ts"
 
 /** Resources without a typed model (invoices, warranty slips, ...), from sync pages. */
@@ -30,6 +31,8 @@ const write = upsert(spec)
 const deletionKinds: Readonly<Record<string, "order" | "bill">> = { "order.deleted": "order", "bill.deleted": "bill" }
 
 const document = (plan: Plan, record: ProjectableRecord, event: EventOf<"DocumentObserved">, index: number): void => {
+  // The page service's kinds have typed tables (./pageService.ts).
+  if (PageService.applyDocument(plan, record, event, index)) return
   row(plan, write, [
     event.appId, event.businessId, event.kind, event.documentId ?? `event:${event.id}`,
     stringify(event.document), textOf(event.updatedAt), toMillis(event.updatedAt),

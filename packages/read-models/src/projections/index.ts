@@ -16,13 +16,14 @@ import { depots } from "./depots.ts"
 import { documents } from "./documents.ts"
 import { inventory } from "./inventory.ts"
 import { orders } from "./orders.ts"
+import { pageService } from "./pageService.ts"
 import { payments } from "./payments.ts"
 import { products } from "./products.ts"
 import type { AnyProjection, Apply, CountSpec, EventOf, PassSpec, Statement, TableSpec, Tag } from "./Projection.ts"
 import { unknownEvents } from "./unknownEvents.ts"
 import { webhooks } from "./webhooks.ts"
 
-export const all: ReadonlyArray<AnyProjection> = [products, inventory, orders, bills, customers, depots, categories, brands, payments, documents, webhooks, commands, unknownEvents]
+export const all: ReadonlyArray<AnyProjection> = [products, inventory, orders, bills, customers, depots, categories, brands, payments, documents, pageService, webhooks, commands, unknownEvents]
 
 const none = () => {}
 
@@ -83,5 +84,5 @@ export const counted: ReadonlyArray<CountSpec & { readonly table: string }> =
 export const queries = (orm: BetterSQLite3Database) => ({
   ...products.queries(orm), ...inventory.queries(orm), ...orders.queries(orm), ...bills.queries(orm), ...customers.queries(orm),
   ...depots.queries(orm), ...categories.queries(orm), ...brands.queries(orm), ...payments.queries(orm), ...documents.queries(orm),
-  ...webhooks.queries(orm), ...commands.queries(orm), ...unknownEvents.queries(orm)
+  ...pageService.queries(orm), ...webhooks.queries(orm), ...commands.queries(orm), ...unknownEvents.queries(orm)
 })

@@ -1,6 +1,7 @@
 /**
  * The read models of one tenant: products, stock, orders, bills, customers, depots, categories,
- * brands, payments, documents. Every filter is bounded and checked: bad input is a 400.
+ * brands, payments, documents, and the page service's (pages, users, tags, conversations, their
+ * messages, page customers). Every filter is bounded and checked: bad input is a 400.
  */
 import { Effect, Option } from "effect"
 import type { HttpRouter } from "effect/http"
@@ -106,4 +107,22 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
       const kind = yield* pathParam("kind")
       return json(yield* readModels.documents(t, kind, yield* pageParams(yield* searchParams)))
     })))
+
+    // The page service (docs/api-catalogue.md §9).
+    yield* list("vpage/pages", (t) => Effect.map(readModels.vpagePages(t), (items) => ({ items })))
+    yield* list("vpage/users", (t) => Effect.map(readModels.vpageUsers(t), (items) => ({ items })))
+    yield* list("vpage/tags", (t) => Effect.map(readModels.vpageTags(t), (items) => ({ items })))
+    yield* list("vpage/conversations", (t, params, page) =>
+      Effect.flatMap(
+        Effect.all({ pageId: queryId(params, "pageId"), status: queryCode(params, "status") }),
+        (filters) => readModels.vpageConversations(t, { ...page, ...filters })
+      ))
+    yield* one("vpage/conversations", "conversation", readModels.vpageConversation)
+    yield* router.add("GET", `${base}/vpage/conversations/:id/messages`, admin(Effect.gen(function*() {
+      const t = yield* existing
+      const id = yield* pathParam("id")
+      return json(yield* readModels.vpageMessages(t, id, yield* pageParams(yield* searchParams)))
+    })))
+    yield* list("vpage/customers", (t, params, page) =>
+      Effect.flatMap(queryId(params, "pageId"), (pageId) => readModels.vpageCustomers(t, { ...page, pageId })))
   })
