@@ -320,15 +320,16 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   /**
    * The digest of the projected content, computed exactly as the SQLite file's
    * (../internal/digest.ts): per table, sha256 over its rows in key order (bytewise, as SQLite
-   * orders text), content columns only.
+   * orders text), content columns only; of one tenant, or of everything.
    */
-  const digest = Effect.tryPromise({
+  const digestOf = (tenant?: { readonly appId: string; readonly businessId: string }) => Effect.tryPromise({
     try: async () => {
       const all = Crypto.createHash("sha256")
       const out: Record<string, { sha256: string; rows: number }> = {}
       for (const table of projectedTables) {
         const result = await pool.query({
-          text: `SELECT ${[...table.key, ...table.content].map(quote).join(", ")} FROM ${table.name} ORDER BY ${table.key.map((k) => (typeOf(table.name, k) === "text" ? `${quote(k)} COLLATE "C"` : quote(k))).join(", ")}`,
+          values: tenant === undefined ? [] : [tenant.appId, tenant.businessId],
+          text: `SELECT ${[...table.key, ...table.content].map(quote).join(", ")} FROM ${table.name}${tenant === undefined ? "" : " WHERE app_id = $1 AND business_id = $2"} ORDER BY ${table.key.map((k) => (typeOf(table.name, k) === "text" ? `${quote(k)} COLLATE "C"` : quote(k))).join(", ")}`,
           rowMode: "array"
         })
         const hash = Crypto.createHash("sha256")
@@ -344,6 +345,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     },
     catch: fail("digest")
   })
+  const digest = digestOf()
 
   /**
    * Projects every record after the stored checkpoint present in the log now (a log whose
@@ -388,7 +390,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     "SELECT seq, app_id, business_id, source_offset, body FROM change_outbox ORDER BY seq"
   )
 
-  return { schema, pool, project, checkpoint, query, digest, catchUp, run, changes }
+  return { schema, pool, project, checkpoint, query, digest, digestOf, catchUp, run, changes }
 })
 
 /** The consumer name the SQLite read models use too. */

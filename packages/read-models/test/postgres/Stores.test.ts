@@ -9,11 +9,11 @@ import { assert, describe, it } from "@effect/vitest"
 import { databaseOfFile, postgresUnavailable } from "@ocs/postgres-server/testing"
 import { type LogRecord, SqliteEventLog } from "@ocs/event-log"
 import { DomainEvent, EngineRecord } from "@ocs/protocol"
-import { ReadModels } from "@ocs/read-models"
+import { type ReadApi, ReadModels } from "@ocs/read-models"
 import Database from "better-sqlite3"
-import { PostgresStore } from "@ocs/read-models/postgres"
+import { PostgresReadApi, PostgresStore } from "@ocs/read-models/postgres"
 import { Effect, Option, type Scope } from "effect"
-import { APP, append, BIZ, files, mixedRecords, order, readLog, stockItem, syncPage, tenant, webhook } from "../helpers.ts"
+import { APP, append, BIZ, otherTenant, files, mixedRecords, order, readLog, stockItem, syncPage, tenant, webhook } from "../helpers.ts"
 
 const database = databaseOfFile()
 
@@ -24,6 +24,8 @@ interface Store {
   readonly quarantined: Effect.Effect<ReadonlyArray<number>, unknown>
   readonly digest: Effect.Effect<{ readonly digest: string; readonly tables: Readonly<Record<string, { readonly sha256: string; readonly rows: number }>> }, unknown>
   readonly product: (id: string) => Effect.Effect<{ readonly name: string | null; readonly deleted: boolean; readonly lastSource: string } | undefined, unknown>
+  /** The read API over the store (what the admin routes and the console read). */
+  readonly reads: ReadApi.ReadApi
   /** The change outbox, in order: the revealing record's offset and the changes found. */
   readonly changes: Effect.Effect<ReadonlyArray<{ readonly offset: number; readonly body: string }>, unknown>
 }
@@ -36,6 +38,7 @@ const stores: ReadonlyArray<readonly [string, (options?: { readonly detectChange
       const filename = files().rm
       const rm = yield* ReadModels.make({ filename, detectChanges: options?.detectChanges ?? false })
       return {
+        reads: rm,
         project: (records, accepts) => Effect.asVoid(rm.project(records, { accepts })),
         quarantined: Effect.sync(() => {
           const db = new Database(filename, { readonly: true })
@@ -61,6 +64,7 @@ const stores: ReadonlyArray<readonly [string, (options?: { readonly detectChange
     Effect.gen(function*() {
       const pg = yield* PostgresStore.make({ url: database(), schema: `s${schemas++}`, pool: 2, detectChanges: options?.detectChanges ?? false })
       return {
+        reads: PostgresReadApi.make(pg),
         project: (records, accepts) => Effect.asVoid(pg.project(records, undefined, { accepts })),
         quarantined: Effect.map(pg.query<{ offset: number }>(`SELECT "offset" FROM quarantined_records ORDER BY "offset"`), (rows) => rows.map((r) => r.offset)),
         digest: pg.digest,
@@ -96,6 +100,42 @@ let mixedLog: ReadonlyArray<LogRecord.LogRecord> | undefined
 const mixed = Effect.suspend(() =>
   mixedLog !== undefined ? Effect.succeed(mixedLog) : Effect.tap(logged(mixedRecords(1200, 5)), (records) => Effect.sync(() => (mixedLog = records)))
 )
+
+/** Every read of the read API over both tenants: first pages, second pages, filters, single records. */
+const readAll = (api: ReadApi.ReadApi) =>
+  Effect.gen(function*() {
+    const out: Record<string, unknown> = {}
+    for (const t of [tenant, otherTenant]) {
+      const at = (name: string, value: unknown) => (out[`${t.businessId} ${name}`] = value)
+      const products = yield* api.products(t, { limit: 20, includeDeleted: true })
+      at("products", products)
+      at("products after", yield* api.products(t, { limit: 20, after: products.next }))
+      at("products search", yield* api.products(t, { search: "RODUCT 1" }))
+      at("product", yield* api.product(t, products.items[3]!.id))
+      at("inventory", yield* api.inventory(t))
+      const orders = yield* api.orders(t, { limit: 10 })
+      at("orders", orders)
+      at("order", yield* api.order(t, orders.items[0]!.id))
+      const bills = yield* api.bills(t, { limit: 10 })
+      at("bills", bills)
+      if (bills.items[0] !== undefined) at("bill", yield* api.bill(t, bills.items[0].id))
+      const customers = yield* api.customers(t, { limit: 10 })
+      at("customers", customers)
+      if (customers.items[0] !== undefined) at("customer", yield* api.customer(t, customers.items[0].id))
+      at("depots", yield* api.depots(t))
+      at("categories", yield* api.categories(t))
+      at("brands", yield* api.brands(t))
+      at("payments", yield* api.payments(t, { limit: 10 }))
+      at("webhooks", yield* api.webhooks(t))
+      at("unknown", yield* api.unknownEvents(t, { limit: 10 }))
+      at("counts", yield* api.counts(t))
+      at("id map", yield* api.idMap(t, "product", { limit: 10 }))
+      at("digest", yield* api.digest(t))
+    }
+    out["row counts"] = yield* api.rowCounts
+    out["digest"] = yield* api.digest()
+    return out
+  })
 
 /** A pull's page of a pass (`baseline`: the resource's first, which reveals nothing). */
 const passPage = (kind: string, items: ReadonlyArray<unknown>, pass: string, options: { readonly baseline?: boolean; readonly idField?: string; readonly updatedAtField?: string } = {}): LogRecord.NewRecord => {
@@ -171,6 +211,7 @@ const changeEvents = (rows: ReadonlyArray<{ readonly offset: number; readonly bo
 describe.skipIf(postgresUnavailable())("read models in both stores", () => {
   const digests: Record<string, unknown> = {}
   const changes: Record<string, unknown> = {}
+  const reads: Record<string, Record<string, unknown>> = {}
 
   for (const [name, open] of stores) {
     it.live(`${name}: a rebuild in one batch equals the live projection in small batches, and a redelivery changes nothing`, () =>
@@ -189,6 +230,7 @@ describe.skipIf(postgresUnavailable())("read models in both stores", () => {
         yield* inBatches(live, records, 100)
         assert.strictEqual((yield* live.digest).digest, a.digest)
         digests[name] = a.tables
+        reads[name] = yield* readAll(live.reads)
       }).pipe(Effect.scoped), 120_000)
 
     it.live(`${name}: change detection finds each change once, whatever the batches`, () =>
@@ -276,6 +318,15 @@ describe.skipIf(postgresUnavailable())("read models in both stores", () => {
   it("both stores hold the same content for the same log (equal digests)", () => {
     assert.strictEqual(Object.keys(digests).length, 2)
     assert.deepStrictEqual(digests["postgres"], digests["sqlite"])
+  })
+
+  it("the read API answers the same from both stores (what the admin routes and the console show)", () => {
+    assert.strictEqual(Object.keys(reads).length, 2)
+    assert.isAbove(Object.keys(reads["sqlite"]!).length, 40)
+    assert.strictEqual((reads["postgres"]![`${BIZ} products`] as { items: ReadonlyArray<unknown> }).items.length, 20)
+    assert.isAbove((reads["postgres"]![`${BIZ} products search`] as { items: ReadonlyArray<unknown> }).items.length, 0)
+    assert.isAbove((reads["postgres"]![`${BIZ} orders`] as { items: ReadonlyArray<unknown> }).items.length, 0)
+    for (const key of Object.keys(reads["sqlite"]!)) assert.deepStrictEqual(reads["postgres"]![key], reads["sqlite"]![key], key)
   })
 
   it("both stores find the same changes for the same log", () => {
