@@ -32,12 +32,17 @@ const TABLE_OF: Readonly<Record<Kind | "stock", string>> = { product: "products"
 /** The tables change detection compares: a write to one of them can end a run. */
 const COMPARED: ReadonlySet<string> = new Set(Object.values(TABLE_OF))
 
-/** The SQLite query of one row, for many keys at once: `WHERE (app_id, business_id, <id>) IN (unnest ...)`. */
+/**
+ * The SQLite query of one row, for many keys at once: the keys as a relation joined to the
+ * table, so each key is an index lookup (an `IN (subquery)` may scan the whole table).
+ */
 const many = (single: string, idColumn: string) => {
   const select = /^SELECT (.*) FROM (\w+) WHERE/i.exec(single)
   if (select === null) throw new Error(`change detection in PostgreSQL: cannot batch ${single}`)
-  return `SELECT app_id, business_id, ${idColumn} AS key_id, ${select[1]} FROM ${select[2]}
-    WHERE (app_id, business_id, ${idColumn}) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`
+  const columns = select[1]!.split(",").map((c) => `t.${c.trim()}`).join(", ")
+  return `SELECT t.app_id, t.business_id, t.${idColumn} AS key_id, ${columns}
+    FROM (SELECT DISTINCT * FROM unnest($1::text[], $2::text[], $3::text[])) AS v(a, b, i)
+    JOIN ${select[2]} t ON t.app_id = v.a AND t.business_id = v.b AND t.${idColumn} = v.i`
 }
 
 const READ: Readonly<Record<Kind | "stock", string>> = {

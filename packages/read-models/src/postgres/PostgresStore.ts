@@ -25,6 +25,7 @@ import * as Crypto from "node:crypto"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { emptyPlan, type Param, type Plan, planDecoded, type ProjectableRecord } from "../internal/plan.ts"
+import * as Planner from "../internal/planner.ts"
 import { projectedTables } from "../projections/index.ts"
 import { quote } from "../projections/Projection.ts"
 import type { Accepts } from "../internal/options.ts"
@@ -119,14 +120,22 @@ const execute = async (client: pg.PoolClient, plan: Plan, keep: (r: number) => b
     start = end
   }
   let sent = 0
+  // Sent without waiting for each answer: the client runs them in order on its connection while
+  // this thread builds the next statement's arrays; a failure is thrown below, at the end.
+  const pending: Array<Promise<unknown>> = []
+  const send = (query: pg.QueryConfig) => {
+    const answer = client.query(query)
+    answer.catch(() => {})
+    pending.push(answer)
+    sent++
+  }
   const run = async (rows: ReadonlyArray<number>) => {
     let batch: { statement: Extract<PgStatement, { kind: "batch" }>; op: number; columns: Array<Array<Param>>; keys: Set<string>; rows: number } | undefined
     const flush = async () => {
       if (batch === undefined) return
       const current = batch
       batch = undefined
-      await client.query({ name: `ocs:${current.statement.name}`, text: current.statement.sql, values: current.columns })
-      sent++
+      send({ name: `ocs:${current.statement.name}`, text: current.statement.sql, values: current.columns })
     }
     for (const k of rows) {
       const op = plan.ops[k]!
@@ -134,8 +143,7 @@ const execute = async (client: pg.PoolClient, plan: Plan, keep: (r: number) => b
       const statement = statements[op]!
       if (statement.kind === "single") {
         await flush()
-        await client.query({ name: `ocs:${statement.name}`, text: statement.sql, values: params as Array<Param> })
-        sent++
+        send({ name: `ocs:${statement.name}`, text: statement.sql, values: params as Array<Param> })
         continue
       }
       const key = statement.key === 0 ? "" : JSON.stringify(params.slice(0, statement.key))
@@ -156,8 +164,30 @@ const execute = async (client: pg.PoolClient, plan: Plan, keep: (r: number) => b
     await run(rows.filter(isClear))
     await run(rows.filter((k) => !isClear(k)))
   }
+  await Promise.all(pending)
   return sent
 }
+
+/** The plans of consecutive chunks of records as one plan. */
+const merged = (plans: ReadonlyArray<Plan>): Plan => {
+  if (plans.length === 1) return plans[0]!
+  const out = emptyPlan()
+  for (const plan of plans) {
+    const base = out.ops.length
+    for (let k = 0; k < plan.ops.length; k++) {
+      out.ops.push(plan.ops[k]!)
+      out.params.push(plan.params[k]!)
+    }
+    for (let r = 0; r < plan.ends.length; r++) {
+      out.ends.push(plan.ends[r]! + base)
+      out.events.push(plan.events[r]!)
+    }
+  }
+  return out
+}
+
+/** Batches planned ahead of the one being written (the planner thread's lead). */
+const BATCHES_AHEAD = 2
 
 /** Opens the store in the current scope: the pool, the schema, its migrations. */
 export const make = Effect.fnUntraced(function*(options: Options) {
@@ -241,7 +271,11 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const project = (
     records: ReadonlyArray<LogRecord.LogRecord>,
     checkpoint?: { readonly consumer: string; readonly checkpoint: LogRecord.Checkpoint },
-    options?: { readonly accepts?: Accepts | undefined }
+    options?: {
+      readonly accepts?: Accepts | undefined
+      /** The records' plans, made beforehand (the planner thread): used when every record is applied as given and nothing is compared. */
+      readonly plans?: ReadonlyArray<Plan> | undefined
+    }
   ) =>
     transaction("project", async (client): Promise<ApplyStats> => {
       const now = Date.now()
@@ -262,9 +296,10 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           values: [refused.map((r) => r.offset), refused.map((r) => r.appId), refused.map((r) => r.businessId), refused.map((r) => r.type), refused.map((r) => r.receivedAt)]
         })
       }
-      const plan = emptyPlan()
-      const decoded = accepted.map((record) => DomainEvent.decode(record))
-      for (let r = 0; r < accepted.length; r++) planDecoded(plan, accepted[r]!, decoded[r]!)
+      const planned = options?.plans !== undefined && !detect && accepted === records
+      const decoded = planned ? [] : accepted.map((record) => DomainEvent.decode(record))
+      const plan = planned ? merged(options.plans!) : emptyPlan()
+      if (!planned) for (let r = 0; r < accepted.length; r++) planDecoded(plan, accepted[r]!, decoded[r]!)
       const offsets = accepted.map((record) => record.offset)
       const inserted = await client.query<{ offset: number }>({
         name: "ocs:applied",
@@ -348,6 +383,45 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const digest = digestOf()
 
   /**
+   * Projects a stream of records in log order, `batchSize` per transaction, each batch with its
+   * checkpoint (SQLite offsets): the rebuild's path. Without change detection a planner thread
+   * decodes and plans the next batches while this one writes the oldest (../internal/planner.ts),
+   * so decoding overlaps the database's work.
+   */
+  const projectStream = <E, R>(records: Stream.Stream<LogRecord.LogRecord, E, R>, consumer: string = DEFAULT_CONSUMER, batchSize = 2000) =>
+    Effect.scoped(Effect.gen(function*() {
+      let count = 0
+      const checkpointOf = (batch: ReadonlyArray<LogRecord.LogRecord>) => ({ consumer, checkpoint: Checkpoints.sqlite(batch[batch.length - 1]!.offset) })
+      if (detect) {
+        yield* records.pipe(
+          Stream.rechunk(batchSize),
+          Stream.runForEachArray((batch) => Effect.map(project(batch, checkpointOf(batch)), () => void (count += batch.length)))
+        )
+        return count
+      }
+      const pipeline = yield* Planner.make<LogRecord.LogRecord>(`postgres:${schema}`)
+      const writeUntil = (left: number) =>
+        Effect.whileLoop({
+          while: () => pipeline.size() > left,
+          body: () =>
+            Effect.flatMap(
+              Effect.tryPromise({ try: () => pipeline.take(), catch: fail("plan") }),
+              ({ plans, records: batch }) => Effect.as(project(batch, checkpointOf(batch), { plans }), batch.length)
+            ),
+          step: (n) => void (count += n)
+        })
+      yield* records.pipe(
+        Stream.rechunk(batchSize),
+        Stream.runForEachArray((batch) => {
+          pipeline.add(batch)
+          return writeUntil(BATCHES_AHEAD)
+        }),
+        Effect.andThen(Effect.suspend(() => writeUntil(0)))
+      )
+      return count
+    }))
+
+  /**
    * Projects every record after the stored checkpoint present in the log now (a log whose
    * checkpoints are SQLite offsets), batch by batch, each with its checkpoint.
    */
@@ -359,15 +433,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       if (last === undefined) {
         return yield* new PostgresStoreError({ operation: "catchUp", message: `catchUp resumes SQLite checkpoints only; got ${Option.getOrThrow(stored)}` })
       }
-      let records = 0
-      yield* log.read({ tenant: "all", from: last + 1, pageSize: batchSize }).pipe(
-        Stream.rechunk(batchSize),
-        Stream.runForEachArray((page) => {
-          records += page.length
-          return project(page, { consumer, checkpoint: Checkpoints.sqlite(page[page.length - 1]!.offset) })
-        })
-      )
-      return records
+      return yield* projectStream(log.read({ tenant: "all", from: last + 1, pageSize: batchSize }), consumer, batchSize)
     })
 
   /** Follows the log from the stored checkpoint in a fiber of the current scope (any log, Kafka too). */
@@ -390,7 +456,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     "SELECT seq, app_id, business_id, source_offset, body FROM change_outbox ORDER BY seq"
   )
 
-  return { schema, pool, project, checkpoint, query, digest, digestOf, catchUp, run, changes }
+  return { schema, pool, project, projectStream, checkpoint, query, digest, digestOf, catchUp, run, changes }
 })
 
 /** The consumer name the SQLite read models use too. */
@@ -423,15 +489,7 @@ export const rebuildAndSwap = Effect.fnUntraced(function*(options: RebuildOption
   yield* Effect.tryPromise({ try: () => admin.query(`DROP SCHEMA IF EXISTS ${next} CASCADE`), catch: fail("rebuild") })
   const stats = yield* Effect.scoped(Effect.gen(function*() {
     const store = yield* make({ url: options.url, schema: next, pool: options.pool, detectChanges: false })
-    const consumer = options.consumer ?? DEFAULT_CONSUMER
-    let records = 0
-    yield* options.records.pipe(
-      Stream.rechunk(options.batchSize ?? 2000),
-      Stream.runForEachArray((batch) => {
-        const last = batch[batch.length - 1]!
-        records += batch.length
-        return store.project(batch, { consumer, checkpoint: Checkpoints.sqlite(last.offset) })
-      }),
+    const records = yield* store.projectStream(options.records, options.consumer ?? DEFAULT_CONSUMER, options.batchSize ?? 2000).pipe(
       Effect.mapError((error) => (error instanceof PostgresStoreError ? error : fail("rebuild")(error)))
     )
     return { records }
