@@ -120,13 +120,8 @@ const execute = async (client: pg.PoolClient, plan: Plan, keep: (r: number) => b
     start = end
   }
   let sent = 0
-  // Sent without waiting for each answer: the client runs them in order on its connection while
-  // this thread builds the next statement's arrays; a failure is thrown below, at the end.
-  const pending: Array<Promise<unknown>> = []
-  const send = (query: pg.QueryConfig) => {
-    const answer = client.query(query)
-    answer.catch(() => {})
-    pending.push(answer)
+  const send = async (query: pg.QueryConfig) => {
+    await client.query(query)
     sent++
   }
   const run = async (rows: ReadonlyArray<number>) => {
@@ -135,7 +130,7 @@ const execute = async (client: pg.PoolClient, plan: Plan, keep: (r: number) => b
       if (batch === undefined) return
       const current = batch
       batch = undefined
-      send({ name: `ocs:${current.statement.name}`, text: current.statement.sql, values: current.columns })
+      await send({ name: `ocs:${current.statement.name}`, text: current.statement.sql, values: current.columns })
     }
     for (const k of rows) {
       const op = plan.ops[k]!
@@ -143,7 +138,7 @@ const execute = async (client: pg.PoolClient, plan: Plan, keep: (r: number) => b
       const statement = statements[op]!
       if (statement.kind === "single") {
         await flush()
-        send({ name: `ocs:${statement.name}`, text: statement.sql, values: params as Array<Param> })
+        await send({ name: `ocs:${statement.name}`, text: statement.sql, values: params as Array<Param> })
         continue
       }
       const key = statement.key === 0 ? "" : JSON.stringify(params.slice(0, statement.key))
@@ -164,7 +159,6 @@ const execute = async (client: pg.PoolClient, plan: Plan, keep: (r: number) => b
     await run(rows.filter(isClear))
     await run(rows.filter((k) => !isClear(k)))
   }
-  await Promise.all(pending)
   return sent
 }
 
