@@ -268,23 +268,23 @@ describe.skipIf(postgresUnavailable())("read models in both stores", () => {
 
     it.live(`${name}: Kafka mode drops another copy of a fact; a refused business is quarantined, not applied`, () =>
       Effect.gen(function*() {
-        const records = (yield* mixed).slice(0, 400)
+        const records = (yield* mixed).slice(0, 240)
         // as read from a topic: every record keyed; every tenth copied later at another position
         // (received now: keys older than the dedupe window are forgotten)
         const now = Date.now()
         const fromTopic = records.map((r) => ({ ...r, receivedAt: now, dedupeKey: `k:${r.offset}`, kafka: { partition: 0, offset: String(r.offset) } }))
         const copies = fromTopic.filter((_, i) => i % 10 === 0).map((r, i) => ({ ...r, id: `copy-${i}`, offset: 100_000 + i, kafka: { partition: 0, offset: String(100_000 + i) } }))
         const once = yield* open()
-        yield* inBatches(once, fromTopic, 50)
+        yield* inBatches(once, fromTopic, 80)
         const twice = yield* open()
-        yield* inBatches(twice, [...fromTopic, ...copies], 50)
+        yield* inBatches(twice, [...fromTopic, ...copies], 80)
         // the copies again, alone: still copies
         yield* twice.project(copies.slice(0, 5))
         assert.strictEqual((yield* twice.digest).digest, (yield* once.digest).digest)
 
         const refusing = yield* open()
         const accepts = (_: string, businessId: string) => businessId === BIZ
-        yield* inBatches({ ...refusing, project: (batch) => refusing.project(batch, accepts) }, records, 50)
+        yield* inBatches({ ...refusing, project: (batch) => refusing.project(batch, accepts) }, records, 80)
         const quarantined = yield* refusing.quarantined
         assert.deepStrictEqual(quarantined, records.filter((r) => r.businessId !== null && r.businessId !== BIZ).map((r) => r.offset))
         assert.isAbove(quarantined.length, 10)
