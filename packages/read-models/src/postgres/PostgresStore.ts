@@ -7,9 +7,10 @@
  *   checkpoint, which never moves backwards. Runs of rows of one statement go as one statement
  *   (./Statements.ts); a run is cut where a key repeats, so the conflict rule sees every
  *   observation in log order, as in SQLite.
+ * - `projectStream` (catchUp, `rebuildAndSwap`): batches of a stream, each with its checkpoint;
+ *   the planner thread decodes ahead when nothing is compared.
  * - The schema is created and migrated (drizzle-kit's `drizzle-pg/`) when the store opens; the
  *   migrations' journal lives in the same schema, so each schema is a copy of its own.
- *
  * - As in the SQLite file (../internal/projection.ts), in the same transaction: Kafka-mode copies
  *   of a fact applied at another position are dropped (`applied_dedupe_keys`), records of a
  *   business the tenant predicate refuses are remembered in `quarantined_records`, and change
