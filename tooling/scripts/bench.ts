@@ -213,6 +213,20 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
       details: r
     }]
   }],
+  ["projection into PostgreSQL", async (quick) => {
+    const { runPostgresBench } = await import("../../packages/read-models/bench/postgres.bench.ts")
+    // quick: a few thousand events, so that CI only keeps it from rotting
+    const r = await runPostgresBench({ quick, events: quick ? 2000 : 1_000_000 })
+    return [{
+      scenario: `projection into PostgreSQL: ${fmt(r.events)} events, rows/s (rebuild path ${fmt(r.postgresSeconds, 1)} s; project() batch by batch ${fmt(r.batchesRowsPerSecond)} rows/s; SQLite ${fmt(r.sqliteRowsPerSecond)} rows/s)`,
+      ours: fmt(r.postgresRowsPerSecond),
+      baseline: `${fmt(r.baselineRowsPerSecond)} raw batched inserts into the same server`,
+      ratio: r.ratio,
+      target: quick ? "report (>= 0.5 at 1M)" : ">= 0.5",
+      met: quick ? null : r.ratio >= 0.5,
+      details: r
+    }]
+  }],
   ["replay", async (quick) => {
     const { runReplayBench } = await import("../../apps/replay/bench/replay.bench.ts")
     const r = await runReplayBench({ quick })

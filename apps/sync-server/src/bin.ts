@@ -6,6 +6,7 @@
  *   ocs-sync-server --config ocs.yaml    your configuration (YAML or JSON), then OCS_* overrides
  *   ocs-sync-server --demo --config f    the demo on top of your configuration (plugins, admin key)
  *   ocs-sync-server --fresh              the demo from nothing: its data folder is emptied first
+ *   ocs-sync-server --postgres           also projected into a local PostgreSQL (readModels.store: postgres)
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Runtime } from "effect"
@@ -26,6 +27,7 @@ const { values } = parseArgs({
     "simulator-port": { type: "string", default: "8788" },
     demo: { type: "boolean" },
     fresh: { type: "boolean" },
+    postgres: { type: "boolean" },
     "drain-outbox": { type: "boolean" },
     help: { type: "boolean", short: "h" }
   }
@@ -41,6 +43,10 @@ if (values.help) {
                          on top of that configuration (its admin key, plugins, data folder)
   --fresh                the demo only: empty its data folder (.ocs-data/demo, or --data-dir)
                          first; without it the demo keeps its log and read models across runs
+  --postgres             start a local PostgreSQL 15 (Debian's binaries; data in a temporary
+                         folder, deleted when the server stops) and run with
+                         readModels.store: postgres: the admin read routes and the console
+                         read it; its URL is logged (docs/postgres.md)
   --drain-outbox         Kafka mode: relay what this data folder's outbox holds past its relay
                          cursor to the topic, then exit (a server that will not come back;
                          never beside a server running on the same folder)
@@ -71,6 +77,15 @@ const program = Effect.gen(function*() {
   if (values["data-dir"] !== undefined) overrides["dataDir"] = values["data-dir"]
   if (values.port !== undefined) overrides["server"] = { port: Number(values.port) }
   if (file === undefined && values["data-dir"] === undefined) overrides["dataDir"] = Path.join(".ocs-data", "demo")
+  if (values.postgres === true) {
+    // A development server (the project's tooling, loaded only with the flag): stopped and
+    // deleted when this process ends, whatever way it ends.
+    const { startPostgres } = yield* Effect.promise(() => import("@ocs/postgres-server"))
+    const server = yield* Effect.acquireRelease(Effect.promise(() => startPostgres()), (s) => Effect.promise(() => s.close()))
+    const url = yield* Effect.promise(() => server.createDatabase("ocs"))
+    overrides["readModels"] = { store: "postgres", postgres: { url } }
+    yield* Effect.logInfo(`--postgres: PostgreSQL ${server.version} at ${url} (temporary: deleted when the server stops); psql "${url}" -c 'SET search_path = ocs_read_models' ...`)
+  }
   let config = yield* Config.load({ file, env: process.env, overrides })
   if (values["drain-outbox"] === true) {
     const report = yield* Drain.drainOutbox(config)

@@ -238,6 +238,8 @@ const elsewhere: Readonly<Record<string, string>> = {
   dataDir: "every server test (its files are read back)",
   sqlite: "tooling/reliability/test/FrozenDisk.test.ts",
   "sqlite.exclusiveLocking": "tooling/reliability/test/FrozenDisk.test.ts (admin reads answer during a frozen disk)",
+  "readModels.store": "test/postgres/ReadModelsPostgres.test.ts (the server projects into PostgreSQL; admin reads answer from it), and below (postgres needs its url)",
+  "readModels.postgres": "test/postgres/ReadModelsPostgres.test.ts (url, schema and pool of a real PostgreSQL server)",
   "sqlite.diskProbe": "tooling/reliability/test/FrozenDisk.test.ts (/healthz answers and webhooks get 503 during a frozen disk)",
   "eventLog.mode": "test/kafka/KafkaMode.test.ts",
   "eventLog.kafka.brokers": "test/kafka/KafkaMode.test.ts",
@@ -328,6 +330,17 @@ describe("README settings", () => {
   for (const row of rows) {
     it.live(`${row.setting} does what the README says`, () => withServer(row.overrides, row.check), 20_000)
   }
+
+  it.effect("readModels.store postgres without readModels.postgres, or with a URL that is not one, is refused at load", () =>
+    Effect.gen(function*() {
+      const load = (readModels: unknown) =>
+        Config.load({ overrides: { dataDir: "unused", readModels } }).pipe(Effect.match({ onFailure: (e) => e.message, onSuccess: () => "" }))
+      assert.include(yield* load({ store: "postgres" }), "readModels.store postgres needs readModels.postgres.url")
+      assert.include(yield* load({ store: "postgres", postgres: { url: "mysql://x" } }), "url")
+      assert.include(yield* load({ store: "mongo" }), "store")
+      assert.strictEqual(yield* load({ store: "postgres", postgres: { url: "postgres://u@127.0.0.1:5432/ocs", schema: "copy", pool: 2 } }), "")
+      assert.strictEqual(yield* load({ store: "sqlite" }), "")
+    }))
 
   it("every setting of the README's example is tested here or where `elsewhere` says", () => {
     const covered = [...rows.map((r) => r.setting), ...Object.keys(elsewhere), ...Object.keys(untested)]

@@ -18,6 +18,7 @@ import { ConfigFile, Settings } from "@ocs/config"
 import { EventLogOptions } from "@ocs/event-log"
 import { HeapProfile, Telemetry } from "@ocs/observability"
 import { PluginLoader } from "@ocs/plugin-runtime"
+import { ReadModelsOptions } from "@ocs/read-models"
 import { Operation } from "@ocs/protocol"
 import { Connect, TenantSeed } from "@ocs/tenant-store"
 import { CommerceClient, RateLimiter } from "@ocs/transport"
@@ -72,6 +73,8 @@ export const Config = Schema.Struct({
   sqlite: Schema.optional(Schema.Struct({ exclusiveLocking: Schema.optional(Schema.Boolean), diskProbe: Schema.optional(Schema.Boolean) })),
   /** The event log: @ocs/event-log's section (its defaults: `EventLogOptions.defaults`). */
   eventLog: EventLogOptions.Section,
+  /** Where the copy is kept: @ocs/read-models' section (SQLite by default; PostgreSQL, docs/postgres.md). */
+  readModels: Schema.optional(ReadModelsOptions.Section),
   /** 32 bytes, base64 or hex: encrypts access tokens and verify tokens at rest. */
   encryptionKey: Schema.optional(Schema.String),
   /** The API's base URLs and timeout: @ocs/transport's CommerceClient section. */

@@ -23,13 +23,14 @@ import { EventLog, KafkaEventLog, SqliteEventLog } from "@ocs/event-log"
 import { Ingestion, WebhookApps } from "@ocs/ingestion"
 import { PluginRuntime } from "@ocs/plugin-runtime"
 import { Ids } from "@ocs/protocol"
-import { ReadModels } from "@ocs/read-models"
+import { ReadApi, ReadModels, ReadModelsOptions } from "@ocs/read-models"
 import { DiskProbe, SqliteDatabase } from "@ocs/sqlite"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
 import { Command, CommandEngine } from "@ocs/commands"
 import { PluginError } from "@ocs/plugin-sdk"
 import * as Admin from "./Admin.ts"
 import * as BackgroundLoops from "../ops/BackgroundLoops.ts"
+import * as PostgresCopy from "../ops/PostgresCopy.ts"
 import * as RelayHealth from "../ops/RelayHealth.ts"
 import type { Config } from "../boot/Config.ts"
 import * as LoopHealthModule from "@ocs/observability/LoopHealth"
@@ -390,6 +391,12 @@ export const start = (config: Config) =>
       }
     })
     yield* sync.start
+    // `readModels.store: postgres`: the copy is also projected into PostgreSQL, and the admin read routes answer from it.
+    const postgres = ReadModelsOptions.postgresOf(config.readModels)
+    if (postgres !== undefined && config.eventLog.mode === "kafka") {
+      return yield* Effect.fail(new Error("readModels.store postgres: with the SQLite event log only, for now (docs/postgres.md)"))
+    }
+    const postgresReads = postgres === undefined ? undefined : yield* PostgresCopy.start(postgres)
 
     const ingestion = yield* Ingestion.Ingestion
     const router = yield* Admin.routes({
@@ -414,7 +421,7 @@ export const start = (config: Config) =>
         }),
         timeoutMs: config.api.timeoutMs
       }
-    })
+    }).pipe(postgresReads === undefined ? (routes) => routes : Effect.provideService(ReadApi.ReadApiService, postgresReads))
     const adminListener = yield* NodeHttpServer.makeHandler(router.asHttpEffect(), { scope })
 
     const listener = (req: Http.IncomingMessage, res: Http.ServerResponse) => {

@@ -61,14 +61,14 @@ export const changedFields = (kind: "product" | "order", before: Record<string, 
   return out
 }
 
-interface EntityRow {
+export interface EntityRow {
   readonly record: string
   readonly deleted: number
   readonly status?: string | null
   readonly last_event_id: string
 }
 
-interface StockRow {
+export interface StockRow {
   readonly depot_id: string
   readonly remain_text: string | null
   readonly available_text: string | null
@@ -100,11 +100,29 @@ const traceOf = (meta: unknown): string | null => {
   return typeof value === "string" ? value : null
 }
 
-export const make = (client: Database.Database) => {
+/**
+ * What change detection reads and writes, in the projection's transaction. The SQLite file
+ * answers with prepared statements (`make`); the PostgreSQL store answers from rows it read for a
+ * run of records beforehand and writes what was collected afterwards (../postgres/Changes.ts).
+ */
+export interface Reads {
+  readonly entity: (kind: "product" | "order" | "bill", appId: string, businessId: string, id: string) => EntityRow | undefined
+  readonly stock: (appId: string, businessId: string, productId: string) => ReadonlyArray<StockRow>
+  /** A pass saw this id (entity "" marks the pass completed). */
+  readonly seen: (appId: string, businessId: string, pass: string, id: string) => void
+  readonly completed: (appId: string, businessId: string, pass: string) => boolean
+  /** The live rows of a kind the pass did not see and that were last received before it started. */
+  readonly missing: (kind: string, appId: string, businessId: string, createdFrom: number | null, pass: string, startedAt: number) => ReadonlyArray<{ readonly id: string }>
+  readonly forget: (appId: string, businessId: string, pass: string) => void
+  readonly outbox: (appId: string, businessId: string, recordId: string, offset: number, body: string, trace: string | null) => void
+}
+
+/** The reads of an SQLite read-model file (prepared statements, synchronous). */
+export const sqliteReads = (client: Database.Database): Reads => {
   const productRow = client.prepare<[string, string, string], EntityRow>(Products.compare.current)
   const orderRow = client.prepare<[string, string, string], EntityRow>(Orders.compare.current)
   const stockRows = client.prepare<[string, string, string], StockRow>(Inventory.compare.current)
-  const billRow = client.prepare<[string, string, string], EntityRow>("SELECT record, deleted, last_event_id FROM bills WHERE app_id = ? AND business_id = ? AND id = ?")
+  const billRow = client.prepare<[string, string, string], EntityRow>(BILL_CURRENT)
   const rowOf = (kind: "product" | "order" | "bill") => (kind === "product" ? productRow : kind === "order" ? orderRow : billRow)
   const seen = client.prepare("INSERT OR IGNORE INTO pass_seen (app_id, business_id, pass_id, entity_id) VALUES (?, ?, ?, ?)")
   const forget = client.prepare("DELETE FROM pass_seen WHERE app_id = ? AND business_id = ? AND pass_id = ?")
@@ -113,21 +131,45 @@ export const make = (client: Database.Database) => {
   const completed = client.prepare<[string, string, string], { readonly n: number }>(
     "SELECT 1 AS n FROM pass_seen WHERE app_id = ? AND business_id = ? AND pass_id = ? AND entity_id = ''"
   )
-  /**
-   * The live rows of a kind a pass did not see and that were last received before it started.
-   * Windowed reads (orders, bills) cover their horizon only: older rows are never candidates.
-   * Stock: a product whose product/inventory item was not served (all its depot rows).
-   */
-  const missing = (table: string, idColumn: string, windowed: boolean) =>
-    client.prepare<[string, string, number | null, number | null, string, number], { readonly id: string }>(
-      `SELECT t.${idColumn} AS id FROM ${table} t WHERE t.app_id = ? AND t.business_id = ? AND t.deleted = 0
-        ${windowed ? "AND (? IS NULL OR t.created_at_ms >= ?)" : "AND (? IS NULL OR ? IS NULL)"}
-        AND NOT EXISTS (SELECT 1 FROM pass_seen s WHERE s.app_id = t.app_id AND s.business_id = t.business_id AND s.pass_id = ? AND s.entity_id = t.${idColumn})
-        GROUP BY t.${idColumn} HAVING MAX(t.last_received_at) < ?
-        ORDER BY 1`
-    )
-  const missingOf = new Map(Projections.passes.map((pass) => [pass.kind, missing(pass.table, pass.idColumn, pass.windowed)]))
+  const missingOf = new Map(
+    Projections.passes.map((pass) => [pass.kind, client.prepare<[string, string, number | null, number | null, string, number], { readonly id: string }>(missingSql(pass))])
+  )
   const outbox = client.prepare("INSERT INTO change_outbox (app_id, business_id, source_record_id, source_offset, body, trace) VALUES (?, ?, ?, ?, ?, ?)")
+  return {
+    entity: (kind, appId, businessId, id) => rowOf(kind).get(appId, businessId, id),
+    stock: (appId, businessId, productId) => stockRows.all(appId, businessId, productId),
+    seen: (appId, businessId, pass, id) => void seen.run(appId, businessId, pass, id),
+    completed: (appId, businessId, pass) => completed.get(appId, businessId, pass) !== undefined,
+    missing: (kind, appId, businessId, createdFrom, pass, startedAt) => missingOf.get(kind as never)!.all(appId, businessId, createdFrom, createdFrom, pass, startedAt),
+    forget: (appId, businessId, pass) => void forget.run(appId, businessId, pass),
+    outbox: (appId, businessId, recordId, offset, body, trace) => void outbox.run(appId, businessId, recordId, offset, body, trace)
+  }
+}
+
+export const BILL_CURRENT = "SELECT record, deleted, last_event_id FROM bills WHERE app_id = ? AND business_id = ? AND id = ?"
+
+/**
+ * The live rows of a kind a pass did not see and that were last received before it started.
+ * Windowed reads (orders, bills) cover their horizon only: older rows are never candidates.
+ * Stock: a product whose product/inventory item was not served (all its depot rows).
+ * Binds tenant, createdFrom twice, pass id, startedAt.
+ */
+export const missingSql = (pass: { readonly table: string; readonly idColumn: string; readonly windowed: boolean }): string =>
+  `SELECT t.${pass.idColumn} AS id FROM ${pass.table} t WHERE t.app_id = ? AND t.business_id = ? AND t.deleted = 0
+        ${pass.windowed ? "AND (? IS NULL OR t.created_at_ms >= ?)" : "AND (? IS NULL OR ? IS NULL)"}
+        AND NOT EXISTS (SELECT 1 FROM pass_seen s WHERE s.app_id = t.app_id AND s.business_id = t.business_id AND s.pass_id = ? AND s.entity_id = t.${pass.idColumn})
+        GROUP BY t.${pass.idColumn} HAVING MAX(t.last_received_at) < ?
+        ORDER BY 1`
+
+export const make = (client: Database.Database) => detector(sqliteReads(client))
+
+/** Change detection over any store's reads: `before` and `after` one record's rows are written. */
+export const detector = (reads: Reads) => {
+  const rowOf = (kind: "product" | "order" | "bill") => ({ get: (appId: string, businessId: string, id: string) => reads.entity(kind, appId, businessId, id) })
+  const productRow = rowOf("product")
+  const orderRow = rowOf("order")
+  const stockRows = { all: reads.stock }
+  const seen = { run: reads.seen }
 
   /** A page the log already held, seen again by a pass: its ids count as seen. */
   const seenAgain = (record: ProjectableRecord) => {
@@ -302,22 +344,24 @@ export const make = (client: Database.Database) => {
     }
     for (const event of events) {
       if (event._tag !== "SyncPassCompleted") continue
-      if (completed.get(event.appId, event.businessId, event.passId) !== undefined) continue
+      if (reads.completed(event.appId, event.businessId, event.passId)) continue
       if (!DomainEvent.isDeletableKind(event.kind)) continue
       const deletion = DomainEvent.deletionOf[event.kind]
-      const rows = missingOf.get(event.kind)!.all(event.appId, event.businessId, event.createdFrom ?? null, event.createdFrom ?? null, event.passId, event.startedAt)
+      const rows = reads.missing(event.kind, event.appId, event.businessId, event.createdFrom ?? null, event.passId, event.startedAt)
       const reason = `not served by full pass ${event.passId}`
       for (const { id } of rows) changes.push(JSON.stringify({ change: deletion.change, [deletion.idField]: id, reason }))
-      forget.run(event.appId, event.businessId, event.passId)
-      seen.run(event.appId, event.businessId, event.passId, "")
+      reads.forget(event.appId, event.businessId, event.passId)
+      reads.seen(event.appId, event.businessId, event.passId, "")
     }
     if (changes.length === 0) return 0
-    outbox.run(record.appId, record.businessId ?? "", record.id, record.offset, EngineRecord.changesBody(changes), traceOf(record.meta))
+    reads.outbox(record.appId, record.businessId ?? "", record.id, record.offset, EngineRecord.changesBody(changes), traceOf(record.meta))
     return changes.length
   }
 
   return { before, after }
 }
+
+export type Detector = ReturnType<typeof detector>
 
 /** One product's stock item as the page or webhook carried it (each level keeps its raw depot entry). */
 const rawItem = (items: ReadonlyArray<Records.StockLevel>): unknown => {

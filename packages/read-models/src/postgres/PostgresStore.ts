@@ -7,11 +7,14 @@
  *   checkpoint, which never moves backwards. Runs of rows of one statement go as one statement
  *   (./Statements.ts); a run is cut where a key repeats, so the conflict rule sees every
  *   observation in log order, as in SQLite.
+ * - `projectStream` (catchUp, `rebuildAndSwap`): batches of a stream, each with its checkpoint;
+ *   the planner thread decodes ahead when nothing is compared.
  * - The schema is created and migrated (drizzle-kit's `drizzle-pg/`) when the store opens; the
  *   migrations' journal lives in the same schema, so each schema is a copy of its own.
- *
- * Not here yet: change detection (the change outbox), quarantine and Kafka-mode dedupe keys,
- * which the SQLite file has (../internal/projection.ts).
+ * - As in the SQLite file (../internal/projection.ts), in the same transaction: Kafka-mode copies
+ *   of a fact applied at another position are dropped (`applied_dedupe_keys`), records of a
+ *   business the tenant predicate refuses are remembered in `quarantined_records`, and change
+ *   detection writes the changes it finds to `change_outbox` (./Changes.ts).
  */
 import { Checkpoints, EventLog, type LogRecord } from "@ocs/event-log"
 import { DomainEvent } from "@ocs/protocol"
@@ -23,8 +26,11 @@ import * as Crypto from "node:crypto"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { emptyPlan, type Param, type Plan, planDecoded, type ProjectableRecord } from "../internal/plan.ts"
+import * as Planner from "../internal/planner.ts"
 import { projectedTables } from "../projections/index.ts"
 import { quote } from "../projections/Projection.ts"
+import type { Accepts } from "../internal/options.ts"
+import * as Changes from "./Changes.ts"
 import { type PgStatement, statements, typeOf } from "./Statements.ts"
 import * as Tables from "./Tables.ts"
 
@@ -43,7 +49,15 @@ export interface Options {
   readonly schema?: string | undefined
   /** Connections in the pool. Default 4. */
   readonly pool?: number | undefined
+  /**
+   * Change detection (the change outbox, docs/architecture.md §4.14) on the live path. Default
+   * true; a rebuild replays the log's `changes` records instead.
+   */
+  readonly detectChanges?: boolean | undefined
 }
+
+/** Kafka mode: how long a dedupe key is remembered against copies from other servers (24 h, as in SQLite). */
+const DEDUPE_WINDOW_MILLIS = 24 * 3600 * 1000
 
 export const DEFAULT_SCHEMA = "ocs_read_models"
 
@@ -67,6 +81,10 @@ export interface ApplyStats {
   readonly events: number
   /** Statements sent (batched runs count once). */
   readonly statements: number
+  /** Records of businesses the predicate refused, remembered in `quarantined_records`. */
+  readonly quarantined: number
+  /** Changes found and written to the change outbox. */
+  readonly changes: number
 }
 
 const fail = (operation: string) => (error: unknown) =>
@@ -103,14 +121,17 @@ const execute = async (client: pg.PoolClient, plan: Plan, keep: (r: number) => b
     start = end
   }
   let sent = 0
+  const send = async (query: pg.QueryConfig) => {
+    await client.query(query)
+    sent++
+  }
   const run = async (rows: ReadonlyArray<number>) => {
     let batch: { statement: Extract<PgStatement, { kind: "batch" }>; op: number; columns: Array<Array<Param>>; keys: Set<string>; rows: number } | undefined
     const flush = async () => {
       if (batch === undefined) return
       const current = batch
       batch = undefined
-      await client.query({ name: `ocs:${current.statement.name}`, text: current.statement.sql, values: current.columns })
-      sent++
+      await send({ name: `ocs:${current.statement.name}`, text: current.statement.sql, values: current.columns })
     }
     for (const k of rows) {
       const op = plan.ops[k]!
@@ -118,8 +139,7 @@ const execute = async (client: pg.PoolClient, plan: Plan, keep: (r: number) => b
       const statement = statements[op]!
       if (statement.kind === "single") {
         await flush()
-        await client.query({ name: `ocs:${statement.name}`, text: statement.sql, values: params as Array<Param> })
-        sent++
+        await send({ name: `ocs:${statement.name}`, text: statement.sql, values: params as Array<Param> })
         continue
       }
       const key = statement.key === 0 ? "" : JSON.stringify(params.slice(0, statement.key))
@@ -142,6 +162,27 @@ const execute = async (client: pg.PoolClient, plan: Plan, keep: (r: number) => b
   }
   return sent
 }
+
+/** The plans of consecutive chunks of records as one plan. */
+const merged = (plans: ReadonlyArray<Plan>): Plan => {
+  if (plans.length === 1) return plans[0]!
+  const out = emptyPlan()
+  for (const plan of plans) {
+    const base = out.ops.length
+    for (let k = 0; k < plan.ops.length; k++) {
+      out.ops.push(plan.ops[k]!)
+      out.params.push(plan.params[k]!)
+    }
+    for (let r = 0; r < plan.ends.length; r++) {
+      out.ends.push(plan.ends[r]! + base)
+      out.events.push(plan.events[r]!)
+    }
+  }
+  return out
+}
+
+/** Batches planned ahead of the one being written (the planner thread's lead). */
+const BATCHES_AHEAD = 2
 
 /** Opens the store in the current scope: the pool, the schema, its migrations. */
 export const make = Effect.fnUntraced(function*(options: Options) {
@@ -181,15 +222,80 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       catch: fail(operation)
     })
 
+  const detect = options.detectChanges !== false
+  let prunedAt = 0
+
+  /**
+   * Kafka mode (records read from a topic): drops the copies of a fact applied at another
+   * position (../internal/redeliveries.ts), one statement for the batch: the first position
+   * inserted for a key is the one kept, a record at its own position is kept again.
+   */
+  const dropCopies = async (client: pg.PoolClient, records: ReadonlyArray<ProjectableRecord & { readonly dedupeKey: string | null; readonly kafka?: unknown }>) => {
+    const keyed = records.filter((record) => record.kafka !== undefined && record.dedupeKey !== null)
+    if (keyed.length === 0) return records
+    const result = await client.query<{ app_id: string; business_id: string; dedupe_key: string; offset: number }>({
+      name: "ocs:dedupe",
+      text: `WITH v AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[]) AS v(a, b, k, o, t)),
+        ins AS (INSERT INTO applied_dedupe_keys (app_id, business_id, dedupe_key, "offset", received_at) SELECT * FROM v ON CONFLICT DO NOTHING)
+        SELECT d.app_id, d.business_id, d.dedupe_key, d."offset" FROM applied_dedupe_keys d JOIN v ON d.app_id = v.a AND d.business_id = v.b AND d.dedupe_key = v.k`,
+      values: [
+        keyed.map((r) => r.appId), keyed.map((r) => r.businessId ?? ""), keyed.map((r) => r.dedupeKey),
+        keyed.map((r) => r.offset), keyed.map((r) => r.receivedAt)
+      ]
+    })
+    // The statement's reads see the table before its own insert: a key new to the table is
+    // kept at its first position in the batch.
+    const first = new Map(result.rows.map((row) => [`${row.app_id}\u0000${row.business_id}\u0000${row.dedupe_key}`, row.offset]))
+    return records.filter((record) => {
+      if (record.kafka === undefined || record.dedupeKey === null) return true
+      const key = `${record.appId}\u0000${record.businessId ?? ""}\u0000${record.dedupeKey}`
+      const offset = first.get(key)
+      if (offset === undefined) {
+        first.set(key, record.offset)
+        return true
+      }
+      return offset === record.offset
+    })
+  }
+
   /**
    * Applies `records` (in log order) and saves `checkpoint` for `consumer` in one transaction.
-   * Records applied before (by offset) are skipped.
+   * Records applied before (by offset) are skipped; records of a business `accepts` refuses are
+   * quarantined, not applied.
    */
-  const project = (records: ReadonlyArray<ProjectableRecord>, checkpoint?: { readonly consumer: string; readonly checkpoint: LogRecord.Checkpoint }) =>
+  const project = (
+    records: ReadonlyArray<LogRecord.LogRecord>,
+    checkpoint?: { readonly consumer: string; readonly checkpoint: LogRecord.Checkpoint },
+    options?: {
+      readonly accepts?: Accepts | undefined
+      /** The records' plans, made beforehand (the planner thread): used when every record is applied as given and nothing is compared. */
+      readonly plans?: ReadonlyArray<Plan> | undefined
+    }
+  ) =>
     transaction("project", async (client): Promise<ApplyStats> => {
-      const plan = emptyPlan()
-      for (const record of records) planDecoded(plan, record, DomainEvent.decode(record))
-      const offsets = records.map((record) => record.offset)
+      const now = Date.now()
+      const fromTopic = records.length > 0 && records[0]!.kafka !== undefined
+      const admitted = fromTopic ? await dropCopies(client, records) : records
+      if (fromTopic && now - prunedAt >= 60_000) {
+        prunedAt = now
+        await client.query({ name: "ocs:dedupe.prune", text: "DELETE FROM applied_dedupe_keys WHERE received_at < $1", values: [now - DEDUPE_WINDOW_MILLIS] })
+      }
+      const accepts = options?.accepts
+      const accepted = accepts === undefined ? admitted : admitted.filter((r) => r.businessId === null || accepts(r.appId, r.businessId))
+      const refused = accepts === undefined ? [] : admitted.filter((r) => r.businessId !== null && !accepts(r.appId, r.businessId))
+      if (refused.length > 0) {
+        await client.query({
+          name: "ocs:quarantine",
+          text: `INSERT INTO quarantined_records ("offset", app_id, business_id, type, received_at)
+            SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[]) ON CONFLICT DO NOTHING`,
+          values: [refused.map((r) => r.offset), refused.map((r) => r.appId), refused.map((r) => r.businessId), refused.map((r) => r.type), refused.map((r) => r.receivedAt)]
+        })
+      }
+      const planned = options?.plans !== undefined && !detect && accepted === records
+      const decoded = planned ? [] : accepted.map((record) => DomainEvent.decode(record))
+      const plan = planned ? merged(options.plans!) : emptyPlan()
+      if (!planned) for (let r = 0; r < accepted.length; r++) planDecoded(plan, accepted[r]!, decoded[r]!)
+      const offsets = accepted.map((record) => record.offset)
       const inserted = await client.query<{ offset: number }>({
         name: "ocs:applied",
         text: `INSERT INTO applied_records ("offset") SELECT * FROM unnest($1::bigint[]) ON CONFLICT DO NOTHING RETURNING "offset"`,
@@ -197,14 +303,20 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       })
       const fresh = new Set(inserted.rows.map((row) => row.offset))
       // A record twice in one batch is applied at its first place only.
-      const keep = records.map((record) => fresh.delete(record.offset))
+      const keep = accepted.map((record) => fresh.delete(record.offset))
       let events = 0
       let count = 0
-      for (let r = 0; r < records.length; r++) if (keep[r]) {
+      for (let r = 0; r < accepted.length; r++) if (keep[r]) {
         count++
         events += plan.events[r]!
       }
-      const sent = await execute(client, plan, (r) => keep[r]!)
+      let sent: number
+      let changes = 0
+      if (detect) {
+        const result = await Changes.applyDetecting(client, accepted, decoded, plan, keep, -1, (only) => execute(client, plan, only))
+        sent = result.statements
+        changes = result.changes
+      } else sent = await execute(client, plan, (r) => keep[r]!)
       if (checkpoint !== undefined) {
         const next = Checkpoints.parseSqlite(checkpoint.checkpoint)
         // The checkpoint table is the event log's (its PostgreSQL twin): written through drizzle,
@@ -219,7 +331,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
             .onConflictDoUpdate({ target: t.consumer as never, set: { checkpoint: checkpoint.checkpoint, updatedAt: now } as never })
         }
       }
-      return { records: count, events, statements: sent }
+      return { records: count, events, statements: sent, quarantined: refused.length, changes }
     })
 
   const checkpoint = (consumer: string) =>
@@ -238,15 +350,16 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   /**
    * The digest of the projected content, computed exactly as the SQLite file's
    * (../internal/digest.ts): per table, sha256 over its rows in key order (bytewise, as SQLite
-   * orders text), content columns only.
+   * orders text), content columns only; of one tenant, or of everything.
    */
-  const digest = Effect.tryPromise({
+  const digestOf = (tenant?: { readonly appId: string; readonly businessId: string }) => Effect.tryPromise({
     try: async () => {
       const all = Crypto.createHash("sha256")
       const out: Record<string, { sha256: string; rows: number }> = {}
       for (const table of projectedTables) {
         const result = await pool.query({
-          text: `SELECT ${[...table.key, ...table.content].map(quote).join(", ")} FROM ${table.name} ORDER BY ${table.key.map((k) => (typeOf(table.name, k) === "text" ? `${quote(k)} COLLATE "C"` : quote(k))).join(", ")}`,
+          values: tenant === undefined ? [] : [tenant.appId, tenant.businessId],
+          text: `SELECT ${[...table.key, ...table.content].map(quote).join(", ")} FROM ${table.name}${tenant === undefined ? "" : " WHERE app_id = $1 AND business_id = $2"} ORDER BY ${table.key.map((k) => (typeOf(table.name, k) === "text" ? `${quote(k)} COLLATE "C"` : quote(k))).join(", ")}`,
           rowMode: "array"
         })
         const hash = Crypto.createHash("sha256")
@@ -262,6 +375,46 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     },
     catch: fail("digest")
   })
+  const digest = digestOf()
+
+  /**
+   * Projects a stream of records in log order, `batchSize` per transaction, each batch with its
+   * checkpoint (SQLite offsets): the rebuild's path. Without change detection a planner thread
+   * decodes and plans the next batches while this one writes the oldest (../internal/planner.ts),
+   * so decoding overlaps the database's work.
+   */
+  const projectStream = <E, R>(records: Stream.Stream<LogRecord.LogRecord, E, R>, consumer: string = DEFAULT_CONSUMER, batchSize = 2000) =>
+    Effect.scoped(Effect.gen(function*() {
+      let count = 0
+      const checkpointOf = (batch: ReadonlyArray<LogRecord.LogRecord>) => ({ consumer, checkpoint: Checkpoints.sqlite(batch[batch.length - 1]!.offset) })
+      if (detect) {
+        yield* records.pipe(
+          Stream.rechunk(batchSize),
+          Stream.runForEachArray((batch) => Effect.map(project(batch, checkpointOf(batch)), () => void (count += batch.length)))
+        )
+        return count
+      }
+      const pipeline = yield* Planner.make<LogRecord.LogRecord>(`postgres:${schema}`)
+      const writeUntil = (left: number) =>
+        Effect.whileLoop({
+          while: () => pipeline.size() > left,
+          body: () =>
+            Effect.flatMap(
+              Effect.tryPromise({ try: () => pipeline.take(), catch: fail("plan") }),
+              ({ plans, records: batch }) => Effect.as(project(batch, checkpointOf(batch), { plans }), batch.length)
+            ),
+          step: (n) => void (count += n)
+        })
+      yield* records.pipe(
+        Stream.rechunk(batchSize),
+        Stream.runForEachArray((batch) => {
+          pipeline.add(batch)
+          return writeUntil(BATCHES_AHEAD)
+        }),
+        Effect.andThen(Effect.suspend(() => writeUntil(0)))
+      )
+      return count
+    }))
 
   /**
    * Projects every record after the stored checkpoint present in the log now (a log whose
@@ -275,15 +428,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       if (last === undefined) {
         return yield* new PostgresStoreError({ operation: "catchUp", message: `catchUp resumes SQLite checkpoints only; got ${Option.getOrThrow(stored)}` })
       }
-      let records = 0
-      yield* log.read({ tenant: "all", from: last + 1, pageSize: batchSize }).pipe(
-        Stream.rechunk(batchSize),
-        Stream.runForEachArray((page) => {
-          records += page.length
-          return project(page, { consumer, checkpoint: Checkpoints.sqlite(page[page.length - 1]!.offset) })
-        })
-      )
-      return records
+      return yield* projectStream(log.read({ tenant: "all", from: last + 1, pageSize: batchSize }), consumer, batchSize)
     })
 
   /** Follows the log from the stored checkpoint in a fiber of the current scope (any log, Kafka too). */
@@ -301,7 +446,12 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       )
     })
 
-  return { schema, pool, project, checkpoint, query, digest, catchUp, run }
+  /** The change outbox in order: each row's changes (`EngineRecord.changesBody`) and the record that revealed them. */
+  const changes = query<{ seq: number; app_id: string; business_id: string; source_offset: number; body: string }>(
+    "SELECT seq, app_id, business_id, source_offset, body FROM change_outbox ORDER BY seq"
+  )
+
+  return { schema, pool, project, projectStream, checkpoint, query, digest, digestOf, catchUp, run, changes }
 })
 
 /** The consumer name the SQLite read models use too. */
@@ -333,16 +483,8 @@ export const rebuildAndSwap = Effect.fnUntraced(function*(options: RebuildOption
   yield* Effect.acquireRelease(Effect.tryPromise({ try: () => admin.connect(), catch: fail("connect") }), () => Effect.promise(() => admin.end()))
   yield* Effect.tryPromise({ try: () => admin.query(`DROP SCHEMA IF EXISTS ${next} CASCADE`), catch: fail("rebuild") })
   const stats = yield* Effect.scoped(Effect.gen(function*() {
-    const store = yield* make({ url: options.url, schema: next, pool: options.pool })
-    const consumer = options.consumer ?? DEFAULT_CONSUMER
-    let records = 0
-    yield* options.records.pipe(
-      Stream.rechunk(options.batchSize ?? 2000),
-      Stream.runForEachArray((batch) => {
-        const last = batch[batch.length - 1]!
-        records += batch.length
-        return store.project(batch, { consumer, checkpoint: Checkpoints.sqlite(last.offset) })
-      }),
+    const store = yield* make({ url: options.url, schema: next, pool: options.pool, detectChanges: false })
+    const records = yield* store.projectStream(options.records, options.consumer ?? DEFAULT_CONSUMER, options.batchSize ?? 2000).pipe(
       Effect.mapError((error) => (error instanceof PostgresStoreError ? error : fail("rebuild")(error)))
     )
     return { records }

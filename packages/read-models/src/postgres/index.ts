@@ -4,3 +4,4 @@
  */
 export * as PostgresStore from "./PostgresStore.ts"
 export * as PostgresTables from "./Tables.ts"
+export * as PostgresReadApi from "./ReadApi.ts"

@@ -1,11 +1,12 @@
 /**
  * The read models of one tenant: products, stock, orders, bills, customers, depots, categories,
  * brands, payments, documents, and the page service's (pages, users, tags, conversations, their
- * messages, page customers). Every filter is bounded and checked: bad input is a 400.
+ * messages, page customers). Every filter is bounded and checked: bad input is a 400. They read
+ * the server's SQLite file, or the PostgreSQL copy with `readModels.store: postgres`.
  */
 import { Effect, Option } from "effect"
 import type { HttpRouter } from "effect/http"
-import { ReadModels } from "@ocs/read-models"
+import { ReadApi, ReadModels } from "@ocs/read-models"
 import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
 import {
   type AdminOptions,
@@ -27,7 +28,9 @@ import {
 export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
   Effect.gen(function*() {
     const store = yield* TenantRegistry
-    const readModels = yield* ReadModels.ReadModels
+    // The server's own file, unless the read API is given (`readModels.store: postgres`).
+    const given = yield* Effect.serviceOption(ReadApi.ReadApiService)
+    const readModels: ReadApi.ReadApi = Option.isSome(given) ? given.value : yield* ReadModels.ReadModels
     const admin = guard(options)
     const existing = existingTenant(store)
     const base = "/admin/tenants/:appId/:businessId"
