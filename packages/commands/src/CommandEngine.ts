@@ -88,7 +88,11 @@ export interface Options {
   readonly settleMs?: number | undefined
   /** Targeted reads tried before a doubt is left to a person (default 3). */
   readonly readBackAttempts?: number | undefined
-  /** Commands being sent at once, all tenants (default 64); the scheduler spreads their calls. */
+  /**
+   * Ignored (kept so existing configurations still load). A command waiting for its key's budget
+   * holds nothing: it waits in its write lane and in the scheduler, and the calls in flight are
+   * bounded by the scheduler's `maxInFlight`, a slot taken only while a call is on the wire.
+   */
   readonly concurrency?: number | undefined
   /**
    * How long the first queued product.add / customer.add waits for others of its tenant before a
@@ -189,7 +193,6 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const maxAttempts = options.maxAttempts ?? 5
   const settle = Duration.millis(options.settleMs ?? 2000)
   const readBackAttempts = options.readBackAttempts ?? 3
-  const slots = yield* Semaphore.make(options.concurrency ?? 64)
   const context = yield* Effect.context<EventLog.EventLog>()
   const copy = yield* Effect.serviceOption(CommandCopy)
 
@@ -225,15 +228,23 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     })
   const scope = yield* Effect.scope
 
-  /** Appends a transition (durable), then moves the command in memory and wakes its waiters. */
-  const transition = (command: Command, t: EngineRecordCommands.Transition) =>
+  /**
+   * Appends transitions of one command (durable, in one commit), then moves the command in memory
+   * and wakes its waiters. Several only when nothing happens between them (an answer and its
+   * confirmation): one commit instead of two.
+   */
+  const transitions = (command: Command, ts: ReadonlyArray<EngineRecordCommands.Transition>) =>
     Effect.gen(function*() {
-      const { at } = yield* Ledger.append(command.tenant, t)
-      const next = Ledger.step(commands.get(command.id) ?? command, command.tenant, t, at)!
+      const { at } = yield* Ledger.appendAll(command.tenant, ts)
+      let next = commands.get(command.id) ?? command
+      for (const t of ts) next = Ledger.step(next, command.tenant, t, at)!
       commands.set(next.id, next)
       if (EngineRecordCommands.isFinal(next.state)) yield* wake(next.id)
       return next
     }).pipe(Effect.provide(context))
+
+  /** Appends a transition (durable), then moves the command in memory and wakes its waiters. */
+  const transition = (command: Command, t: EngineRecordCommands.Transition) => transitions(command, [t])
 
   /**
    * One call in flight per write key (tenant + URL): a call already on the wire when another one
@@ -255,9 +266,15 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         })
     )
 
+  const laneOf = (tenant: Ids.TenantRef, kind: CommandKind.CommandKind<unknown>) => `${Ids.tenantKey(tenant)}:${kind.operation.path}`
+
   /** One call of a kind's write, through the tenant's write lane of its URL. */
   const callOnce = (tenant: Ids.TenantRef, access: TenantAccess, kind: CommandKind.CommandKind<unknown>, body: unknown) =>
-    inLane(`${Ids.tenantKey(tenant)}:${kind.operation.path}`, Effect.gen(function*() {
+    inLane(laneOf(tenant, kind), callBare(access, kind, body))
+
+  /** One call (the caller holds the write lane). */
+  const callBare = (access: TenantAccess, kind: CommandKind.CommandKind<unknown>, body: unknown) =>
+    Effect.gen(function*() {
       let answer: { readonly status: number; readonly text: string } | undefined
       const result = yield* client.call(access, kind.operation, body, {
         priority: "interactive",
@@ -266,18 +283,34 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       }).pipe(Effect.result)
       if (result._tag === "Success") return { _tag: "Answered", data: result.success.data, text: result.success.text, status: answer?.status ?? 200 } as Outcome
       return classify(result.failure, answer)
-    }))
+    })
 
   const coalescer = Coalescer.make({
     lingerMs: options.coalesceMs ?? 20,
     send: callOnce
   }, scope)
 
-  /** One attempt: a kind that takes several items a call joins the tenant's next call of it. */
-  const attemptOnce = (command: Command, access: TenantAccess, kind: CommandKind.CommandKind<unknown>): Effect.Effect<Outcome> =>
-    kind.batch !== undefined
-      ? coalescer.attempt(command, access, kind, kind.batch)
-      : callOnce(command.tenant, access, kind, kind.body(command.payload, command.marker))
+  /**
+   * One attempt: its `sent` recorded, then the call. A kind that takes several items a call
+   * records it and joins the tenant's next call of it. Any other records it once it holds its
+   * write lane, so a command waiting for its turn (or for its key's budget behind the lane)
+   * holds nothing, stays cancellable, and a crash leaves at most one attempt per lane in doubt.
+   * Undefined: a cancel won the race to the first send, nothing went out.
+   */
+  const attemptOnce = (command: Command, access: TenantAccess, kind: CommandKind.CommandKind<unknown>, attempt: number) => {
+    const claim = Effect.suspend(() => {
+      // The check and the claim with no yield between: a cancel never races a send.
+      if (commands.get(command.id)?.state === "cancelled") return Effect.succeed(undefined)
+      claimed.add(command.id)
+      return transition(command, { state: "sent", command: command.id, attempt })
+    })
+    const send = (sent: Command) =>
+      kind.batch !== undefined
+        ? coalescer.attempt(sent, access, kind, kind.batch)
+        : callBare(access, kind, kind.body(sent.payload, sent.marker))
+    const go = Effect.flatMap(claim, (sent) => sent === undefined ? Effect.succeed(undefined) : Effect.map(send(sent), (outcome) => ({ sent, outcome })))
+    return kind.batch !== undefined ? go : inLane(laneOf(command.tenant, kind), go)
+  }
 
   /** The effect's id in the copy, by the kind's natural key (no call); none without a copy or a key. */
   const inCopy = (command: Command, kind: CommandKind.CommandKind<unknown>) =>
@@ -431,15 +464,16 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           return
         }
         const attempt = command.attempts + 1
+        const attempted = yield* attemptOnce(command, access.success, kind, attempt)
         // A cancel won the race to the first send: nothing goes out.
-        if (commands.get(command.id)?.state === "cancelled") return
-        claimed.add(command.id)
-        command = yield* transition(command, { state: "sent", command: command.id, attempt })
-        const outcome = yield* attemptOnce(command, access.success, kind)
+        if (attempted === undefined) return
+        command = attempted.sent
+        const outcome = attempted.outcome
         switch (outcome._tag) {
           case "Answered": {
             const entityId = kind.entityId(outcome.data, command.payload)
-            yield* transition(command, {
+            // The answer and the confirmation it makes: one commit.
+            const confirmed = yield* transitions(command, [{
               state: "answered",
               command: command.id,
               attempt,
@@ -447,8 +481,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
               body: outcome.text,
               ...(entityId === undefined ? {} : { entityId }),
               ...(outcome.call === undefined ? {} : { call: outcome.call })
-            })
-            const confirmed = yield* transition(command, { state: "confirmed", command: command.id, by: "answer", ...(entityId === undefined ? {} : { entityId }) })
+            }, { state: "confirmed", command: command.id, by: "answer", ...(entityId === undefined ? {} : { entityId }) }])
             yield* watchForEffect(confirmed)
             return
           }
@@ -497,10 +530,10 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const launch = (command: Command) =>
     Effect.suspend(() => {
       running.add(command.id)
-      // A kind coalesced into calls takes no slot: its calls are one per tenant and kind, and
-      // holding 64 slots would cap a call at 64 items.
-      const kind = CommandKind.find(command.kind)
-      return Effect.forkIn((kind?.batch !== undefined ? drive(command) : slots.withPermit(drive(command))).pipe(
+      // No slot is held while a command waits: it waits in its write lane (one call in flight per
+      // tenant and URL) and in the scheduler for its key's budget; the scheduler's maxInFlight
+      // bounds the calls on the wire.
+      return Effect.forkIn(drive(command).pipe(
         Effect.ensuring(Effect.suspend(() => {
           running.delete(command.id)
           return wake(command.id)
