@@ -27,6 +27,7 @@ import {
 } from "./Command.ts"
 import * as Ledger from "./CommandLedger.ts"
 import * as Coalescer from "./internal/coalescer.ts"
+import * as OrderEdit from "./internal/orderEdit.ts"
 import { classify, type Outcome, reasonOf } from "./internal/outcome.ts"
 
 type EventLogError = LogErrors.EventLogError
@@ -200,12 +201,15 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const precondition = (tenant: Ids.TenantRef, kind: CommandKind.KindName, payload: unknown): Effect.Effect<void, PreconditionFailed> =>
     Effect.gen(function*() {
       if (kind !== "order.edit" || Option.isNone(copy)) return
-      const orderId = String((payload as CommandKind.OrderEdit).info.id)
+      const edit = payload as CommandKind.OrderEdit
+      const orderId = String(edit.info.id)
       const status = yield* copy.value.orderStatus(tenant, orderId)
-      if (Option.isSome(status) && CommandKind.ORDER_NOT_EDITABLE.has(status.value)) {
+      if (Option.isNone(status)) return
+      const why = OrderEdit.forbiddenMove(status.value, edit.info.status)
+      if (why !== undefined) {
         return yield* new PreconditionFailed({
-          path: "payload.info.id",
-          message: `order ${orderId} has status ${status.value} in the copy (handed to a carrier or finished): the service refuses any edit`
+          path: CommandKind.ORDER_NOT_EDITABLE.has(status.value) ? "payload.info.id" : "payload.info.status",
+          message: `order ${orderId} ${why} (the copy)`
         })
       }
     })
@@ -291,6 +295,18 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   }, scope)
 
   /**
+   * The body of one call. `order.edit` sends only what the copy does not already show: a field
+   * sent empty clears data on the service (docs/api-catalogue.md §3.4).
+   */
+  const bodyOf = (command: Command, kind: CommandKind.CommandKind<unknown>): Effect.Effect<unknown> => {
+    const asked = kind.body(command.payload, command.marker)
+    if (command.kind !== "order.edit" || Option.isNone(copy)) return Effect.succeed(asked)
+    const edit = command.payload as CommandKind.OrderEdit
+    return Effect.map(copy.value.record(command.tenant, "order", String(edit.info.id)), (record) =>
+      Option.isNone(record) ? asked : OrderEdit.trim(edit, record.value).body)
+  }
+
+  /**
    * One attempt: its `sent` recorded, then the call. A kind that takes several items a call
    * records it and joins the tenant's next call of it. Any other records it once it holds its
    * write lane, so a command waiting for its turn (or for its key's budget behind the lane)
@@ -307,7 +323,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     const send = (sent: Command) =>
       kind.batch !== undefined
         ? coalescer.attempt(sent, access, kind, kind.batch)
-        : callBare(access, kind, kind.body(sent.payload, sent.marker))
+        : Effect.flatMap(bodyOf(sent, kind), (body) => callBare(access, kind, body))
     const go = Effect.flatMap(claim, (sent) => sent === undefined ? Effect.succeed(undefined) : Effect.map(send(sent), (outcome) => ({ sent, outcome })))
     return kind.batch !== undefined ? go : inLane(laneOf(command.tenant, kind), go)
   }
