@@ -26,6 +26,7 @@ import {
   validate
 } from "./Command.ts"
 import * as Ledger from "./CommandLedger.ts"
+import * as Grant from "./Grant.ts"
 import * as Coalescer from "./internal/coalescer.ts"
 import * as OrderEdit from "./internal/orderEdit.ts"
 import { classify, type Outcome, reasonOf } from "./internal/outcome.ts"
@@ -37,6 +38,12 @@ type TenantAccess = Client.TenantAccess
 /** Where the engine gets a tenant's token from (the host's tenant registry). */
 export class CommandTenants extends Context.Service<CommandTenants, {
   readonly access: (tenant: Ids.TenantRef) => Effect.Effect<TenantAccess, NoAccess>
+  /**
+   * The tenant's grant (permissions and depots it ticked when it connected): a command outside
+   * it is refused before anything is stored (`Grant.ts`). None, or omitted: scopes unknown,
+   * nothing checked (the service answers ERR_403 or ERR_INVALID_DEPOT_ID by calling).
+   */
+  readonly grant?: ((tenant: Ids.TenantRef) => Effect.Effect<Option.Option<Grant.Grant>>) | undefined
 }>()("@ocs/commands/CommandTenants") {}
 
 /**
@@ -128,7 +135,7 @@ export interface ListOptions {
 
 export interface CommandEngineService {
   /** Validates, stores the request durably, and queues it; the same key and payload answer the same command. */
-  readonly submit: (request: SubmitRequest) => Effect.Effect<Submitted, InvalidCommand | IdempotencyKeyReused | PreconditionFailed | EventLogError>
+  readonly submit: (request: SubmitRequest) => Effect.Effect<Submitted, InvalidCommand | IdempotencyKeyReused | Grant.NotGranted | PreconditionFailed | EventLogError>
   readonly get: (tenant: Ids.TenantRef, id: string) => Effect.Effect<Option.Option<Command>>
   readonly list: (tenant: Ids.TenantRef, options?: ListOptions) => Effect.Effect<ReadonlyArray<Command>>
   /** Waits for the command's final state (confirmed, failed, cancelled) or its being left in doubt. */
@@ -212,6 +219,13 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           message: `order ${orderId} ${why} (the copy)`
         })
       }
+    })
+
+  /** The tenant's grant (docs/architecture.md §4.32): a permission or depot it lacks refuses the command. */
+  const granted = (tenant: Ids.TenantRef, kind: CommandKind.KindName, payload: unknown): Effect.Effect<void, Grant.NotGranted> =>
+    tenants.grant === undefined ? Effect.void : Effect.flatMap(tenants.grant(tenant), (grant) => {
+      const refused = Option.isSome(grant) ? Grant.check(kind, payload, grant.value) : undefined
+      return refused === undefined ? Effect.void : Effect.fail(refused)
     })
 
   const commands = yield* Ledger.load()
@@ -573,6 +587,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         }))
     const known = byKey.get(keyOf(request.tenant, request.idempotencyKey))
     if (known !== undefined) return yield* compare(commands.get(known)!)
+    yield* granted(request.tenant, kind, payload)
     yield* precondition(request.tenant, kind, payload)
     const id = Crypto.randomUUID()
     const marked = CommandKind.kinds[kind].marked
