@@ -85,12 +85,16 @@ export interface CommandOutcome {
  * Changes on the service for the event's tenant, with exactly one effect: each command is keyed
  * by the event's id and `key` (default: the kind), so a redelivered event asks for the same
  * command again and gets its outcome, never a second effect. Waits for the outcome.
+ *
+ * `businessId` sends to another business of the same application (stock kept equal between two
+ * shops, an application-level event acting on one business); it must be connected to this
+ * application, else `CommandRefused` (`Unavailable`) with nothing stored.
  */
 export interface Commands {
   readonly send: <K extends CommandKind.KindName>(
     kind: K,
     payload: CommandKind.Payloads[K],
-    options?: { readonly key?: string | undefined }
+    options?: { readonly key?: string | undefined; readonly businessId?: string | undefined }
   ) => Effect.Effect<CommandOutcome, CommandRefused>
 }
 
