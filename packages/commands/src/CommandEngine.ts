@@ -369,6 +369,76 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       return { _tag: "Found", id, evidence: `${where}: found id ${id ?? "?"}` } as const
     })
 
+  type ReadOutcome = { readonly _tag: "Found" | "Absent" | "Unknown"; readonly id?: string | undefined; readonly evidence: string }
+  /** Doubts of coalesced kinds waiting to be read back together, by tenant and kind. */
+  const readBackGroups = new Map<string, Array<{ readonly command: Command; readonly done: Deferred.Deferred<ReadOutcome> }>>()
+
+  /**
+   * The items of a lost coalesced call (product/add, customer/add: up to 100) read back together:
+   * one paged read of the kind's list by update time (from the earliest request to now, 300 s
+   * either side for the clocks), each item matched by its key, instead of one read per item on
+   * the list's budget. Doubts arriving within `coalesceMs` of each other share the read.
+   */
+  const readBackTogether = (command: Command, access: TenantAccess, kind: CommandKind.CommandKind<unknown>, identity: CommandKind.ListRead) =>
+    Effect.gen(function*() {
+      const key = `${Ids.tenantKey(command.tenant)}\u0000${kind.kind}`
+      const done = yield* Deferred.make<ReadOutcome>()
+      const existing = readBackGroups.get(key)
+      const group = existing ?? []
+      group.push({ command, done })
+      if (existing === undefined) {
+        readBackGroups.set(key, group)
+        yield* Effect.forkIn(Effect.sleep(Duration.millis(options.coalesceMs ?? 20)).pipe(
+          Effect.andThen(Effect.suspend(() => {
+            readBackGroups.delete(key)
+            return readGroup(group, access, kind, identity)
+          }))
+        ), scope)
+      }
+      return yield* Deferred.await(done)
+    })
+
+  const readGroup = (
+    group: ReadonlyArray<{ readonly command: Command; readonly done: Deferred.Deferred<ReadOutcome> }>,
+    access: TenantAccess,
+    kind: CommandKind.CommandKind<unknown>,
+    identity: CommandKind.ListRead
+  ) =>
+    Effect.gen(function*() {
+      if (group.length === 1) {
+        yield* Deferred.succeed(group[0]!.done, yield* readBack(group[0]!.command, access, identity))
+        return
+      }
+      const now = yield* Clock.currentTimeMillis
+      const from = Math.min(...group.map((g) => g.command.requestedAt))
+      const filters = { updatedAtFrom: Math.floor(from / 1000) - 300, updatedAtTo: Math.ceil(now / 1000) + 300 }
+      const where = `${identity.operation.resource}/${identity.operation.operation} ${JSON.stringify(filters)} (${group.length} items read together) by ${identity.by}`
+      const found = new Map<string, string | undefined>()
+      const read = yield* client.pages(access, identity.operation, { filters, priority: "interactive" }).pipe(
+        Stream.runForEach((page) =>
+          Effect.sync(() => {
+            for (const r of page.records) {
+              for (const g of group) {
+                if (!found.has(g.command.id) && identity.matches(r, g.command.payload, g.command.marker)) {
+                  found.set(g.command.id, Records.recordId(r, identity.operation.entity?.idField ?? "id"))
+                }
+              }
+            }
+          })
+        ),
+        Effect.result
+      )
+      for (const g of group) {
+        const mine = `${where} ${kind.batch?.key(g.command.payload) ?? ""}`
+        const outcome: ReadOutcome = read._tag === "Failure"
+          ? { _tag: "Unknown", evidence: `${mine}: ${read.failure._tag}: ${read.failure.message}` }
+          : found.has(g.command.id)
+          ? { _tag: "Found", id: found.get(g.command.id), evidence: `${mine}: found id ${found.get(g.command.id) ?? "?"}` }
+          : { _tag: "Absent", evidence: `${mine}: not found` }
+        yield* Deferred.succeed(g.done, outcome)
+      }
+    })
+
   const seenWithin = options.seenWithinMs ?? 120_000
   /**
    * Confirmation by the copy (docs/architecture.md §4.31): a command the service answered as
@@ -461,9 +531,11 @@ export const make = Effect.fnUntraced(function*(options: Options) {
             return
           }
           yield* Effect.sleep(settle)
-          let outcome: { readonly _tag: "Found" | "Absent" | "Unknown"; readonly id?: string | undefined; readonly evidence: string } = { _tag: "Unknown", evidence: "" }
+          let outcome: ReadOutcome = { _tag: "Unknown", evidence: "" }
           for (let i = 0; i < readBackAttempts; i++) {
-            outcome = yield* readBack(command, access.success, kind.identity)
+            outcome = kind.batch !== undefined
+              ? yield* readBackTogether(command, access.success, kind, kind.identity)
+              : yield* readBack(command, access.success, kind.identity)
             if (outcome._tag !== "Unknown") break
             yield* Effect.sleep(settle)
           }
