@@ -149,7 +149,7 @@ export interface PluginContext<Config> {
 export type CapturedEffect =
   | { readonly _tag: "HttpRequest"; readonly method: string; readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly body: string | undefined }
   | { readonly _tag: "ApiCall"; readonly operation: string; readonly body: unknown }
-  | { readonly _tag: "Command"; readonly kind: string; readonly key: string; readonly payload: unknown }
+  | { readonly _tag: "Command"; readonly kind: string; readonly key: string; readonly payload: unknown; readonly businessId?: string | undefined }
   | { readonly _tag: "KvSet"; readonly key: string; readonly value: unknown }
   | { readonly _tag: "KvDelete"; readonly key: string }
   | { readonly _tag: "Log"; readonly level: "debug" | "info" | "warn" | "error"; readonly message: string; readonly fields: LogFields }
@@ -285,7 +285,8 @@ export const capturingCommands = (capture: Capture): Commands => ({
   send: (kind, payload, options) =>
     Effect.sync(() => {
       const key = options?.key ?? kind
-      capture.effects.push({ _tag: "Command", kind, key, payload })
+      // Another business of the application, when the plugin named one.
+      capture.effects.push({ _tag: "Command", kind, key, payload, ...(options?.businessId === undefined ? {} : { businessId: options.businessId }) })
       return { id: `captured:${capture.effects.length}`, kind, state: "pending", entityId: undefined, reason: undefined }
     })
 })
