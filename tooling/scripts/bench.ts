@@ -374,7 +374,7 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
     const r = await runCommandsBench({ quick })
     const budget = (b: typeof r.budgetOne) => ({
       scenario: `commands: write-lane budget use, ${fmt(b.tenants)} tenant(s) (${b.limit} calls per ${b.windowSeconds} s a key, ${b.measuredSeconds} s measured)`,
-      ours: `${fmt(b.use, 3)} (min ${fmt(b.minUse, 3)}); ${fmt(b.err429)} ERR_429`,
+      ours: `${fmt(b.use, 3)} (min ${fmt(b.minUse, 3)}); ${fmt(b.err429)} ERR_429; CPU: engine ${fmt(b.engineCpuSeconds, 1)} s, simulator ${fmt(b.simulatorCpuSeconds, 1)} s`,
       baseline: "the service's budget",
       ratio: b.use,
       target: ">= 0.95, 0 ERR_429",

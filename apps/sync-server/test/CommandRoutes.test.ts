@@ -1,7 +1,8 @@
 /**
  * The write path's admin routes on a real server process (docs/architecture.md §4.31): a
  * command asked over HTTP, its effect seen in the copy (a pull), the id map that answers its
- * appProductId, cancel refused once sent, and the write path's series in /metrics.
+ * appProductId, cancel refused once sent, and the write path's series in /metrics; a command
+ * outside a tenant's grant refused with a 403 naming the permission or depot.
  */
 import { SimulatorControl } from "@ocs/simulator"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
@@ -11,6 +12,7 @@ const ADMIN_KEY = "command-routes-admin-key-0123456789"
 let sim: { readonly proc: Proc; readonly url: string }
 let server: { readonly proc: Proc; readonly url: string; readonly dir: string }
 let base: string
+let scopedBase: string
 let admin: ReturnType<typeof adminClient>
 let control: SimulatorControl
 let businessId: string
@@ -19,16 +21,26 @@ beforeAll(async () => {
   sim = await startSimulatorProcess(["--products", "5"])
   control = new SimulatorControl(sim.url)
   const t = await control.createTenant({ products: 5, orders: 0 })
+  // A business that granted products and stock only, and depot 1 of its three.
+  const scoped = await control.createTenant({ products: 1, orders: 0, permissions: ["product", "inventory"], depots: [1] })
   server = await startServerProcess({
     server: { host: "127.0.0.1", port: 0, adminKey: ADMIN_KEY },
     dataDir: "data",
     api: { posBaseUrl: `${sim.url}/pos`, vpageBaseUrl: `${sim.url}/vpage` },
     sync: { resources: ["product/list"], intervalSeconds: 1, reconcileSeconds: 3600, overlapSeconds: 5 },
     webhooks: { silenceAlertSeconds: 3600 },
-    tenants: [{ appId: t.app.appId, verifyTokens: [t.app.verifyToken], businesses: [{ businessId: t.business.businessId, accessToken: t.token.accessToken }] }]
+    tenants: [
+      { appId: t.app.appId, verifyTokens: [t.app.verifyToken], businesses: [{ businessId: t.business.businessId, accessToken: t.token.accessToken }] },
+      {
+        appId: scoped.app.appId,
+        verifyTokens: [scoped.app.verifyToken],
+        businesses: [{ businessId: scoped.business.businessId, accessToken: scoped.token.accessToken, permissions: ["product", "inventory"], depots: ["1"] }]
+      }
+    ]
   }, { OCS_ENCRYPTION_KEY: "33".repeat(32) })
   base = `/admin/tenants/${t.app.appId}/${t.business.businessId}`
   businessId = String(t.business.businessId)
+  scopedBase = `/admin/tenants/${scoped.app.appId}/${scoped.business.businessId}`
   admin = adminClient(() => server.url, ADMIN_KEY)
 }, 120_000)
 
@@ -115,4 +127,23 @@ describe("command routes", () => {
     assert.match(reason.evidence, /customer\/list/)
     assert.strictEqual((await admin(`${base}/commands/nope/ledger`)).status, 404)
   }, 90_000)
+
+  it("a command outside the grant: 403 naming the permission or the depot, nothing stored", async () => {
+    const order = await admin(`${scopedBase}/commands`, {
+      method: "POST",
+      headers: { "idempotency-key": "scoped-1" },
+      body: JSON.stringify({ kind: "order.add", payload: { channel: { appOrderId: "S-1" }, shippingAddress: { name: "Lan", mobile: "0912345678" }, products: [{ id: 1, price: 1000, quantity: 1 }] } })
+    })
+    assert.strictEqual(order.status, 403, JSON.stringify(order.body))
+    assert.strictEqual(order.body.permission, "order")
+    const depot = await admin(`${scopedBase}/commands`, {
+      method: "POST",
+      headers: { "idempotency-key": "scoped-2" },
+      body: JSON.stringify({ kind: "inventory.importOther", payload: { depotId: 2, products: [{ id: 1, quantity: 1 }] } })
+    })
+    assert.strictEqual(depot.status, 403, JSON.stringify(depot.body))
+    assert.strictEqual(depot.body.depotId, "2")
+    const listed = await admin(`${scopedBase}/commands`)
+    assert.strictEqual(listed.body.total, 0)
+  }, 30_000)
 })

@@ -26,7 +26,9 @@ import {
   validate
 } from "./Command.ts"
 import * as Ledger from "./CommandLedger.ts"
+import * as Grant from "./Grant.ts"
 import * as Coalescer from "./internal/coalescer.ts"
+import * as OrderEdit from "./internal/orderEdit.ts"
 import { classify, type Outcome, reasonOf } from "./internal/outcome.ts"
 
 type EventLogError = LogErrors.EventLogError
@@ -36,6 +38,12 @@ type TenantAccess = Client.TenantAccess
 /** Where the engine gets a tenant's token from (the host's tenant registry). */
 export class CommandTenants extends Context.Service<CommandTenants, {
   readonly access: (tenant: Ids.TenantRef) => Effect.Effect<TenantAccess, NoAccess>
+  /**
+   * The tenant's grant (permissions and depots it ticked when it connected): a command outside
+   * it is refused before anything is stored (`Grant.ts`). None, or omitted: scopes unknown,
+   * nothing checked (the service answers ERR_403 or ERR_INVALID_DEPOT_ID by calling).
+   */
+  readonly grant?: ((tenant: Ids.TenantRef) => Effect.Effect<Option.Option<Grant.Grant>>) | undefined
 }>()("@ocs/commands/CommandTenants") {}
 
 /**
@@ -88,7 +96,11 @@ export interface Options {
   readonly settleMs?: number | undefined
   /** Targeted reads tried before a doubt is left to a person (default 3). */
   readonly readBackAttempts?: number | undefined
-  /** Commands being sent at once, all tenants (default 64); the scheduler spreads their calls. */
+  /**
+   * Ignored (kept so existing configurations still load). A command waiting for its key's budget
+   * holds nothing: it waits in its write lane and in the scheduler, and the calls in flight are
+   * bounded by the scheduler's `maxInFlight`, a slot taken only while a call is on the wire.
+   */
   readonly concurrency?: number | undefined
   /**
    * How long the first queued product.add / customer.add waits for others of its tenant before a
@@ -123,7 +135,7 @@ export interface ListOptions {
 
 export interface CommandEngineService {
   /** Validates, stores the request durably, and queues it; the same key and payload answer the same command. */
-  readonly submit: (request: SubmitRequest) => Effect.Effect<Submitted, InvalidCommand | IdempotencyKeyReused | PreconditionFailed | EventLogError>
+  readonly submit: (request: SubmitRequest) => Effect.Effect<Submitted, InvalidCommand | IdempotencyKeyReused | Grant.NotGranted | PreconditionFailed | EventLogError>
   readonly get: (tenant: Ids.TenantRef, id: string) => Effect.Effect<Option.Option<Command>>
   readonly list: (tenant: Ids.TenantRef, options?: ListOptions) => Effect.Effect<ReadonlyArray<Command>>
   /** Waits for the command's final state (confirmed, failed, cancelled) or its being left in doubt. */
@@ -189,7 +201,6 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const maxAttempts = options.maxAttempts ?? 5
   const settle = Duration.millis(options.settleMs ?? 2000)
   const readBackAttempts = options.readBackAttempts ?? 3
-  const slots = yield* Semaphore.make(options.concurrency ?? 64)
   const context = yield* Effect.context<EventLog.EventLog>()
   const copy = yield* Effect.serviceOption(CommandCopy)
 
@@ -197,14 +208,24 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const precondition = (tenant: Ids.TenantRef, kind: CommandKind.KindName, payload: unknown): Effect.Effect<void, PreconditionFailed> =>
     Effect.gen(function*() {
       if (kind !== "order.edit" || Option.isNone(copy)) return
-      const orderId = String((payload as CommandKind.OrderEdit).info.id)
+      const edit = payload as CommandKind.OrderEdit
+      const orderId = String(edit.info.id)
       const status = yield* copy.value.orderStatus(tenant, orderId)
-      if (Option.isSome(status) && CommandKind.ORDER_NOT_EDITABLE.has(status.value)) {
+      if (Option.isNone(status)) return
+      const why = OrderEdit.forbiddenMove(status.value, edit.info.status)
+      if (why !== undefined) {
         return yield* new PreconditionFailed({
-          path: "payload.info.id",
-          message: `order ${orderId} has status ${status.value} in the copy (handed to a carrier or finished): the service refuses any edit`
+          path: CommandKind.ORDER_NOT_EDITABLE.has(status.value) ? "payload.info.id" : "payload.info.status",
+          message: `order ${orderId} ${why} (the copy)`
         })
       }
+    })
+
+  /** The tenant's grant (docs/architecture.md §4.32): a permission or depot it lacks refuses the command. */
+  const granted = (tenant: Ids.TenantRef, kind: CommandKind.KindName, payload: unknown): Effect.Effect<void, Grant.NotGranted> =>
+    tenants.grant === undefined ? Effect.void : Effect.flatMap(tenants.grant(tenant), (grant) => {
+      const refused = Option.isSome(grant) ? Grant.check(kind, payload, grant.value) : undefined
+      return refused === undefined ? Effect.void : Effect.fail(refused)
     })
 
   const commands = yield* Ledger.load()
@@ -225,15 +246,23 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     })
   const scope = yield* Effect.scope
 
-  /** Appends a transition (durable), then moves the command in memory and wakes its waiters. */
-  const transition = (command: Command, t: EngineRecordCommands.Transition) =>
+  /**
+   * Appends transitions of one command (durable, in one commit), then moves the command in memory
+   * and wakes its waiters. Several only when nothing happens between them (an answer and its
+   * confirmation): one commit instead of two.
+   */
+  const transitions = (command: Command, ts: ReadonlyArray<EngineRecordCommands.Transition>) =>
     Effect.gen(function*() {
-      const { at } = yield* Ledger.append(command.tenant, t)
-      const next = Ledger.step(commands.get(command.id) ?? command, command.tenant, t, at)!
+      const { at } = yield* Ledger.appendAll(command.tenant, ts)
+      let next = commands.get(command.id) ?? command
+      for (const t of ts) next = Ledger.step(next, command.tenant, t, at)!
       commands.set(next.id, next)
       if (EngineRecordCommands.isFinal(next.state)) yield* wake(next.id)
       return next
     }).pipe(Effect.provide(context))
+
+  /** Appends a transition (durable), then moves the command in memory and wakes its waiters. */
+  const transition = (command: Command, t: EngineRecordCommands.Transition) => transitions(command, [t])
 
   /**
    * One call in flight per write key (tenant + URL): a call already on the wire when another one
@@ -255,9 +284,15 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         })
     )
 
+  const laneOf = (tenant: Ids.TenantRef, kind: CommandKind.CommandKind<unknown>) => `${Ids.tenantKey(tenant)}:${kind.operation.path}`
+
   /** One call of a kind's write, through the tenant's write lane of its URL. */
   const callOnce = (tenant: Ids.TenantRef, access: TenantAccess, kind: CommandKind.CommandKind<unknown>, body: unknown) =>
-    inLane(`${Ids.tenantKey(tenant)}:${kind.operation.path}`, Effect.gen(function*() {
+    inLane(laneOf(tenant, kind), callBare(access, kind, body))
+
+  /** One call (the caller holds the write lane). */
+  const callBare = (access: TenantAccess, kind: CommandKind.CommandKind<unknown>, body: unknown) =>
+    Effect.gen(function*() {
       let answer: { readonly status: number; readonly text: string } | undefined
       const result = yield* client.call(access, kind.operation, body, {
         priority: "interactive",
@@ -266,18 +301,46 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       }).pipe(Effect.result)
       if (result._tag === "Success") return { _tag: "Answered", data: result.success.data, text: result.success.text, status: answer?.status ?? 200 } as Outcome
       return classify(result.failure, answer)
-    }))
+    })
 
   const coalescer = Coalescer.make({
     lingerMs: options.coalesceMs ?? 20,
     send: callOnce
   }, scope)
 
-  /** One attempt: a kind that takes several items a call joins the tenant's next call of it. */
-  const attemptOnce = (command: Command, access: TenantAccess, kind: CommandKind.CommandKind<unknown>): Effect.Effect<Outcome> =>
-    kind.batch !== undefined
-      ? coalescer.attempt(command, access, kind, kind.batch)
-      : callOnce(command.tenant, access, kind, kind.body(command.payload, command.marker))
+  /**
+   * The body of one call. `order.edit` sends only what the copy does not already show: a field
+   * sent empty clears data on the service (docs/api-catalogue.md §3.4).
+   */
+  const bodyOf = (command: Command, kind: CommandKind.CommandKind<unknown>): Effect.Effect<unknown> => {
+    const asked = kind.body(command.payload, command.marker)
+    if (command.kind !== "order.edit" || Option.isNone(copy)) return Effect.succeed(asked)
+    const edit = command.payload as CommandKind.OrderEdit
+    return Effect.map(copy.value.record(command.tenant, "order", String(edit.info.id)), (record) =>
+      Option.isNone(record) ? asked : OrderEdit.trim(edit, record.value).body)
+  }
+
+  /**
+   * One attempt: its `sent` recorded, then the call. A kind that takes several items a call
+   * records it and joins the tenant's next call of it. Any other records it once it holds its
+   * write lane, so a command waiting for its turn (or for its key's budget behind the lane)
+   * holds nothing, stays cancellable, and a crash leaves at most one attempt per lane in doubt.
+   * Undefined: a cancel won the race to the first send, nothing went out.
+   */
+  const attemptOnce = (command: Command, access: TenantAccess, kind: CommandKind.CommandKind<unknown>, attempt: number) => {
+    const claim = Effect.suspend(() => {
+      // The check and the claim with no yield between: a cancel never races a send.
+      if (commands.get(command.id)?.state === "cancelled") return Effect.succeed(undefined)
+      claimed.add(command.id)
+      return transition(command, { state: "sent", command: command.id, attempt })
+    })
+    const send = (sent: Command) =>
+      kind.batch !== undefined
+        ? coalescer.attempt(sent, access, kind, kind.batch)
+        : Effect.flatMap(bodyOf(sent, kind), (body) => callBare(access, kind, body))
+    const go = Effect.flatMap(claim, (sent) => sent === undefined ? Effect.succeed(undefined) : Effect.map(send(sent), (outcome) => ({ sent, outcome })))
+    return kind.batch !== undefined ? go : inLane(laneOf(command.tenant, kind), go)
+  }
 
   /** The effect's id in the copy, by the kind's natural key (no call); none without a copy or a key. */
   const inCopy = (command: Command, kind: CommandKind.CommandKind<unknown>) =>
@@ -304,6 +367,76 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       if (Option.isNone(found.success)) return { _tag: "Absent", evidence: `${where}: not found` } as const
       const id = Records.recordId(found.success.value, identity.operation.entity?.idField ?? "id")
       return { _tag: "Found", id, evidence: `${where}: found id ${id ?? "?"}` } as const
+    })
+
+  type ReadOutcome = { readonly _tag: "Found" | "Absent" | "Unknown"; readonly id?: string | undefined; readonly evidence: string }
+  /** Doubts of coalesced kinds waiting to be read back together, by tenant and kind. */
+  const readBackGroups = new Map<string, Array<{ readonly command: Command; readonly done: Deferred.Deferred<ReadOutcome> }>>()
+
+  /**
+   * The items of a lost coalesced call (product/add, customer/add: up to 100) read back together:
+   * one paged read of the kind's list by update time (from the earliest request to now, 300 s
+   * either side for the clocks), each item matched by its key, instead of one read per item on
+   * the list's budget. Doubts arriving within `coalesceMs` of each other share the read.
+   */
+  const readBackTogether = (command: Command, access: TenantAccess, kind: CommandKind.CommandKind<unknown>, identity: CommandKind.ListRead) =>
+    Effect.gen(function*() {
+      const key = `${Ids.tenantKey(command.tenant)}\u0000${kind.kind}`
+      const done = yield* Deferred.make<ReadOutcome>()
+      const existing = readBackGroups.get(key)
+      const group = existing ?? []
+      group.push({ command, done })
+      if (existing === undefined) {
+        readBackGroups.set(key, group)
+        yield* Effect.forkIn(Effect.sleep(Duration.millis(options.coalesceMs ?? 20)).pipe(
+          Effect.andThen(Effect.suspend(() => {
+            readBackGroups.delete(key)
+            return readGroup(group, access, kind, identity)
+          }))
+        ), scope)
+      }
+      return yield* Deferred.await(done)
+    })
+
+  const readGroup = (
+    group: ReadonlyArray<{ readonly command: Command; readonly done: Deferred.Deferred<ReadOutcome> }>,
+    access: TenantAccess,
+    kind: CommandKind.CommandKind<unknown>,
+    identity: CommandKind.ListRead
+  ) =>
+    Effect.gen(function*() {
+      if (group.length === 1) {
+        yield* Deferred.succeed(group[0]!.done, yield* readBack(group[0]!.command, access, identity))
+        return
+      }
+      const now = yield* Clock.currentTimeMillis
+      const from = Math.min(...group.map((g) => g.command.requestedAt))
+      const filters = { updatedAtFrom: Math.floor(from / 1000) - 300, updatedAtTo: Math.ceil(now / 1000) + 300 }
+      const where = `${identity.operation.resource}/${identity.operation.operation} ${JSON.stringify(filters)} (${group.length} items read together) by ${identity.by}`
+      const found = new Map<string, string | undefined>()
+      const read = yield* client.pages(access, identity.operation, { filters, priority: "interactive" }).pipe(
+        Stream.runForEach((page) =>
+          Effect.sync(() => {
+            for (const r of page.records) {
+              for (const g of group) {
+                if (!found.has(g.command.id) && identity.matches(r, g.command.payload, g.command.marker)) {
+                  found.set(g.command.id, Records.recordId(r, identity.operation.entity?.idField ?? "id"))
+                }
+              }
+            }
+          })
+        ),
+        Effect.result
+      )
+      for (const g of group) {
+        const mine = `${where} ${kind.batch?.key(g.command.payload) ?? ""}`
+        const outcome: ReadOutcome = read._tag === "Failure"
+          ? { _tag: "Unknown", evidence: `${mine}: ${read.failure._tag}: ${read.failure.message}` }
+          : found.has(g.command.id)
+          ? { _tag: "Found", id: found.get(g.command.id), evidence: `${mine}: found id ${found.get(g.command.id) ?? "?"}` }
+          : { _tag: "Absent", evidence: `${mine}: not found` }
+        yield* Deferred.succeed(g.done, outcome)
+      }
     })
 
   const seenWithin = options.seenWithinMs ?? 120_000
@@ -398,9 +531,11 @@ export const make = Effect.fnUntraced(function*(options: Options) {
             return
           }
           yield* Effect.sleep(settle)
-          let outcome: { readonly _tag: "Found" | "Absent" | "Unknown"; readonly id?: string | undefined; readonly evidence: string } = { _tag: "Unknown", evidence: "" }
+          let outcome: ReadOutcome = { _tag: "Unknown", evidence: "" }
           for (let i = 0; i < readBackAttempts; i++) {
-            outcome = yield* readBack(command, access.success, kind.identity)
+            outcome = kind.batch !== undefined
+              ? yield* readBackTogether(command, access.success, kind, kind.identity)
+              : yield* readBack(command, access.success, kind.identity)
             if (outcome._tag !== "Unknown") break
             yield* Effect.sleep(settle)
           }
@@ -431,15 +566,16 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           return
         }
         const attempt = command.attempts + 1
+        const attempted = yield* attemptOnce(command, access.success, kind, attempt)
         // A cancel won the race to the first send: nothing goes out.
-        if (commands.get(command.id)?.state === "cancelled") return
-        claimed.add(command.id)
-        command = yield* transition(command, { state: "sent", command: command.id, attempt })
-        const outcome = yield* attemptOnce(command, access.success, kind)
+        if (attempted === undefined) return
+        command = attempted.sent
+        const outcome = attempted.outcome
         switch (outcome._tag) {
           case "Answered": {
             const entityId = kind.entityId(outcome.data, command.payload)
-            yield* transition(command, {
+            // The answer and the confirmation it makes: one commit.
+            const confirmed = yield* transitions(command, [{
               state: "answered",
               command: command.id,
               attempt,
@@ -447,8 +583,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
               body: outcome.text,
               ...(entityId === undefined ? {} : { entityId }),
               ...(outcome.call === undefined ? {} : { call: outcome.call })
-            })
-            const confirmed = yield* transition(command, { state: "confirmed", command: command.id, by: "answer", ...(entityId === undefined ? {} : { entityId }) })
+            }, { state: "confirmed", command: command.id, by: "answer", ...(entityId === undefined ? {} : { entityId }) }])
             yield* watchForEffect(confirmed)
             return
           }
@@ -497,10 +632,10 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const launch = (command: Command) =>
     Effect.suspend(() => {
       running.add(command.id)
-      // A kind coalesced into calls takes no slot: its calls are one per tenant and kind, and
-      // holding 64 slots would cap a call at 64 items.
-      const kind = CommandKind.find(command.kind)
-      return Effect.forkIn((kind?.batch !== undefined ? drive(command) : slots.withPermit(drive(command))).pipe(
+      // No slot is held while a command waits: it waits in its write lane (one call in flight per
+      // tenant and URL) and in the scheduler for its key's budget; the scheduler's maxInFlight
+      // bounds the calls on the wire.
+      return Effect.forkIn(drive(command).pipe(
         Effect.ensuring(Effect.suspend(() => {
           running.delete(command.id)
           return wake(command.id)
@@ -524,6 +659,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         }))
     const known = byKey.get(keyOf(request.tenant, request.idempotencyKey))
     if (known !== undefined) return yield* compare(commands.get(known)!)
+    yield* granted(request.tenant, kind, payload)
     yield* precondition(request.tenant, kind, payload)
     const id = Crypto.randomUUID()
     const marked = CommandKind.kinds[kind].marked

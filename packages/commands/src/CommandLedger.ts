@@ -65,11 +65,18 @@ export const record = (tenant: Ids.TenantRef, t: Transition, receivedAt: number)
 })
 
 /** Appends one transition, durably; answers whether it was new and the offset of the record that holds it. */
-export const append = Effect.fn("CommandLedger.append")(function*(tenant: Ids.TenantRef, t: Transition) {
+export const append = (tenant: Ids.TenantRef, t: Transition) => Effect.map(appendAll(tenant, [t]), ({ at, results }) => ({ result: results[0]!, at }))
+
+/**
+ * Appends transitions of one command that follow each other with nothing between (an answer and
+ * its confirmation) in one call: one commit, all or none. Untraced: it runs several times per
+ * command on the write path's hot loop.
+ */
+export const appendAll = Effect.fnUntraced(function*(tenant: Ids.TenantRef, ts: ReadonlyArray<Transition>) {
   const log = yield* EventLog.EventLog
   const now = yield* Clock.currentTimeMillis
-  const [result] = yield* log.append([record(tenant, t, now)])
-  return { result: result!, at: now }
+  const results = yield* log.append(ts.map((t) => record(tenant, t, now)))
+  return { results, at: now }
 })
 
 /** The transition a log record holds, if it is one. */

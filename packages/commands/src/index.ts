@@ -6,3 +6,4 @@
 export * as Command from "./Command.ts"
 export * as CommandEngine from "./CommandEngine.ts"
 export * as CommandLedger from "./CommandLedger.ts"
+export * as Grant from "./Grant.ts"

@@ -86,4 +86,28 @@ describe("CommandEngine coalescing", () => {
       const counts = yield* Effect.promise(() => sim.control.countEffects(tenant.businessId, { kind: "customer.add", keys: customers.map((c) => c.mobile) }))
       for (const c of customers) assert.strictEqual(counts.keys[c.mobile], 1, c.mobile)
     }).pipe(Effect.provide(engineLayer(sim, tempLog(), tokens))), 60_000)
+
+  it.live("a lost call's items are read back together: one list read for 60 items, each confirmed once", () =>
+    Effect.gen(function*() {
+      // A tenant of its own: the window read sees only this call's products.
+      const t = yield* Effect.promise(() => sim.control.createTenant({ products: 1 }))
+      const own = { appId: String(t.app.appId), businessId: String(t.business.businessId) }
+      tokens.set(`${own.appId}:${own.businessId}`, t.token.accessToken)
+      yield* Effect.promise(() => sim.control.addFault({ kind: "lostAnswer", operation: "product/add", businessId: own.businessId, count: 1 }))
+      const engine = yield* CommandEngine
+      const since = Date.now()
+      const submitted = yield* Effect.forEach(Array.from({ length: 60 }, (_, i) => 1000 + i), (i) =>
+        engine.submit({ tenant: own, kind: "product.add", payload: product(i), requestedBy: admin, idempotencyKey: `lost-${i}` }), { concurrency: "unbounded" })
+      const outcomes = yield* Effect.forEach(submitted, (x) => engine.outcome(own, x.command.id), { concurrency: "unbounded" })
+      assert.deepStrictEqual([...new Set(outcomes.map((c) => `${c.state}/${c.confirmedBy}`))], ["confirmed/readBack"])
+      assert.isTrue(outcomes.every((c) => c.entityId !== undefined && /60 items read together/.test(c.evidence ?? "")), outcomes[0]!.evidence)
+      const adds = (yield* callsOf("product/add", since)).filter((c) => c.businessId === own.businessId)
+      assert.strictEqual(adds.length, 1, "one call, its answer lost, nothing sent again")
+      const reads = (yield* callsOf("product/list", since)).filter((c) => c.businessId === own.businessId)
+      assert.strictEqual(reads.length, 1, "one read for the 60 items")
+      const counts = yield* Effect.promise(() =>
+        sim.control.countEffects(own.businessId, { kind: "product.add", keys: outcomes.map((c) => (c.payload as { appProductId: string }).appProductId) })
+      )
+      assert.isTrue(Object.values(counts.keys).every((n) => n === 1), JSON.stringify(counts.keys))
+    }).pipe(Effect.provide(engineLayer(sim, tempLog(), tokens))), 30_000)
 })

@@ -2,26 +2,31 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { type EventLog, SqliteEventLog } from "@ocs/event-log"
 import type { RunningSimulator } from "@ocs/simulator"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import * as Engine from "../src/CommandEngine.ts"
 import { NoAccess } from "../src/Command.ts"
+import type * as Grant from "../src/Grant.ts"
 
 export const tempLog = (): string => NodePath.join(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "commands-")), "log.db")
 
 /** The tenants a test created in the simulator, with their tokens. */
 export type Tokens = Map<string, string>
 
-export const tenantsLayer = (tokens: Tokens) =>
+/** The grants of the tenants a test connected with scopes (the registry's record of them). */
+export type Grants = Map<string, Grant.Grant>
+
+export const tenantsLayer = (tokens: Tokens, grants?: Grants) =>
   Layer.succeed(Engine.CommandTenants, Engine.CommandTenants.of({
     access: (tenant) => {
       const token = tokens.get(`${tenant.appId}:${tenant.businessId}`)
       return token === undefined
         ? Effect.fail(new NoAccess({ ...tenant, message: `no token for ${tenant.appId}:${tenant.businessId}` }))
         : Effect.succeed(CommerceClient.tenantAccess(tenant.appId, tenant.businessId, token))
-    }
+    },
+    ...(grants === undefined ? {} : { grant: (tenant) => Effect.succeed(Option.fromUndefinedOr(grants.get(`${tenant.appId}:${tenant.businessId}`))) })
   }))
 
 /** The real stack: a SQLite log, the scheduler, keep-alive HTTP to the simulator, the engine. */
@@ -31,7 +36,8 @@ export const engineLayer = (
   tokens: Tokens,
   options: Engine.Options = {},
   /** What the engine reads of the copy (preconditions); none by default. */
-  copy: Layer.Layer<never> | Layer.Layer<Engine.CommandCopy, unknown> = Layer.empty
+  copy: Layer.Layer<never> | Layer.Layer<Engine.CommandCopy, unknown> = Layer.empty,
+  grants?: Grants
 ): Layer.Layer<Engine.CommandEngine | EventLog.EventLog | CommerceClient.CommerceClient | RateLimiter.RateLimiter, unknown> => {
   const events = TransportEvents.TransportEvents.collect([])
   const limiter = RateLimiter.RateLimiter.layer({ skewAllowanceMs: 250 }).pipe(Layer.provide(RateLimitStore.RateLimitStore.layerMemory), Layer.provide(events))
@@ -45,7 +51,7 @@ export const engineLayer = (
     Layer.provide(copy),
     Layer.provideMerge(client),
     Layer.provideMerge(log),
-    Layer.provide(tenantsLayer(tokens))
+    Layer.provide(tenantsLayer(tokens, grants))
   )
 }
 

@@ -214,14 +214,22 @@ export const make = Effect.fnUntraced(function*(
   const commandsFor = (plugin: string, eventId: string, tenant: Tenant): Capabilities.Commands => ({
     send: (kind, payload, sendOptions) => {
       const host = options.commands
-      if (host === undefined || tenant.businessId === null) {
-        return Effect.fail(new CommandRefused({
-          reason: "Unavailable",
-          issues: [],
-          message: host === undefined ? "no command engine is configured for plugins" : "application-level events have no business to change"
-        }))
+      const refused = (message: string) => Effect.fail(new CommandRefused({ reason: "Unavailable", issues: [], message }))
+      // Another business of the same application, or the event's own.
+      const other = sendOptions?.businessId === undefined ? undefined : Ids.normalize(sendOptions.businessId) ?? null
+      if (other === null) return refused(`businessId "${sendOptions?.businessId}" is not a business id`)
+      const businessId = other ?? tenant.businessId
+      if (host === undefined || businessId === null) {
+        return refused(host === undefined ? "no command engine is configured for plugins" : "application-level events have no business to change (name one: businessId)")
       }
-      return host.send({ appId: tenant.appId, businessId: tenant.businessId }, { plugin, eventId, key: sendOptions?.key ?? kind, kind, payload })
+      const target = { appId: tenant.appId, businessId }
+      const send = host.send(target, { plugin, eventId, key: sendOptions?.key ?? kind, kind, payload })
+      if (businessId === tenant.businessId || options.tenantAccess === undefined) return send
+      // A business the application is not connected to is refused before anything is stored.
+      return options.tenantAccess(target).pipe(
+        Effect.orElseSucceed(() => Option.none()),
+        Effect.flatMap((access) => Option.isSome(access) ? send : refused(`business ${businessId} is not connected to application ${tenant.appId}`))
+      )
     }
   })
 

@@ -85,12 +85,16 @@ export interface CommandOutcome {
  * Changes on the service for the event's tenant, with exactly one effect: each command is keyed
  * by the event's id and `key` (default: the kind), so a redelivered event asks for the same
  * command again and gets its outcome, never a second effect. Waits for the outcome.
+ *
+ * `businessId` sends to another business of the same application (stock kept equal between two
+ * shops, an application-level event acting on one business); it must be connected to this
+ * application, else `CommandRefused` (`Unavailable`) with nothing stored.
  */
 export interface Commands {
   readonly send: <K extends CommandKind.KindName>(
     kind: K,
     payload: CommandKind.Payloads[K],
-    options?: { readonly key?: string | undefined }
+    options?: { readonly key?: string | undefined; readonly businessId?: string | undefined }
   ) => Effect.Effect<CommandOutcome, CommandRefused>
 }
 
@@ -145,7 +149,7 @@ export interface PluginContext<Config> {
 export type CapturedEffect =
   | { readonly _tag: "HttpRequest"; readonly method: string; readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly body: string | undefined }
   | { readonly _tag: "ApiCall"; readonly operation: string; readonly body: unknown }
-  | { readonly _tag: "Command"; readonly kind: string; readonly key: string; readonly payload: unknown }
+  | { readonly _tag: "Command"; readonly kind: string; readonly key: string; readonly payload: unknown; readonly businessId?: string | undefined }
   | { readonly _tag: "KvSet"; readonly key: string; readonly value: unknown }
   | { readonly _tag: "KvDelete"; readonly key: string }
   | { readonly _tag: "Log"; readonly level: "debug" | "info" | "warn" | "error"; readonly message: string; readonly fields: LogFields }
@@ -281,7 +285,8 @@ export const capturingCommands = (capture: Capture): Commands => ({
   send: (kind, payload, options) =>
     Effect.sync(() => {
       const key = options?.key ?? kind
-      capture.effects.push({ _tag: "Command", kind, key, payload })
+      // Another business of the application, when the plugin named one.
+      capture.effects.push({ _tag: "Command", kind, key, payload, ...(options?.businessId === undefined ? {} : { businessId: options.businessId }) })
       return { id: `captured:${capture.effects.length}`, kind, state: "pending", entityId: undefined, reason: undefined }
     })
 })

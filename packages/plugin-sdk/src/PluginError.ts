@@ -79,9 +79,13 @@ export class ApiUnavailable extends Schema.TaggedError<ApiUnavailable>()("ApiUna
   message: Schema.String
 }) {}
 
-/** A command was refused before anything was stored: its payload (each field by path) or its key. */
+/**
+ * A command was refused before anything was stored: its payload (each field by path), its key,
+ * the tenant's grant (a permission or depot it lacks, `NotGranted`), or the copy (an order edit
+ * the service would refuse, `PreconditionFailed`).
+ */
 export class CommandRefused extends Schema.TaggedError<CommandRefused>()("CommandRefused", {
-  reason: Schema.Literals(["InvalidCommand", "IdempotencyKeyReused", "Unavailable"]),
+  reason: Schema.Literals(["InvalidCommand", "IdempotencyKeyReused", "NotGranted", "PreconditionFailed", "Unavailable"]),
   issues: Schema.Array(Schema.Struct({ path: Schema.String, message: Schema.String })),
   message: Schema.String
 }) {}

@@ -33,4 +33,19 @@ describe("ctx.commands in tests", () => {
         ["order.add", "order.add"]
       ])
     }))
+
+  it.effect("a command to another business of the application is captured with its businessId", () =>
+    Effect.gen(function*() {
+      const stock = definePlugin({
+        name: "stock-mirror",
+        version: "1.0.0",
+        sdkVersion: "0.x",
+        subscribes: ["OrderAdded"],
+        config: Schema.Struct({}),
+        handle: (_event, ctx) => ctx.commands.send("inventory.exportOther", { depotId: 1, products: [{ id: "5", quantity: 1 }] }, { key: "mirror", businessId: "200777" }).pipe(Effect.asVoid)
+      })
+      const report = yield* runPlugin(stock, { config: {}, events: [...webhook("orderAdd", { info: { id: 2 } })] })
+      const commands = report.events.flatMap((e) => e.effects).filter((e) => e._tag === "Command")
+      assert.deepStrictEqual(commands.map((c) => c._tag === "Command" ? [c.kind, c.businessId] : []), [["inventory.exportOther", "200777"]])
+    }))
 })

@@ -249,6 +249,12 @@ export const layer = (config: Config) => {
             Option.isNone(found)
               ? Effect.fail(new Command.NoAccess({ ...t, message: `no tenant ${t.appId}:${t.businessId}` }))
               : Effect.succeed({ ...Ids.makeTenant(found.value.appId, found.value.businessId), accessToken: found.value.accessToken })
+        ),
+      // The grant (docs/architecture.md §4.32): a command outside it is refused before it is stored.
+      grant: (t) =>
+        store.business(t.appId, t.businessId).pipe(
+          Effect.map(Option.map((b) => ({ permissions: b.permissions, depots: b.depots }))),
+          Effect.orElseSucceed(() => Option.none())
         )
     }))))
   )
@@ -267,8 +273,8 @@ export const layer = (config: Config) => {
               Effect.map((c) => ({ id: c.id, kind: c.kind, state: c.state, entityId: c.entityId, reason: c.reason })),
               Effect.catch((e) =>
                 Effect.fail(new PluginError.CommandRefused({
-                  reason: e._tag === "InvalidCommand" || e._tag === "IdempotencyKeyReused" ? e._tag : "Unavailable",
-                  issues: e._tag === "InvalidCommand" ? e.issues : [],
+                  reason: e._tag === "InvalidCommand" || e._tag === "IdempotencyKeyReused" || e._tag === "NotGranted" || e._tag === "PreconditionFailed" ? e._tag : "Unavailable",
+                  issues: e._tag === "InvalidCommand" ? e.issues : e._tag === "NotGranted" || e._tag === "PreconditionFailed" ? [{ path: e.path, message: e.message }] : [],
                   message: e.message
                 }))
               )

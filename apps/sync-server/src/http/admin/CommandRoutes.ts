@@ -90,6 +90,14 @@ export const add = (router: HttpRouter.HttpRouter, options: AdminOptions) =>
           return json({ error: e.message, commandId: e.commandId }, 409)
         case "PreconditionFailed":
           return json({ error: e.message, issues: [{ path: e.path, message: e.message }] }, 422)
+        case "NotGranted":
+          // The grant lacks the permission or the depot (docs/architecture.md §4.32): named, nothing stored.
+          return json({
+            error: e.message,
+            ...(e.permission === undefined ? {} : { permission: e.permission }),
+            ...(e.depotId === undefined ? {} : { depotId: e.depotId }),
+            issues: [{ path: e.path, message: e.message }]
+          }, 403)
         default:
           return yield* Effect.fail(e)
       }
