@@ -43,7 +43,7 @@ export const startServers = async () => {
     [...nodeFlags, serverBin, "--demo", "--config", file, "--data-dir", Path.join(dir, "data"), "--simulator-port", simPort],
     { ...nodeEnv, OCS_ENCRYPTION_KEY: "22".repeat(32) }
   )
-  return {
+  const servers = {
     sim,
     control,
     demo: { appId: String(demo.appId), businessId: String(demo.businessId) },
@@ -57,6 +57,10 @@ export const startServers = async () => {
       return code
     }
   }
+  // The demo connects its business through the grant flow once the server listens (the
+  // callback comes back to it): the suites start when the demo tenant is there.
+  await adminWhen(servers, "/admin/tenants", (r) => r.status === 200 && r.body.tenants.some((t: { businessId: string }) => String(t.businessId) === servers.demo.businessId))
+  return servers
 }
 
 export type Servers = Awaited<ReturnType<typeof startServers>>
