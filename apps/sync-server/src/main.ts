@@ -1,6 +1,5 @@
-#!/usr/bin/env node
 /**
- * `ocs-sync-server` (`./ocs start`).
+ * The sync server's program (`bin.ts` launches it; `./ocs start`).
  *
  *   ocs-sync-server                      the demo: bundled simulator, demo tenant, embedded SQLite
  *   ocs-sync-server --config ocs.yaml    your configuration (YAML or JSON), then OCS_* overrides

@@ -1,6 +1,5 @@
-#!/usr/bin/env node
 /**
- * `ocs-simulator` (`./ocs simulator`): serves the simulator with a demo app, business and
+ * The simulator's program (`bin.ts` launches it): serves the simulator with a demo app, business and
  * token, prints them, and runs until interrupted. `GET /_sim/demo` returns the same JSON.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
