@@ -66,7 +66,8 @@ describe("replay", () => {
     assert.strictEqual(summary.events, 9) // 7 webhooks + a page of 2 products; the system record has none
     assert.deepStrictEqual(summary.tables, {
       products: 3, inventory: 1, orders: 2, order_items: 1, bills: 0, bill_items: 0, customers: 0, depots: 0, categories: 0, brands: 0,
-      payments: 0, documents: 0, webhooks_enabled: 0, unknown_events: 0, commands: 0
+      payments: 0, documents: 0, webhooks_enabled: 0, unknown_events: 0, commands: 0,
+      vpage_pages: 0, vpage_users: 0, vpage_tags: 0, vpage_conversations: 0, vpage_messages: 0, vpage_customers: 0
     })
     // Not a terminal: plain progress lines, the last one says done.
     assert.match(r.stderr, /replay .*9\/9 records .*records\/s.*done/)

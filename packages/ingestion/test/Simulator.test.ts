@@ -84,10 +84,15 @@ layer(env, { excludeTestServices: true, timeout: "60 seconds" })("deliveries fro
       yield* Effect.promise(() => t.control.updateProduct(t.businessId, "100003", { name: "twice" }))
       yield* t.drain
       const sent = (yield* t.deliveries).filter((d) => d.event === "productUpdate")
-      assert.strictEqual(sent.length, 3)
-      assert.isTrue(sent.every((d) => d.outcome === "ok" && d.status === 200))
+      // The original and its two copies, each answered 200. On a loaded machine an answer can
+      // come later than the sender's timeout: that copy is sent again, one more duplicate.
+      const answered = sent.filter((d) => d.outcome === "ok" && d.status === 200)
+      assert.strictEqual(answered.length, 3, JSON.stringify(sent.map((d) => [d.outcome, d.status])))
+      assert.isTrue(sent.every((d) => (d.outcome === "ok" && d.status === 200) || d.outcome === "timeout"))
       assert.strictEqual((yield* recordsOf(t.appId)).filter((r) => r.type === "productUpdate").length, 1)
-      assert.strictEqual((yield* decisionsOf(t.appId)).length, 2)
+      // Every copy that reached the receiver after the first is a decision kept.
+      const decisions = (yield* decisionsOf(t.appId)).length
+      assert.isTrue(decisions >= 2 && decisions <= sent.length - 1, `${decisions} decisions for ${sent.length} deliveries`)
     }))
 
   it.effect("reordered deliveries are all stored", () =>
