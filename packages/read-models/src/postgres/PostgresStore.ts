@@ -474,6 +474,15 @@ export interface RebuildOptions extends Options {
  * copy. Readers resolve tables through `search_path` by the schema's name, so a query before the
  * commit reads the old, complete copy and one after it the new, complete copy: none sees a
  * half-built one. A query still running on the old copy finishes there (the drop waits for it).
+ *
+ * One statement resolves its tables one at a time, so a rename alone could land between two of
+ * them: a statement joining `products` and `consumer_checkpoints` was seen reading the first from
+ * the old copy and the second from the new (1 run in 5 of the rebuild test). The swap therefore
+ * first takes every table of the old copy in ACCESS EXCLUSIVE mode: a statement that already
+ * holds one of them finishes on the old copy first, and one that waits for one resolves its
+ * names again after the commit, all in the new copy. The locks are taken with a short
+ * `lock_timeout` and the transaction is tried again when it runs out, so a swap waiting for a
+ * reader that waits for it gives way instead of deadlocking (readers never fail).
  */
 export const rebuildAndSwap = Effect.fnUntraced(function*(options: RebuildOptions) {
   const schema = identifier(options.schema ?? DEFAULT_SCHEMA)
@@ -492,16 +501,28 @@ export const rebuildAndSwap = Effect.fnUntraced(function*(options: RebuildOption
   const started = performance.now()
   yield* Effect.tryPromise({
     try: async () => {
-      await admin.query("BEGIN")
-      try {
-        await admin.query(`DROP SCHEMA IF EXISTS ${old} CASCADE`)
-        const current = await admin.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema])
-        if (current.rows.length > 0) await admin.query(`ALTER SCHEMA ${schema} RENAME TO ${old}`)
-        await admin.query(`ALTER SCHEMA ${next} RENAME TO ${schema}`)
-        await admin.query("COMMIT")
-      } catch (error) {
-        await admin.query("ROLLBACK").catch(() => {})
-        throw error
+      await admin.query(`DROP SCHEMA IF EXISTS ${old} CASCADE`)
+      for (let attempt = 1; ; attempt++) {
+        await admin.query("BEGIN")
+        try {
+          await admin.query("SET LOCAL lock_timeout = '100ms'")
+          const tables = await admin.query<{ name: string }>(
+            "SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') ORDER BY 1",
+            [schema]
+          )
+          if (tables.rows.length > 0) {
+            await admin.query(`LOCK TABLE ${tables.rows.map((t) => `${schema}.${identifier(t.name)}`).join(", ")} IN ACCESS EXCLUSIVE MODE`)
+          }
+          const current = await admin.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema])
+          if (current.rows.length > 0) await admin.query(`ALTER SCHEMA ${schema} RENAME TO ${old}`)
+          await admin.query(`ALTER SCHEMA ${next} RENAME TO ${schema}`)
+          await admin.query("COMMIT")
+          break
+        } catch (error) {
+          await admin.query("ROLLBACK").catch(() => {})
+          // 55P03 lock_not_available: the lock wait ran out; try again (for up to about 30 s).
+          if ((error as { code?: string }).code !== "55P03" || attempt >= 300) throw error
+        }
       }
       await admin.query(`DROP SCHEMA IF EXISTS ${old} CASCADE`)
     },
