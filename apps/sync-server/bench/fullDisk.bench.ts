@@ -11,11 +11,11 @@
  */
 import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
-import * as Http from "node:http"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { APP, BUSINESS, startWebhookServer, TOKEN } from "./webhookServer.ts"
+import { request as stalledDiskRequest } from "./stalledDisk.bench.ts"
 
 export type FullDiskBenchResult = {
   readonly bench: "sync-server-full-disk"
@@ -33,17 +33,7 @@ export type FullDiskBenchResult = {
   readonly readyAgainAfterMillis: number
 }
 
-const request = (url: string, body?: string) =>
-  new Promise<{ readonly status: number; readonly millis: number }>((resolve) => {
-    const started = performance.now()
-    const req = Http.request(url, { method: body === undefined ? "GET" : "POST", agent: false, headers: body === undefined ? {} : { "content-type": "application/json" } }, (res) => {
-      res.resume()
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, millis: performance.now() - started }))
-    })
-    req.on("error", () => resolve({ status: 0, millis: performance.now() - started }))
-    req.setTimeout(30_000, () => req.destroy())
-    req.end(body)
-  })
+const request = (url: string, body?: string) => stalledDiskRequest(url, body, 30_000)
 
 const envelope = (id: number) => `{"event":"productAdd","businessId":${BUSINESS},"webhooksVerifyToken":"${TOKEN}","data":{"id":${id},"pad":"${"p".repeat(2000)}"}}`
 

@@ -37,7 +37,8 @@ export type StalledDiskBenchResult = {
   readonly webhooks: ReadonlyArray<{ readonly status: number; readonly millis: number }>
 }
 
-const request = (url: string, body?: string) =>
+/** One request on its own connection: its status (0: no answer) and how long it took, ms. */
+export const request = (url: string, body?: string, timeoutMs = 60_000) =>
   new Promise<{ readonly status: number; readonly millis: number }>((resolve) => {
     const started = performance.now()
     const req = Http.request(url, { method: body === undefined ? "GET" : "POST", agent: false, headers: body === undefined ? {} : { "content-type": "application/json" } }, (res) => {
@@ -45,7 +46,7 @@ const request = (url: string, body?: string) =>
       res.on("end", () => resolve({ status: res.statusCode ?? 0, millis: performance.now() - started }))
     })
     req.on("error", () => resolve({ status: 0, millis: performance.now() - started }))
-    req.setTimeout(60_000, () => req.destroy())
+    req.setTimeout(timeoutMs, () => req.destroy())
     req.end(body)
   })
 

@@ -16,6 +16,26 @@ import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@o
 import { Effect, Layer, Option, Schedule } from "effect"
 import { append, baseLayer, files, webhookRecord } from "./helpers.ts"
 
+/** The transport to the simulator, its budgets in memory. */
+const clientOf = (sim: { readonly posBaseUrl: string; readonly vpageBaseUrl: string }) => {
+  const events = TransportEvents.TransportEvents.collect([])
+  return CommerceClient.CommerceClient.layer({ posBaseUrl: sim.posBaseUrl, vpageBaseUrl: sim.vpageBaseUrl, timeoutMs: 2000 }).pipe(
+    Layer.provideMerge(RateLimiter.RateLimiter.layer({}).pipe(Layer.provide(RateLimitStore.RateLimitStore.layerMemory), Layer.provide(events))),
+    Layer.provide(events),
+    Layer.provide(NodeHttpClient.layerUndici)
+  )
+}
+
+/** The runtime's commands as the server adapts the engine: keyed by plugin, event and the plugin's key. */
+const engineCommands = (e: CommandEngine.CommandEngineService): PluginRuntime.CommandsHost => ({
+  send: (tn, r) =>
+    e.submit({ tenant: tn, kind: r.kind, payload: r.payload, requestedBy: { type: "plugin", name: r.plugin }, idempotencyKey: Command.pluginKey(r.plugin, r.eventId, r.key) }).pipe(
+      Effect.flatMap(({ command }) => e.outcome(tn, command.id)),
+      Effect.map((c) => ({ id: c.id, kind: c.kind, state: c.state, entityId: c.entityId, reason: c.reason })),
+      Effect.mapError((err) => new PluginError.CommandRefused({ reason: "Unavailable", issues: [], message: err.message }))
+    )
+})
+
 describe("plugin commands", () => {
   it.live("a redelivered event (retried, then re-driven from its dead letter) produces no second command and one effect", () =>
     Effect.gen(function*() {
@@ -49,12 +69,7 @@ describe("plugin commands", () => {
       })
 
       const f = files()
-      const events = TransportEvents.TransportEvents.collect([])
-      const client = CommerceClient.CommerceClient.layer({ posBaseUrl: sim.posBaseUrl, vpageBaseUrl: sim.vpageBaseUrl, timeoutMs: 2000 }).pipe(
-        Layer.provideMerge(RateLimiter.RateLimiter.layer({}).pipe(Layer.provide(RateLimitStore.RateLimitStore.layerMemory), Layer.provide(events))),
-        Layer.provide(events),
-        Layer.provide(NodeHttpClient.layerUndici)
-      )
+      const client = clientOf(sim)
       const engine = CommandEngine.CommandEngine.layer({ settleMs: 100 }).pipe(
         Layer.provide(client),
         Layer.provide(Layer.succeed(CommandEngine.CommandTenants, CommandEngine.CommandTenants.of({
@@ -65,15 +80,7 @@ describe("plugin commands", () => {
         PluginRuntime.PluginRuntime.layer({
           filename: f.plugins,
           plugins: [{ plugin }],
-          // As the server adapts the engine: keyed by plugin, event and the plugin's key.
-          commands: {
-            send: (tn, r) =>
-              e.submit({ tenant: tn, kind: r.kind, payload: r.payload, requestedBy: { type: "plugin", name: r.plugin }, idempotencyKey: Command.pluginKey(r.plugin, r.eventId, r.key) }).pipe(
-                Effect.flatMap(({ command }) => e.outcome(tn, command.id)),
-                Effect.map((c) => ({ id: c.id, kind: c.kind, state: c.state, entityId: c.entityId, reason: c.reason })),
-                Effect.mapError((err) => new PluginError.CommandRefused({ reason: "Unavailable", issues: [], message: err.message }))
-              )
-          }
+          commands: engineCommands(e)
         })))
       const stack = Layer.provideMerge(runtime, Layer.provideMerge(engine, baseLayer(f)))
 
@@ -136,12 +143,7 @@ describe("plugin commands", () => {
       })
 
       const f = files()
-      const events = TransportEvents.TransportEvents.collect([])
-      const client = CommerceClient.CommerceClient.layer({ posBaseUrl: sim.posBaseUrl, vpageBaseUrl: sim.vpageBaseUrl, timeoutMs: 2000 }).pipe(
-        Layer.provideMerge(RateLimiter.RateLimiter.layer({}).pipe(Layer.provide(RateLimitStore.RateLimitStore.layerMemory), Layer.provide(events))),
-        Layer.provide(events),
-        Layer.provide(NodeHttpClient.layerUndici)
-      )
+      const client = clientOf(sim)
       const engine = CommandEngine.CommandEngine.layer({ settleMs: 100 }).pipe(
         Layer.provide(client),
         Layer.provide(Layer.succeed(CommandEngine.CommandTenants, CommandEngine.CommandTenants.of({
@@ -153,14 +155,7 @@ describe("plugin commands", () => {
           filename: f.plugins,
           plugins: [{ plugin }],
           tenantAccess: (t) => Effect.succeed(access(t)),
-          commands: {
-            send: (tn, r) =>
-              e.submit({ tenant: tn, kind: r.kind, payload: r.payload, requestedBy: { type: "plugin", name: r.plugin }, idempotencyKey: Command.pluginKey(r.plugin, r.eventId, r.key) }).pipe(
-                Effect.flatMap(({ command }) => e.outcome(tn, command.id)),
-                Effect.map((c) => ({ id: c.id, kind: c.kind, state: c.state, entityId: c.entityId, reason: c.reason })),
-                Effect.mapError((err) => new PluginError.CommandRefused({ reason: "Unavailable", issues: [], message: err.message }))
-              )
-          }
+          commands: engineCommands(e)
         })))
       const stack = Layer.provideMerge(runtime, Layer.provideMerge(engine, baseLayer(f)))
 
