@@ -52,7 +52,7 @@ const scenarios: ReadonlyArray<readonly [string, Scenario]> = [
     // the best run of each (the least disturbed on a shared machine) is compared.
     const offRuns: Array<Awaited<ReturnType<typeof runWebhooksBench>>> = []
     const onRuns: Array<Awaited<ReturnType<typeof runWebhooksBench>>> = []
-    for (let i = 0; i < (quick ? 2 : 5); i++) {
+    for (let i = 0; i < (quick ? 1 : 5); i++) {
       offRuns.push(await runWebhooksBench({ quick }))
       onRuns.push(await runWebhooksBench({ quick, tracing: 0.1 }))
     }
