@@ -429,6 +429,7 @@ const available: Record<string, string> = {
   "stalled disk": "apps/sync-server/bench/stalledDisk.bench.ts",
   "full disk": "apps/sync-server/bench/fullDisk.bench.ts",
   projection: "packages/read-models/bench/projection.bench.ts",
+  "projection into PostgreSQL": "packages/read-models/bench/postgres.bench.ts",
   "sync utilisation": "packages/transport/bench/utilization.bench.ts",
   scheduler: "packages/transport/bench/scheduler.bench.ts",
   "server memory": "apps/sync-server/bench/memory.bench.ts",
@@ -446,11 +447,14 @@ const main = async () => {
   const quick = process.argv.includes("--quick")
   const only = process.argv.slice(2).filter((a) => !a.startsWith("--"))
   const rows: Array<Row> = []
+  // Every scenario names its file before any runs: a missing entry fails at once, not after
+  // minutes of other scenarios.
+  const unlisted = scenarios.map(([name]) => name).filter((name) => available[name] === undefined)
+  if (unlisted.length > 0) throw new Error(`bench: scenario(s) ${unlisted.map((n) => `"${n}"`).join(", ")} have no file in \`available\``)
   const started = Date.now()
   for (const [name, run] of scenarios) {
     if (only.length > 0 && !only.some((o) => name.includes(o))) continue
-    const file = available[name]
-    if (file === undefined) throw new Error(`bench: scenario "${name}" has no file in \`available\``)
+    const file = available[name]!
     if (!exists(file)) {
       rows.push({ scenario: name, ours: "not built yet", baseline: "-", ratio: null, target: "-", met: null })
       continue
