@@ -60,7 +60,7 @@ export interface ReadApi {
 }
 
 /** Rows per tenant and in all for each counted table (prepared once per connection). */
-const counter = (client: SqliteDatabase.Handle["client"]) => {
+export const counter = (client: SqliteDatabase.Handle["client"]) => {
   const prepared = Projections.counted.map((c) => {
     const of = (where: string) => client.prepare<[string, string], number>(`SELECT count(*) FROM ${c.table} WHERE ${where}`).pluck()
     return {
@@ -84,6 +84,50 @@ const counter = (client: SqliteDatabase.Handle["client"]) => {
   }
 }
 
+/** Runs a query as one named read of the store. */
+export type Many = <A extends ReadonlyArray<unknown>, R>(name: string, f: (...args: A) => R) => (...args: A) => Effect.Effect<R, SqliteError>
+/** The same, for a query that may find nothing. */
+export type One = <A extends ReadonlyArray<unknown>, R>(name: string, f: (...args: A) => R | undefined) => (...args: A) => Effect.Effect<Option.Option<R>, SqliteError>
+
+/**
+ * The reads every store answers with the registry's own queries, however it runs them (the SQLite
+ * file here, the PostgreSQL copy in `postgres/ReadApi.ts`): one list, so the stores cannot drift.
+ */
+export const reads = (
+  q: ReturnType<typeof Projections.queries>,
+  idMap: ReturnType<typeof IdMaps.make>,
+  many: Many,
+  one: One
+): Omit<ReadApi, "counts" | "rowCounts" | "digest"> => ({
+  products: many("products", q.products),
+  product: one("product", q.product),
+  inventory: many("inventory", q.inventory),
+  orders: many("orders", q.orders),
+  order: one("order", q.order),
+  bills: many("bills", q.bills),
+  bill: one("bill", q.bill),
+  customers: many("customers", q.customers),
+  customer: one("customer", q.customer),
+  commands: many("commands", q.commands),
+  command: one("command", q.command),
+  idMap: many("idMap", idMap),
+  depots: many("depots", q.depots),
+  categories: many("categories", q.categories),
+  brands: many("brands", q.brands),
+  payments: many("payments", q.payments),
+  documents: many("documents", q.documents),
+  document: one("document", q.document),
+  vpagePages: many("vpagePages", q.vpagePages),
+  vpageUsers: many("vpageUsers", q.vpageUsers),
+  vpageTags: many("vpageTags", q.vpageTags),
+  vpageConversations: many("vpageConversations", q.vpageConversations),
+  vpageConversation: one("vpageConversation", q.vpageConversation),
+  vpageMessages: many("vpageMessages", q.vpageMessages),
+  vpageCustomers: many("vpageCustomers", q.vpageCustomers),
+  webhooks: one("webhooks", q.webhooks),
+  unknownEvents: many("unknownEvents", q.unknownEvents)
+})
+
 /** The read API over an open file: every projection's queries (the registry's), on this connection. */
 export const make = (handle: SqliteDatabase.Handle): ReadApi => {
   const q = Projections.queries(handle.drizzle)
@@ -93,33 +137,7 @@ export const make = (handle: SqliteDatabase.Handle): ReadApi => {
   const one = <A extends ReadonlyArray<unknown>, R>(name: string, f: (...args: A) => R | undefined) => (...args: A) =>
     handle.use(name, () => Option.fromUndefinedOr(f(...args)))
   return {
-    products: many("products", q.products),
-    product: one("product", q.product),
-    inventory: many("inventory", q.inventory),
-    orders: many("orders", q.orders),
-    order: one("order", q.order),
-    bills: many("bills", q.bills),
-    bill: one("bill", q.bill),
-    customers: many("customers", q.customers),
-    customer: one("customer", q.customer),
-    commands: many("commands", q.commands),
-    command: one("command", q.command),
-    idMap: many("idMap", idMap),
-    depots: many("depots", q.depots),
-    categories: many("categories", q.categories),
-    brands: many("brands", q.brands),
-    payments: many("payments", q.payments),
-    documents: many("documents", q.documents),
-    document: one("document", q.document),
-    vpagePages: many("vpagePages", q.vpagePages),
-    vpageUsers: many("vpageUsers", q.vpageUsers),
-    vpageTags: many("vpageTags", q.vpageTags),
-    vpageConversations: many("vpageConversations", q.vpageConversations),
-    vpageConversation: one("vpageConversation", q.vpageConversation),
-    vpageMessages: many("vpageMessages", q.vpageMessages),
-    vpageCustomers: many("vpageCustomers", q.vpageCustomers),
-    webhooks: one("webhooks", q.webhooks),
-    unknownEvents: many("unknownEvents", q.unknownEvents),
+    ...reads(q, idMap, many, one),
     counts: many("counts", n.counts),
     rowCounts: handle.use("rowCounts", n.rowCounts),
     digest: (tenant = "all") => handle.use("digest", () => Digest.compute(handle.client, tenant === "all" ? undefined : tenant))

@@ -18,8 +18,7 @@ import { drizzle } from "drizzle-orm/better-sqlite3"
 import { Effect, Option } from "effect"
 import * as IdMaps from "../internal/idMaps.ts"
 import * as Projections from "../projections/index.ts"
-import type { ReadApi } from "../ReadApi.ts"
-import type * as V from "../Views.ts"
+import { counter, type ReadApi, reads } from "../ReadApi.ts"
 import type { PostgresStore } from "./PostgresStore.ts"
 import { translate } from "./Statements.ts"
 
@@ -77,12 +76,8 @@ export const make = (store: PostgresStore): ReadApi => {
   const client = standIn(() => tape)
   const q = Projections.queries(drizzle(client as never))
   const idMap = IdMaps.make(client as never)
-  const counters = Projections.counted.map((c) => ({
-    spec: c,
-    live: client.prepare(`SELECT count(*) FROM ${c.table} WHERE app_id = ? AND business_id = ?${c.tombstones ? " AND deleted = 0" : ""}`).pluck(),
-    deleted: c.deleted === undefined ? undefined : client.prepare(`SELECT count(*) FROM ${c.table} WHERE app_id = ? AND business_id = ? AND deleted = 1`).pluck(),
-    all: client.prepare(`SELECT count(*) FROM ${c.table}`).pluck()
-  }))
+  // The SQLite file's counter, its statements answered from the tape like every read.
+  const n = counter(client as never)
 
   const fail = (operation: string) => (error: unknown) =>
     new SqliteError({ filename: `postgres:${store.schema}`, operation, message: error instanceof Error ? error.message : String(error), cause: error })
@@ -115,42 +110,9 @@ export const make = (store: PostgresStore): ReadApi => {
     Effect.map(run(name, () => f(...args)), Option.fromUndefinedOr)
 
   return {
-    products: many("products", q.products),
-    product: one("product", q.product),
-    inventory: many("inventory", q.inventory),
-    orders: many("orders", q.orders),
-    order: one("order", q.order),
-    bills: many("bills", q.bills),
-    bill: one("bill", q.bill),
-    customers: many("customers", q.customers),
-    customer: one("customer", q.customer),
-    commands: many("commands", q.commands),
-    command: one("command", q.command),
-    idMap: many("idMap", idMap),
-    depots: many("depots", q.depots),
-    categories: many("categories", q.categories),
-    brands: many("brands", q.brands),
-    payments: many("payments", q.payments),
-    documents: many("documents", q.documents),
-    document: one("document", q.document),
-    webhooks: one("webhooks", q.webhooks),
-    unknownEvents: many("unknownEvents", q.unknownEvents),
-    vpagePages: many("vpagePages", q.vpagePages),
-    vpageUsers: many("vpageUsers", q.vpageUsers),
-    vpageTags: many("vpageTags", q.vpageTags),
-    vpageConversations: many("vpageConversations", q.vpageConversations),
-    vpageConversation: one("vpageConversation", q.vpageConversation),
-    vpageMessages: many("vpageMessages", q.vpageMessages),
-    vpageCustomers: many("vpageCustomers", q.vpageCustomers),
-    counts: many("counts", (tenant: V.Tenant): V.Counts => {
-      const out: Record<string, number> = {}
-      for (const c of counters) {
-        out[c.spec.live] = (c.live.get(tenant.appId, tenant.businessId) as number | undefined) ?? 0
-        if (c.spec.deleted !== undefined) out[c.spec.deleted] = (c.deleted!.get(tenant.appId, tenant.businessId) as number | undefined) ?? 0
-      }
-      return out as unknown as V.Counts
-    }),
-    rowCounts: run("rowCounts", () => Object.fromEntries(counters.map((c) => [c.spec.table, (c.all.get() as number | undefined) ?? 0]))),
+    ...reads(q, idMap, many, one),
+    counts: many("counts", n.counts),
+    rowCounts: run("rowCounts", n.rowCounts),
     digest: (tenant = "all") => Effect.mapError(store.digestOf(tenant === "all" ? undefined : tenant), fail("digest"))
   }
 }
