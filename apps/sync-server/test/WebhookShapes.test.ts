@@ -85,13 +85,27 @@ describe("v3 webhook shapes into a real server", () => {
     const items = sale.products as ReadonlyArray<any>
     assert.deepStrictEqual(items.map((i) => String(i.id)), [combo, a, b])
     assert.deepStrictEqual(items[0].comboItems.map((c: any) => String(c.id)), [a, b])
+    const stockRow = async (id: string) =>
+      ((await admin(`${tenantPath()}/inventory?productId=${id}`)).body?.items ?? []).find((r: any) => String(r.depotId) === String(depot))
+    const applied = new Map<string, number>()
     for (const item of items) {
       const sent = item.depots.find((d: any) => Number(d.id) === depot)
-      await eventually(`stock of ${item.id} in depot ${depot}`, async () => {
-        const rows = (await admin(`${tenantPath()}/inventory?productId=${item.id}`)).body?.items ?? []
-        const row = rows.find((r: any) => String(r.depotId) === String(depot))
-        return row !== undefined && Number(row.remain) === Number(sent.remain) || undefined
+      const row = await eventually(`stock of ${item.id} in depot ${depot}`, async () => {
+        const row = await stockRow(String(item.id))
+        return row !== undefined && Number(row.remain) === Number(sent.remain) ? row : undefined
       }, 30_000)
+      applied.set(String(item.id), Number(row.lastOffset))
+    }
+    // A pull after the webhook serves the same levels (the combo's too): the copy keeps them.
+    const synced = await fetch(`${url}${tenantPath()}/sync?full=true`, { method: "POST", headers: { "x-admin-key": ADMIN_KEY } })
+    assert.strictEqual(synced.status, 200)
+    for (const item of items) {
+      const sent = item.depots.find((d: any) => Number(d.id) === depot)
+      const row = await eventually(`the pulled stock of ${item.id} in depot ${depot}`, async () => {
+        const row = await stockRow(String(item.id))
+        return row !== undefined && Number(row.lastOffset) > applied.get(String(item.id))! ? row : undefined
+      }, 30_000)
+      assert.strictEqual(Number(row.remain), Number(sent.remain), `stock of ${item.id} in depot ${depot} after the pull`)
     }
   })
 

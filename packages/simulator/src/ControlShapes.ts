@@ -93,20 +93,17 @@ export const shapes: ReadonlyArray<Route> = [
       if (level === undefined) throw new ControlError(404, `items.${i}.productId: no product ${String(item.productId)}`)
       return { productId, quantity: item.quantity }
     })
-    // The combo's own stock: as many combos as its scarcest part allows, per depot.
     const partViews = parts.map((p) => inventoryChangeView(b.data, b.data.products.get(p.productId)!, b.depots))
-    const comboView = inventoryChangeView(b.data, combo, b.depots)
-    const depots = comboView.depots.map((d) => {
-      const remain = Math.min(...parts.map((p, i) => Math.floor((partViews[i]!.depots.find((x) => x.id === d.id)?.remain ?? 0) / p.quantity)))
-      return { ...d, remain, holding: 0, available: remain }
-    })
+    // The combo's own stock: as many combos as its scarcest part allows, per depot. It is kept,
+    // so a later product/inventory read serves what the webhook said (a pull after the webhook
+    // must not bring the old level back).
+    for (const depotId of b.depots) {
+      const remain = Math.min(...parts.map((p, i) => Math.floor((partViews[i]!.depots.find((x) => x.id === depotId)?.remain ?? 0) / p.quantity)))
+      b.data.setStock(comboId, depotId, remain, now)
+    }
     const comboItem = {
-      ...comboView,
+      ...inventoryChangeView(b.data, combo, b.depots),
       typeId: COMBO_TYPE_ID,
-      remain: depots.reduce((s, d) => s + d.remain, 0),
-      holding: 0,
-      available: depots.reduce((s, d) => s + d.available, 0),
-      depots,
       comboItems: parts.map((p) => ({ id: p.productId, quantity: p.quantity }))
     }
     const items = [comboItem, ...partViews]
