@@ -33,7 +33,8 @@ describe.skipIf(postgresUnavailable())("readModels.store: postgres", () => {
         overrides: {
           ...serverAgainst(sim.url, ADMIN_KEY, READS),
           dataDir,
-          sync: { resources: ["product", "order", "customer", "depot"], intervalSeconds: 2, reconcileSeconds: 3600, overlapSeconds: 5 },
+          // One full pull at start, then webhooks only: a later pull of the same state would rewrite `lastSource`.
+          sync: { resources: ["product", "order", "customer", "depot"], intervalSeconds: 3600, reconcileSeconds: 3600, overlapSeconds: 5 },
           webhooks: { silenceAlertSeconds: 3600 },
           readModels: { store: "postgres", postgres: { url: database(), schema: SCHEMA, pool: 2 } },
           tenants: tenants.map((t) => ({ appId: t.appId, verifyTokens: [t.verifyToken], businesses: [{ businessId: t.businessId, accessToken: t.accessToken }] })),
