@@ -14,7 +14,7 @@ import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { adminClient, eventually, fullSyncsDone, type Proc, startServerProcess, startSimulatorProcess, stopServerAndSimulator } from "./processes.ts"
 
 const ADMIN_KEY = "command-not-seen-admin-key-0123456789"
-const SEEN_WITHIN_SECONDS = 1.5
+const SEEN_WITHIN_SECONDS = 1
 const REPLAY_BIN = fileURLToPath(new URL("../../replay/src/bin.ts", import.meta.url))
 
 let sim: { readonly proc: Proc; readonly url: string }

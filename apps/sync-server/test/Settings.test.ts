@@ -259,7 +259,7 @@ const elsewhere: Readonly<Record<string, string>> = {
   "sync.overlapSeconds": "test/Reconciliation.test.ts",
   "sync.gapFillSilenceSeconds": "test/GapFill.test.ts",
   "sync.concurrency": "test/Concurrency.test.ts",
-  "commands.seenWithinSeconds": "test/CommandNotSeen.test.ts (1.5 s: a command whose effect never shows is flagged after it), and its load below",
+  "commands.seenWithinSeconds": "test/CommandNotSeen.test.ts (1 s: a command whose effect never shows is flagged after it), and its load below",
   operations: "test/Tombstones.test.ts, test/NeedsAttention.test.ts",
   "webhooks.trustedProxies": "tooling/reliability/test/AuthFlood.test.ts",
   "webhooks.storeTimeoutSeconds": "tooling/reliability/test/StoreReadiness.test.ts",
