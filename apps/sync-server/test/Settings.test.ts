@@ -11,6 +11,7 @@ import { Effect } from "effect"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Path from "node:path"
+import { CommandOptions } from "@ocs/commands"
 import { ConfigFile } from "@ocs/config"
 import * as Config from "../src/boot/Config.ts"
 import * as Server from "../src/http/Server.ts"
@@ -258,6 +259,7 @@ const elsewhere: Readonly<Record<string, string>> = {
   "sync.overlapSeconds": "test/Reconciliation.test.ts",
   "sync.gapFillSilenceSeconds": "test/GapFill.test.ts",
   "sync.concurrency": "test/Concurrency.test.ts",
+  "commands.seenWithinSeconds": "test/CommandNotSeen.test.ts (1 s: a command whose effect never shows is flagged after it), and its load below",
   operations: "test/Tombstones.test.ts, test/NeedsAttention.test.ts",
   "webhooks.trustedProxies": "tooling/reliability/test/AuthFlood.test.ts",
   "webhooks.storeTimeoutSeconds": "tooling/reliability/test/StoreReadiness.test.ts",
@@ -340,6 +342,20 @@ describe("README settings", () => {
       assert.include(yield* load({ store: "mongo" }), "store")
       assert.strictEqual(yield* load({ store: "postgres", postgres: { url: "postgres://u@127.0.0.1:5432/ocs", schema: "copy", pool: 2 } }), "")
       assert.strictEqual(yield* load({ store: "sqlite" }), "")
+    }))
+
+  it.effect("commands.seenWithinSeconds becomes the engine's bound in milliseconds, from a file or the environment; 0 is refused", () =>
+    Effect.gen(function*() {
+      const bound = (overrides: unknown, env: Record<string, string> = {}) =>
+        Config.load({ overrides: { dataDir: "unused", ...(overrides as object) }, env }).pipe(
+          Effect.map((c) => CommandOptions.fromSection(c.commands).seenWithinMs),
+          Effect.catch((e) => Effect.succeed(e.message))
+        )
+      assert.strictEqual(yield* bound({}), undefined, "absent: the engine's default (120 s)")
+      assert.strictEqual(yield* bound({ commands: { seenWithinSeconds: 2.5 } }), 2500)
+      assert.strictEqual(yield* bound({}, { OCS_COMMANDS__SEEN_WITHIN_SECONDS: "3" }), 3000)
+      assert.include(String(yield* bound({ commands: { seenWithinSeconds: 0 } })), "seenWithinSeconds")
+      assert.include(String(yield* bound({ commands: { seenWithinSecond: 5 } })), "did you mean `seenWithinSeconds`")
     }))
 
   it("every setting of the README's example is tested here or where `elsewhere` says", () => {

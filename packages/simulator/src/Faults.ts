@@ -53,6 +53,12 @@ export const FaultSpecs = {
    */
   lostAnswer: Schema.Struct({ kind: Schema.Literal("lostAnswer"), ...scope }),
   /**
+   * A write answered as applied whose effect the caller never sees: the effect is applied under
+   * its own id, but each `id` of the answer's data is replaced by one no record takes (from
+   * 9000000000001 up), so a list by the answered id never shows it.
+   */
+  unlistedId: Schema.Struct({ kind: Schema.Literal("unlistedId"), ...scope }),
+  /**
    * Answer ERR_429 and lock the key (appId + businessId + URL) as a call over budget does:
    * later calls during the lock are refused and extend it (docs/api-catalogue.md, Limits 2).
    */

@@ -3,7 +3,8 @@
  * field, or answered after its effect was applied. The answer goes through `answered`, where
  * the after-effect faults act: `latency` with phase "after" (a slow answer to a write that
  * took effect; a caller that gives up meanwhile never gets the answer) and `lostAnswer` (the
- * connection destroyed with no response, the effect kept).
+ * connection destroyed with no response, the effect kept) and `unlistedId` (answered as
+ * applied, but naming ids no record takes: the effect never shows under the answered id).
  */
 import * as Json from "@ocs/protocol/Json"
 import { type Call, failure, finish, logCall, type Messages } from "./ApiCall.ts"
@@ -59,5 +60,19 @@ export const answered = async (w: WriteCall, data: unknown): Promise<void> => {
     return
   }
   for (const e of mine) e.answer = "answered"
+  if (!faults.empty && faults.first("unlistedId", call) !== undefined) {
+    finish(call, 200, "fault:unlistedId", Json.stringify({ code: 1, data: unlisted(data) }))
+    return
+  }
   finish(call, 200, "ok", Json.stringify({ code: 1, data }))
+}
+
+/** Ids no record takes: the simulator's own ids stay far below. */
+let nextUnlisted = 9_000_000_000_000n
+
+/** The answer's data with each entity's `id` (the object's, or each item's) replaced by an unlisted one. */
+const unlisted = (data: unknown): unknown => {
+  const swap = (item: unknown) =>
+    typeof item === "object" && item !== null && "id" in item ? { ...item, id: ++nextUnlisted } : item
+  return Array.isArray(data) ? data.map(swap) : swap(data)
 }

@@ -42,6 +42,26 @@ describe("write faults", () => {
     assert.strictEqual(log.calls.length, 1)
   })
 
+  it("unlistedId answers a write as applied with an id no list shows", async () => {
+    await sim.control.addFault({ kind: "unlistedId", operation: "product/add", count: 1 })
+    const answer = await call(sim, demo, "product/add", [{ appProductId: "UNLISTED-1", name: "Khăn", price: 1000 }])
+    assert.strictEqual(answer.json.code, 1)
+    const said = String(answer.json.data[0].id)
+    assert.strictEqual(answer.json.data[0].appProductId, "UNLISTED-1")
+    const listed = await call(sim, demo, "product/list", { filters: { ids: [Number(said)] } })
+    assert.strictEqual(listed.json.code, 1, JSON.stringify(listed.json))
+    assert.deepStrictEqual(listed.json.data, [], "the answered id is listed by nothing")
+    // The effect itself was applied, under its own id, once.
+    const effects = (await sim.control.effects(demo.businessId, "product.add")).effects.filter((e) => e.key === "UNLISTED-1")
+    assert.deepStrictEqual(effects.map((e) => e.answer), ["answered"])
+    assert.notStrictEqual(effects[0]!.id, said)
+    assert.strictEqual((await sim.control.calls({ outcome: "fault:unlistedId" })).calls.length, 1)
+    // The fault fired once: the next add is answered with its real id.
+    const next = await call(sim, demo, "product/add", [{ appProductId: "UNLISTED-2", name: "Khăn", price: 1000 }])
+    const real = (await sim.control.effects(demo.businessId, "product.add")).effects.find((e) => e.key === "UNLISTED-2")
+    assert.strictEqual(String(next.json.data[0].id), real!.id)
+  })
+
   it("a 5xx before applying leaves no effect", async () => {
     await sim.control.addFault({ kind: "status", status: 503, operation: "customer/add", count: 1 })
     const answer = await call(sim, demo, "customer/add", [{ name: "Minh", mobile: "0987000111" }])

@@ -13,15 +13,18 @@ export const setSession = (token: string | undefined, signedOut?: () => void) =>
 
 export class ApiError extends Error {
   readonly status: number
-  constructor(status: number, message: string) {
+  /** The answer's JSON body, when it had one (field issues, the command a key belongs to). */
+  readonly body: any
+  constructor(status: number, message: string, body?: unknown) {
     super(message)
     this.status = status
+    this.body = body ?? null
   }
 }
 
 /** A call of the admin API; 401 signs the console out, any other failure throws its message. */
-export const api = async <A = any>(path: string, method: "GET" | "POST" = "GET", body?: unknown): Promise<A> => {
-  const headers: Record<string, string> = { accept: "application/json" }
+export const api = async <A = any>(path: string, method: "GET" | "POST" = "GET", body?: unknown, extra?: Record<string, string>): Promise<A> => {
+  const headers: Record<string, string> = { accept: "application/json", ...extra }
   if (method !== "GET" && csrf !== undefined) headers["x-csrf-token"] = csrf
   if (body !== undefined) headers["content-type"] = "application/json"
   let r: Response
@@ -38,7 +41,7 @@ export const api = async <A = any>(path: string, method: "GET" | "POST" = "GET",
     parsed = null
   }
   if (r.status === 401 && !path.startsWith("/ui/session")) onSignedOut()
-  if (!r.ok) throw new ApiError(r.status, parsed?.error ?? `${r.status} ${r.statusText}`)
+  if (!r.ok) throw new ApiError(r.status, parsed?.error ?? `${r.status} ${r.statusText}`, parsed)
   return parsed as A
 }
 

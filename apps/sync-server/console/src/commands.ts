@@ -6,12 +6,16 @@
  * or mark it done with the service's id, each behind a confirmation step. The tenant page shows
  * the counts by state (`CommandCounts`).
  *
+ * A form asks for a new command (command-form.ts).
+ *
  * Everything shown comes from the admin API and goes through Preact's text escaping; fields
  * whose names say they hold a secret (token, secret, password...) are shown as "(hidden)".
  */
 import { html, useEffect, useState } from "./html.ts"
+import { KINDS } from "./command-examples.ts"
 import { ago, api, type Live, time } from "./api.ts"
 import { pretty } from "./bodies.ts"
+import { CommandForm } from "./command-form.ts"
 
 export const STATES = ["pending", "sending", "inDoubt", "confirmed", "failed", "cancelled"] as const
 const STATE_LABEL: Readonly<Record<string, string>> = {
@@ -22,11 +26,6 @@ const STATE_LABEL: Readonly<Record<string, string>> = {
   failed: "failed",
   cancelled: "cancelled"
 }
-/** The kinds the engine takes (docs/api-catalogue.md, "Write operations"). */
-const KINDS = [
-  "product.add", "product.edit", "order.add", "order.edit", "customer.add", "bill.addRetail",
-  "inventory.importSupplier", "inventory.exportSupplier", "inventory.importOther", "inventory.exportOther"
-] as const
 
 interface Reason {
   readonly tag: string
@@ -164,10 +163,11 @@ export const Commands = ({ live, appId, businessId, query }: { live: Live; appId
     <p><a href=${`#/tenants/${appId}/${businessId}`}>Back to the tenant</a></p>
     ${data === undefined ? null : html`<${CountCards} appId=${appId} businessId=${businessId} counts=${data.counts} />`}
     <${Filters} key=${location.hash} appId=${appId} businessId=${businessId} initial=${{ state, kind, flagged }} />
+    <${CommandForm} appId=${appId} businessId=${businessId} />
     <${Failure} error=${error} />
     ${data === undefined ? (error === undefined ? html`<p>Loading…</p>` : null)
       : data.items.length === 0 ? html`<p class="empty">${filtered && total > 0 ? "No command matches these filters."
-        : "No command has been asked for this tenant yet. An application asks with POST /admin/tenants/:appId/:businessId/commands (docs/admin-api.md), a plugin with ctx.commands."}</p>`
+        : "No command has been asked for this tenant yet. Ask for one with the form above; an application asks with POST /admin/tenants/:appId/:businessId/commands (docs/admin-api.md), a plugin with ctx.commands."}</p>`
       : html`<div class="scroll" tabindex="0" role="region" aria-label="Commands"><table data-testid="commands-table">
           <thead><tr><th>command</th><th>kind</th><th>state</th><th>attempts</th><th>service id</th><th>asked by</th><th>asked</th><th>last change</th></tr></thead>
           <tbody>${newestFirst(data.items).map((c) => html`<tr data-command=${c.id} class=${c.state === "inDoubt" || c.seen === "flagged" ? "doubt" : ""}>

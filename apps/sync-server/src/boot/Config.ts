@@ -12,6 +12,7 @@
  * configurations use. Code converts once, where it builds a service's options.
  */
 import { SyncOptions } from "@ocs/sync"
+import { CommandOptions } from "@ocs/commands"
 import { Schema } from "effect"
 import * as Path from "node:path"
 import { ConfigFile, Settings } from "@ocs/config"
@@ -83,6 +84,8 @@ export const Config = Schema.Struct({
   rateLimits: Schema.optional(RateLimiter.Section),
   /** The sync engine's section: its schema and defaults belong to @ocs/sync (SyncOptions). */
   sync: SyncOptions.Section,
+  /** The write path: @ocs/commands' section (CommandOptions). */
+  commands: Schema.optional(CommandOptions.Section),
   /** operations the catalogue does not list, declared as data. */
   operations: Schema.optional(Schema.Array(Operation.OperationSpec)),
   webhooks: Schema.Struct({

@@ -26,7 +26,7 @@ import { Ids } from "@ocs/protocol"
 import { ReadApi, ReadModels, ReadModelsOptions } from "@ocs/read-models"
 import { DiskProbe, SqliteDatabase } from "@ocs/sqlite"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
-import { Command, CommandEngine } from "@ocs/commands"
+import { Command, CommandEngine, CommandOptions } from "@ocs/commands"
 import { PluginError } from "@ocs/plugin-sdk"
 import * as Admin from "./Admin.ts"
 import * as BackgroundLoops from "../ops/BackgroundLoops.ts"
@@ -238,7 +238,7 @@ export const layer = (config: Config) => {
   )
   // The write path (docs/architecture.md §4.30): commands sent with the tenant's token, through
   // the same client and budgets; their ledger is this log.
-  const commandsLayer = CommandEngine.CommandEngine.layer().pipe(
+  const commandsLayer = CommandEngine.CommandEngine.layer(CommandOptions.fromSection(config.commands)).pipe(
     Layer.provide(Layer.effect(CommandEngine.CommandTenants, Effect.map(TenantRegistry, (store) => CommandEngine.CommandTenants.of({
       access: (t) =>
         Effect.flatMap(

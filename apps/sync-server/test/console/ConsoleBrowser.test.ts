@@ -5,7 +5,8 @@
  * history, redrive a dead letter, connect a business through the grant flow; a chart counts the
  * webhooks the test sent and keeps them over a reload, the data explorer finds orders and
  * products and shows tombstones on request; the commands page counts a tenant's commands by state,
- * filters them, and a person decides two commands left in doubt by a lost answer; the page-service
+ * filters them, and a person decides two commands left in doubt by a lost answer; a form asks for a
+ * command (a refused payload named field by field, an accepted one confirmed); the page-service
  * view shows a tenant's granted page, its conversations and a conversation's messages. Each page is
  * photographed at a laptop and a phone width;
  * with OCS_UPDATE_SCREENSHOTS=1 the pictures replace those in docs/console/.
@@ -465,6 +466,58 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
     assert.include(shown, "\n  ")
     const counts = (await admin(servers, `${base}/commands`)).body.counts.byState
     assert.deepStrictEqual([counts.inDoubt, counts.confirmed], [0, 5])
+  })
+
+  it("asks for a command from the form: a refused payload named field by field, an accepted one opens and ends confirmed, its key reused is refused", async () => {
+    const { appId, businessId } = servers.demo
+    const base = `/admin/tenants/${appId}/${businessId}`
+    const total = async () => (await admin(servers, `${base}/commands`)).body.total as number
+    const before = await total()
+    await page.goto(`${servers.server.url}/ui#/tenants/${appId}/${businessId}/commands`)
+    const form = page.getByTestId("command-form")
+    await form.getByText("Ask for a command…").click()
+    const payload = form.getByLabel(/^Payload/)
+    const key = form.getByLabel("Idempotency key")
+    const send = form.getByRole("button", { name: "Send the command" })
+    const refusal = form.getByTestId("command-form-refusal")
+    // Each kind starts from a valid example of its own.
+    await form.getByLabel("Kind").selectOption("customer.add")
+    const example = JSON.parse(await payload.inputValue())
+    assert.deepStrictEqual(Object.keys(example).slice(0, 2), ["name", "mobile"])
+    assert.match(await key.inputValue(), /^console-[0-9a-f]{10}$/)
+    // A payload the server refuses: each field at fault named, nothing stored.
+    await payload.fill(JSON.stringify({ mobile: "not a phone", email: "binh@example.com" }, null, 2))
+    await send.click()
+    await refusal.waitFor()
+    assert.strictEqual(await refusal.getAttribute("data-status"), "400")
+    const paths = await refusal.locator("li").evaluateAll((lis) => lis.map((l) => l.getAttribute("data-path")))
+    assert.includeMembers(paths, ["payload.name", "payload.mobile"])
+    assert.include(await refusal.textContent(), "Refused, nothing was stored")
+    assert.strictEqual(await total(), before)
+    await shoot("command-form")
+    // The product.add example as it stands, with the key the form made: sent, opened, confirmed.
+    await form.getByLabel("Kind").selectOption("product.add")
+    assert.strictEqual(await refusal.count(), 0, "a new kind clears the refusal")
+    const sent = JSON.parse(await payload.inputValue())
+    const usedKey = await key.inputValue()
+    await send.click()
+    await page.waitForURL(/\/commands\/[^/?]+$/)
+    const id = decodeURIComponent(new URL(page.url()).hash.split("/").pop()!)
+    await until("the asked command confirmed", async () => (await page.getByTestId("command-state").textContent()) === "confirmed", 30_000)
+    const asked = (await admin(servers, `${base}/commands/${id}`)).body
+    assert.deepStrictEqual([asked.kind, asked.idempotencyKey, asked.requestedBy.type, asked.state], ["product.add", usedKey, "console", "confirmed"])
+    assert.deepStrictEqual(asked.payload, sent)
+    assert.strictEqual(await total(), before + 1)
+    // The same key with another payload: refused, with the way to the command it names.
+    await page.goto(`${servers.server.url}/ui#/tenants/${appId}/${businessId}/commands`)
+    await form.getByText("Ask for a command…").click()
+    await payload.fill(JSON.stringify({ ...sent, price: sent.price + 1 }))
+    await key.fill(usedKey)
+    await send.click()
+    await refusal.waitFor()
+    assert.strictEqual(await refusal.getAttribute("data-status"), "409")
+    assert.strictEqual(await refusal.getByRole("link", { name: "open that command" }).getAttribute("href"), `#/tenants/${appId}/${businessId}/commands/${encodeURIComponent(id)}`)
+    assert.strictEqual(await total(), before + 1)
   })
 
   it("shows a tenant's page service: its granted page, the conversations newest first, a conversation's messages", async () => {
