@@ -90,13 +90,17 @@ export const at = Effect.fn("CommandLedger.at")(function*(offset: number) {
   return Option.flatMap(found, transitionOf)
 })
 
-/** Every command the log holds, folded (a start's resume, a replay). */
-export const load = Effect.fn("CommandLedger.load")(function*() {
+/**
+ * Every command the log holds, folded (a start's resume, a replay). `seen` is told each command
+ * record (where a shared engine's follower starts, `internal/sharedLedger.ts`).
+ */
+export const load = Effect.fn("CommandLedger.load")(function*(seen?: (r: LogRecord.LogRecord) => void) {
   const log = yield* EventLog.EventLog
   const commands = new Map<string, Command>()
   yield* log.read({ tenant: "all", types: [EngineRecordCommands.COMMAND_TYPE] }).pipe(
     Stream.runForEach((r) =>
       Effect.sync(() => {
+        seen?.(r)
         const t = transitionOf(r)
         if (Option.isNone(t) || r.businessId === null) return
         const next = step(commands.get(t.value.command), { appId: r.appId, businessId: r.businessId }, t.value, r.receivedAt)

@@ -6,4 +6,5 @@
 export * as Command from "./Command.ts"
 export * as CommandEngine from "./CommandEngine.ts"
 export * as CommandLedger from "./CommandLedger.ts"
+export * as CommandOwnership from "./CommandOwnership.ts"
 export * as Grant from "./Grant.ts"
