@@ -3,14 +3,16 @@
  * asked of any server, some with one idempotency key on all three at once, are one command each,
  * sent by the owner of their tenant; the simulator loses a quarter of the write answers after
  * applying them; the owner of one tenant is killed (SIGKILL) with an attempt on the wire.
- * Afterwards every command has the same final state on both survivors, and every effect exists
- * exactly once in the simulator (products by appProductId, bills by the engine's marker).
+ * Afterwards every command has the same final state on both survivors and, once it is started
+ * again on its folder (its outbox relays what it held: late records), on the dead one too, and
+ * every effect exists exactly once in the simulator (products by appProductId, bills by the
+ * engine's marker).
  */
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { kafkaBrokers, kafkaUnavailable } from "@ocs/kafka-broker/testing"
 import { SimulatorControl } from "@ocs/simulator"
 import { tenantPartition as partitionOf } from "@ocs/sync/Ownership"
-import { adminClient, eventually, type Proc, startServerProcess, startSimulatorProcess } from "../processes.ts"
+import { adminClient, eventually, type Proc, restartServerProcess, startServerProcess, startSimulatorProcess } from "../processes.ts"
 import { createTenant, listAll, type SimulatorTenant } from "../simulatorReads.ts"
 
 const ADMIN_KEY = "shared-commands-admin-key-01"
@@ -22,7 +24,7 @@ const FINAL = new Set(["confirmed", "failed", "cancelled"])
 describe.skipIf(kafkaUnavailable())("several servers share one command ledger", () => {
   let sim: { proc: Proc; url: string }
   let control: SimulatorControl
-  const servers: Array<{ proc: Proc; url: string; alive: boolean }> = []
+  const servers: Array<{ proc: Proc; url: string; dir: string; alive: boolean }> = []
   const tenants: Array<SimulatorTenant & { readonly productId: string }> = []
 
   beforeAll(async () => {
@@ -122,21 +124,32 @@ describe.skipIf(kafkaUnavailable())("several servers share one command ledger", 
     // More asked of the survivors while the dead owner's tenants have no owner yet.
     await wave("w2", survivors)
 
-    const finals = await eventually("every command final on both survivors", async () => {
-      const views = await Promise.all(survivors.map(async (s) => {
-        const states = new Map<string, any>()
-        for (const t of tenants) for (const c of (await admins()[s]!(`${base(t)}/commands`)).body.items) states.set(c.id, c)
-        return states
-      }))
-      return [...ids.keys()].every((id) => views.every((v) => FINAL.has(v.get(id)?.state))) ? views : undefined
-    }, 90_000, 500)
-    const settledAfterKillMs = Date.now() - killedAt
-
-    for (const id of ids.keys()) {
-      const [a, b] = finals.map((v) => v.get(id))
-      assert.strictEqual(a.state, "confirmed", `${id} ${JSON.stringify(ids.get(id))}: ${JSON.stringify(a)}`)
-      assert.deepStrictEqual([b.state, String(b.entityId)], [a.state, String(a.entityId)], `${id}: one outcome on every server`)
+    const allFinal = (what: string, on: ReadonlyArray<number>) =>
+      eventually(what, async () => {
+        const views = await Promise.all(on.map(async (s) => {
+          const states = new Map<string, any>()
+          for (const t of tenants) for (const c of (await admins()[s]!(`${base(t)}/commands`)).body.items) states.set(c.id, c)
+          return states
+        }))
+        return [...ids.keys()].every((id) => views.every((v) => FINAL.has(v.get(id)?.state))) ? views : undefined
+      }, 90_000, 500)
+    const sameOutcomes = (views: ReadonlyArray<Map<string, any>>) => {
+      for (const id of ids.keys()) {
+        const [a, ...others] = views.map((v) => v.get(id))
+        assert.strictEqual(a.state, "confirmed", `${id} ${JSON.stringify(ids.get(id))}: ${JSON.stringify(a)}`)
+        for (const b of others) assert.deepStrictEqual([b.state, String(b.entityId)], [a.state, String(a.entityId)], `${id}: one outcome on every server`)
+      }
     }
+    const survived = await allFinal("every command final on both survivors", survivors)
+    const settledAfterKillMs = Date.now() - killedAt
+    sameOutcomes(survived)
+
+    // The dead server back on its folder: it relays what its outbox still held (records the others
+    // see late) and folds the ledger; every server shows one outcome per command, none reopened.
+    const back = await restartServerProcess(servers[victim]!.dir, { OCS_ENCRYPTION_KEY: "77".repeat(32) })
+    servers[victim] = { ...back, alive: true }
+    const finals = await allFinal("every command final on the three servers", [0, 1, 2])
+    sameOutcomes(finals)
     // The attempt on the wire at the kill: resolved (never a blind second send: the counts below).
     for (const id of inFlight) assert.strictEqual(finals[0]!.get(id)?.state, "confirmed")
 
