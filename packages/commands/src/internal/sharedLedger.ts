@@ -84,6 +84,11 @@ export const make = (options: Options, log: EventLog.EventLogService, positions:
   /** Per command: the latest attempt of this server's own `sent` seen back from the log. */
   const ownSent = new Map<string, number>()
   const fences = new Map<string, { readonly attempt: number; readonly done: Deferred.Deferred<void> }>()
+  /**
+   * Commands whose attempt another server claimed first: left to it for a while (it is sending),
+   * then taken up again if still open (its sent in doubt, read back).
+   */
+  const leftTo = new Map<string, number>()
 
   /** The log as the engine appends to it: the ids of its own records are remembered. */
   const appending: EventLog.EventLogService = {
@@ -119,7 +124,11 @@ export const make = (options: Options, log: EventLog.EventLogService, positions:
    */
   const fence = (id: string, attempt: number): Effect.Effect<boolean> =>
     Effect.suspend(() => {
-      const ours = () => (foreignSent.get(id) ?? 0) < attempt
+      const ours = () => {
+        if ((foreignSent.get(id) ?? 0) < attempt) return true
+        leftTo.set(id, Date.now() + waitMs)
+        return false
+      }
       if ((ownSent.get(id) ?? 0) >= attempt) return Effect.succeed(ours())
       const done = Deferred.makeUnsafe<void>()
       fences.set(id, { attempt, done })
@@ -187,8 +196,10 @@ export const make = (options: Options, log: EventLog.EventLogService, positions:
   const sweep = (engine: EngineState) =>
     Effect.suspend(() => {
       const open: Array<Command> = []
+      const now = Date.now()
+      for (const [id, until] of leftTo) if (until <= now) leftTo.delete(id)
       for (const c of engine.commands.values()) {
-        if (engine.resumable(c) && !engine.running.has(c.id) && options.owns(c.tenant)) open.push(c)
+        if (engine.resumable(c) && !engine.running.has(c.id) && !leftTo.has(c.id) && options.owns(c.tenant)) open.push(c)
       }
       return Effect.forEach(open, (c) => takeUp(engine, c), { discard: true })
     })
