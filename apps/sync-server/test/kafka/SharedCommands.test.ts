@@ -25,7 +25,7 @@ describe.skipIf(kafkaUnavailable())("several servers share one command ledger", 
   let sim: { proc: Proc; url: string }
   let control: SimulatorControl
   const servers: Array<{ proc: Proc; url: string; dir: string; alive: boolean }> = []
-  const tenants: Array<SimulatorTenant & { readonly productId: string }> = []
+  const tenants: Array<SimulatorTenant & { readonly verifyToken: string; readonly productId: string }> = []
 
   beforeAll(async () => {
     sim = await startSimulatorProcess(["--products", "5"])
