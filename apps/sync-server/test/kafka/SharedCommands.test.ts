@@ -134,6 +134,8 @@ describe.skipIf(kafkaUnavailable())("several servers share one command ledger", 
         return [...ids.keys()].every((id) => views.every((v) => FINAL.has(v.get(id)?.state))) ? views : undefined
       }, 90_000, 500)
     const sameOutcomes = (views: ReadonlyArray<Map<string, any>>) => {
+      // No other command anywhere: a request that lost its key's race is never a command of its own.
+      for (const v of views) assert.deepStrictEqual([...v.keys()].sort(), [...ids.keys()].sort())
       for (const id of ids.keys()) {
         const [a, ...others] = views.map((v) => v.get(id))
         assert.strictEqual(a.state, "confirmed", `${id} ${JSON.stringify(ids.get(id))}: ${JSON.stringify(a)}`)
