@@ -26,9 +26,11 @@ import {
   validate
 } from "./Command.ts"
 import * as Ledger from "./CommandLedger.ts"
+import { CommandOwnership } from "./CommandOwnership.ts"
 import * as Grant from "./Grant.ts"
 import * as Coalescer from "./internal/coalescer.ts"
 import * as OrderEdit from "./internal/orderEdit.ts"
+import * as Shared from "./internal/sharedLedger.ts"
 import { classify, type Outcome, reasonOf } from "./internal/outcome.ts"
 
 type EventLogError = LogErrors.EventLogError
@@ -201,8 +203,14 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const maxAttempts = options.maxAttempts ?? 5
   const settle = Duration.millis(options.settleMs ?? 2000)
   const readBackAttempts = options.readBackAttempts ?? 3
-  const context = yield* Effect.context<EventLog.EventLog>()
   const copy = yield* Effect.serviceOption(CommandCopy)
+  // Several servers on one ledger (internal/sharedLedger.ts): with an ownership, the engine
+  // follows the log's command records and sends only the commands of the tenants it owns.
+  const ownership = yield* Effect.serviceOption(CommandOwnership)
+  const ownLog = yield* Effect.context<EventLog.EventLog>()
+  const positions = new Shared.Positions()
+  const shared = Option.isNone(ownership) ? undefined : Shared.make({ owns: ownership.value.owns }, Context.get(ownLog, EventLog.EventLog), positions)
+  const context = shared === undefined ? ownLog : Context.add(ownLog, EventLog.EventLog, shared.appending)
 
   /** Preconditions from the copy (docs/api-catalogue.md §3.4): nothing stored, nothing sent. */
   const precondition = (tenant: Ids.TenantRef, kind: CommandKind.KindName, payload: unknown): Effect.Effect<void, PreconditionFailed> =>
@@ -228,7 +236,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       return refused === undefined ? Effect.void : Effect.fail(refused)
     })
 
-  const commands = yield* Ledger.load()
+  const commands = yield* Ledger.load(shared === undefined ? undefined : (r) => void positions.see(r))
   const byKey = new Map<string, string>()
   const keyOf = (tenant: Ids.TenantRef, key: string) => `${Ids.tenantKey(tenant)}\u0000${key}`
   for (const c of commands.values()) byKey.set(keyOf(c.tenant, c.idempotencyKey), c.id)
@@ -338,9 +346,21 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       kind.batch !== undefined
         ? coalescer.attempt(sent, access, kind, kind.batch)
         : Effect.flatMap(bodyOf(sent, kind), (body) => callBare(access, kind, body))
-    const go = Effect.flatMap(claim, (sent) => sent === undefined ? Effect.succeed(undefined) : Effect.map(send(sent), (outcome) => ({ sent, outcome })))
+    const go = Effect.flatMap(shared === undefined ? claim : fenced(command, attempt, claim), (sent) => sent === undefined ? Effect.succeed(undefined) : Effect.map(send(sent), (outcome) => ({ sent, outcome })))
     return kind.batch !== undefined ? go : inLane(laneOf(command.tenant, kind), go)
   }
+
+  /**
+   * A shared ledger's claim of an attempt (internal/sharedLedger.ts): only by the tenant's owner,
+   * and it goes out only once the log shows its `sent` first. Undefined: nothing goes out here.
+   */
+  const fenced = (command: Command, attempt: number, claim: Effect.Effect<Command | undefined, EventLogError>) =>
+    Effect.suspend(() => {
+      if (shared === undefined) return claim
+      if (!shared.owns(command.tenant)) return Effect.succeed(undefined)
+      return Effect.flatMap(claim, (sent) =>
+        sent === undefined ? Effect.succeed(undefined) : Effect.map(shared.fence(command.id, attempt), (ours) => (ours ? sent : undefined)))
+    })
 
   /** The effect's id in the copy, by the kind's natural key (no call); none without a copy or a key. */
   const inCopy = (command: Command, kind: CommandKind.CommandKind<unknown>) =>
@@ -674,6 +694,13 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       ...(marked ? { marker: `ocs:${id.replaceAll("-", "").slice(0, 20)}` } : {})
     }
     const { result, at } = yield* Ledger.append(request.tenant, t).pipe(Effect.provide(context))
+    if (shared !== undefined) {
+      // The log decides: the first request it holds with this key is the command, whichever
+      // server took it (ours or another's); the follower folds it and its owner sends it.
+      const winner = yield* shared.decided(keyOf(request.tenant, request.idempotencyKey), byKey)
+      const existing = commands.get(winner)!
+      return winner === id ? { command: existing, created: true } satisfies Submitted : yield* compare(existing)
+    }
     if (result._tag === "Duplicate") {
       // Another request with this key won the race (or came before the log's dedupe window): its record decides.
       // The winner may not be in memory yet (its append is still returning): its record is enough.
@@ -707,11 +734,26 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   // Resume: a pending command is sent; an attempt in flight at the crash is in doubt first; a
   // doubt being resolved when the process stopped is resolved again. Only one the engine left
   // to a person (its read-back could not answer) waits for their decision.
-  for (const c of commands.values()) if (resumable(c)) yield* launch(c)
+  // Shared: the owner of each tenant takes its open commands up (the follower's sweep).
+  if (shared === undefined) for (const c of commands.values()) if (resumable(c)) yield* launch(c)
   // Effects still looked for when the process stopped (recent ones: an old log is not re-read).
   const now = yield* Clock.currentTimeMillis
-  for (const c of commands.values()) {
+  for (const c of shared === undefined ? commands.values() : []) {
     if (c.state === "confirmed" && c.confirmedBy === "answer" && c.seen === undefined && now - c.updatedAt < 2 * seenWithin) yield* watchForEffect(c)
+  }
+
+  const launchRetried = (c: Command) => launch({ ...c, state: "pending", attempts: Math.min(c.attempts, maxAttempts - 1) })
+  if (shared !== undefined) {
+    yield* shared.start({
+      commands,
+      byKey,
+      keyOf,
+      running,
+      resumable,
+      launch,
+      launchRetried,
+      settle: (c) => (EngineRecordCommands.isFinal(c.state) || waitsForAPerson(c) ? wake(c.id) : Effect.void)
+    })
   }
 
   return CommandEngine.of({
@@ -727,7 +769,9 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     outcome: (tenant, id) =>
       Effect.gen(function*() {
         const c = yield* found(tenant, id)
-        if (EngineRecordCommands.isFinal(c.state) || (c.state === "inDoubt" && !running.has(id))) return c
+        // Shared, on a server that does not send the tenant's commands: a doubt is still being resolved by the owner.
+        const elsewhere = shared !== undefined && !shared.owns(tenant)
+        if (EngineRecordCommands.isFinal(c.state) || (c.state === "inDoubt" && (elsewhere ? waitsForAPerson(c) : !running.has(id)))) return c
         const waiter = yield* Deferred.make<Command>()
         waiters.set(id, [...(waiters.get(id) ?? []), waiter])
         return yield* Deferred.await(waiter)
@@ -735,8 +779,9 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     retry: Effect.fn("CommandEngine.retry")(function*(tenant: Ids.TenantRef, id: string, by: string) {
       const c = yield* inDoubt(tenant, id)
       const next = yield* transition(c, { state: "retried", command: id, afterAttempt: c.attempts, by })
-      // The person's retry sends at once: no read-back overrides their decision.
-      yield* launch({ ...next, state: "pending", attempts: Math.min(next.attempts, maxAttempts - 1) })
+      // The person's retry sends at once: no read-back overrides their decision. Shared: the
+      // tenant's owner sends it when it follows the record.
+      if (shared === undefined || shared.owns(tenant)) yield* launchRetried(next)
       return next
     }),
     markDone: Effect.fn("CommandEngine.markDone")(function*(tenant: Ids.TenantRef, id: string, decision: { readonly by: string; readonly entityId?: string | undefined; readonly note?: string | undefined }) {
@@ -751,6 +796,10 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     }),
     cancel: Effect.fn("CommandEngine.cancel")(function*(tenant: Ids.TenantRef, id: string, by: string) {
       const c = yield* found(tenant, id)
+      if (shared !== undefined && !shared.owns(tenant)) {
+        // Only the sender can cancel with no race against its first send.
+        return yield* new NotCancellable({ commandId: id, state: c.state, message: `command ${id}: this server does not send the tenant's commands; cancel it on the server that owns the tenant` })
+      }
       // Synchronous check and claim: the drive checks the state before its first send.
       if (c.state !== "pending" || c.attempts > 0 || claimed.has(id)) {
         return yield* new NotCancellable({ commandId: id, state: c.state, message: `command ${id} is ${c.state}${c.attempts > 0 || claimed.has(id) ? ", sent already" : ""}: only a command not sent yet can be cancelled` })

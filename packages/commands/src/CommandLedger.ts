@@ -37,6 +37,9 @@ export const step = (command: Command | undefined, tenant: Ids.TenantRef, t: Tra
     }
   }
   if (command === undefined) return undefined
+  // A final command moves only by the look for its effect (seen, notSeen): with several servers
+  // a late record (a dead server's outbox relayed when it comes back) must not reopen it.
+  if (EngineRecordCommands.isFinal(command.state) && t.state !== "seen" && t.state !== "notSeen") return command
   return {
     ...command,
     state: EngineRecordCommands.stateAfter(t),
@@ -90,15 +93,27 @@ export const at = Effect.fn("CommandLedger.at")(function*(offset: number) {
   return Option.flatMap(found, transitionOf)
 })
 
-/** Every command the log holds, folded (a start's resume, a replay). */
-export const load = Effect.fn("CommandLedger.load")(function*() {
+/**
+ * Every command the log holds, folded (a start's resume, a replay). `seen` is told each command
+ * record (where a shared engine's follower starts, `internal/sharedLedger.ts`).
+ */
+export const load = Effect.fn("CommandLedger.load")(function*(seen?: (r: LogRecord.LogRecord) => void) {
   const log = yield* EventLog.EventLog
   const commands = new Map<string, Command>()
+  // The first request of a tenant's key is the command; a later one (another server's, racing)
+  // was answered with the first and is never sent.
+  const keys = new Set<string>()
   yield* log.read({ tenant: "all", types: [EngineRecordCommands.COMMAND_TYPE] }).pipe(
     Stream.runForEach((r) =>
       Effect.sync(() => {
+        seen?.(r)
         const t = transitionOf(r)
         if (Option.isNone(t) || r.businessId === null) return
+        if (t.value.state === "requested") {
+          const key = `${Ids.tenantKey({ appId: r.appId, businessId: r.businessId })}\u0000${t.value.idempotencyKey}`
+          if (keys.has(key)) return
+          keys.add(key)
+        }
         const next = step(commands.get(t.value.command), { appId: r.appId, businessId: r.businessId }, t.value, r.receivedAt)
         if (next !== undefined) commands.set(next.id, next)
       })

@@ -6,5 +6,6 @@
 export * as Command from "./Command.ts"
 export * as CommandEngine from "./CommandEngine.ts"
 export * as CommandLedger from "./CommandLedger.ts"
+export * as CommandOwnership from "./CommandOwnership.ts"
 export * as Grant from "./Grant.ts"
 export * as CommandOptions from "./CommandOptions.ts"

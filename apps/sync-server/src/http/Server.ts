@@ -26,7 +26,7 @@ import { Ids } from "@ocs/protocol"
 import { ReadApi, ReadModels, ReadModelsOptions } from "@ocs/read-models"
 import { DiskProbe, SqliteDatabase } from "@ocs/sqlite"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
-import { Command, CommandEngine, CommandOptions } from "@ocs/commands"
+import { Command, CommandEngine, CommandOptions, CommandOwnership } from "@ocs/commands"
 import { PluginError } from "@ocs/plugin-sdk"
 import * as Admin from "./Admin.ts"
 import * as BackgroundLoops from "../ops/BackgroundLoops.ts"
@@ -258,8 +258,23 @@ export const layer = (config: Config) => {
         )
     }))))
   )
+  const shared = config.eventLog.mode === "kafka" ? config.eventLog.kafka.sharedPulls : undefined
+  const ownership = shared === undefined
+    ? Ownership.layerAll
+    : Ownership.layerKafka({
+      brokers: config.eventLog.kafka.brokers,
+      topic: `${config.eventLog.kafka.topic}-owners`,
+      partitions: shared.partitions,
+      handoverMs: (shared.handoverSeconds ?? 31) * 1000
+    })
+  // Servers that share pulls share the command ledger too (docs/architecture.md §4.31): every
+  // server follows the log's commands, and a tenant's commands are sent by the owner of its pulls.
+  const commandOwnership = shared === undefined ? Layer.empty : Layer.effect(
+    CommandOwnership.CommandOwnership,
+    Effect.map(Ownership, (o) => CommandOwnership.CommandOwnership.of({ owns: (t) => o.owns(t.appId, t.businessId) }))
+  ).pipe(Layer.provide(ownership))
   // One engine, shared by the admin routes and the plugins (layers are memoized by reference).
-  const commands = commandsLayer.pipe(Layer.provide(client), Layer.provide(CommandEngine.CommandCopy.layerReadModels))
+  const commands = commandsLayer.pipe(Layer.provide(client), Layer.provide(CommandEngine.CommandCopy.layerReadModels), Layer.provide(commandOwnership))
   // Plugins read the log on their own (own checkpoints), so they never hold up ingestion or
   // projection; their API calls go through the same client and budgets.
   const plugins = Layer.unwrap(
@@ -296,15 +311,6 @@ export const layer = (config: Config) => {
           )
       }))
   ).pipe(Layer.provide(ownFiles))
-  const shared = config.eventLog.mode === "kafka" ? config.eventLog.kafka.sharedPulls : undefined
-  const ownership = shared === undefined
-    ? Ownership.layerAll
-    : Ownership.layerKafka({
-      brokers: config.eventLog.kafka.brokers,
-      topic: `${config.eventLog.kafka.topic}-owners`,
-      partitions: shared.partitions,
-      handoverMs: (shared.handoverSeconds ?? 31) * 1000
-    })
   return Layer.mergeAll(client, ingestion, sync.pipe(Layer.provide(client), Layer.provideMerge(ownership)), plugins.pipe(Layer.provide(client), Layer.provide(commands)), commands).pipe(
     Layer.provideMerge(base),
     Layer.provideMerge(Layer.merge(Metrics.layer, Layer.succeed(LoopHealth, health))),
