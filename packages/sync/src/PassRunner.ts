@@ -42,6 +42,13 @@ interface Query {
   readonly cursor: Paginator.Cursor | undefined
   /** Keep each page's next cursor once the page is durable (full reads: a crash resumes there). */
   readonly saveCursor: boolean
+  /**
+   * Full reads: the pass the cursor belongs to, saved with it. With shared sync state another
+   * server's state may have replaced this one's while it read (docs/architecture.md §4.19): a
+   * cursor must never reach a new owner with the start (the pass id) or the window of another
+   * pass, whose pages before that cursor the log may not hold.
+   */
+  readonly passState?: { readonly fullStartedAt: number; readonly windowEnd: number | null } | undefined
   /** The range is part of the pages' identity (windows of a full read). */
   readonly keyedByRange: boolean
   readonly pass: PassMeta | undefined
@@ -120,6 +127,7 @@ export const make = Effect.fnUntraced(function*(options: PassRunnerOptions) {
           // here; one before reads the page again, the same facts, deduplicated by the log.
           yield* store.update(t.appId, t.businessId, key, {
             ...(query.saveCursor ? { cursor: Option.match(page.next, { onNone: () => null, onSome: (c) => c.text }) } : {}),
+            ...query.passState,
             addPages: 1,
             addRecords: page.records.length
           })
@@ -137,17 +145,24 @@ export const make = Effect.fnUntraced(function*(options: PassRunnerOptions) {
       let cursor = stored !== undefined && stored._tag === "Success" ? stored.success : undefined
       const window = op.window
       if (window === undefined) {
-        yield* readAll(t, op, mode, { range: undefined, cursor, saveCursor: true, keyedByRange: false, pass: plan.pass }, progress)
+        yield* readAll(t, op, mode, { range: undefined, cursor, saveCursor: true, passState: { fullStartedAt: plan.startedAt, windowEnd: null }, keyedByRange: false, pass: plan.pass }, progress)
       } else {
         // Newest window first, back to the horizon; the window and the cursor in it are saved,
         // so a crash resumes inside the window it was reading.
         let end = plan.windowEnd
         for (let range = Windows.fullWindow(window, end, plan.horizon); range !== undefined; range = Windows.fullWindow(window, end, plan.horizon)) {
-          if (end !== state.windowEnd) yield* store.update(t.appId, t.businessId, key, { windowEnd: end })
-          yield* readAll(t, op, mode, { range: Windows.rangeFilters(window, range), cursor, saveCursor: true, keyedByRange: true, pass: plan.pass }, progress)
+          if (end !== state.windowEnd) yield* store.update(t.appId, t.businessId, key, { fullStartedAt: plan.startedAt, windowEnd: end })
+          yield* readAll(t, op, mode, {
+            range: Windows.rangeFilters(window, range),
+            cursor,
+            saveCursor: true,
+            passState: { fullStartedAt: plan.startedAt, windowEnd: end },
+            keyedByRange: true,
+            pass: plan.pass
+          }, progress)
           cursor = undefined
           end = Windows.nextWindowEnd(range)
-          yield* store.update(t.appId, t.businessId, key, { windowEnd: end, cursor: null })
+          yield* store.update(t.appId, t.businessId, key, { fullStartedAt: plan.startedAt, windowEnd: end, cursor: null })
         }
       }
       const kind = op.entity?.kind

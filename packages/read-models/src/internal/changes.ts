@@ -21,7 +21,8 @@
  *   (`DomainEvent.decodeChangeStream`).
  * - A pulled stock item is compared with the product's stock rows, depot by depot.
  * - An order whose status column moves (a pull or a webhook) also gives OrderStatusChanged.
- * - A pull's page that belongs to a full pass records the ids it saw in `pass_seen`; the pass's
+ * - A pull's page that belongs to a full pass records the ids it saw in `pass_seen` (also a
+ *   page another server appended again, which is not applied twice: `copy`); the pass's
  *   completion record then gives a deletion for every live row of that kind it did not see and
  *   that nothing touched since the pass started: products, orders, bills, customers, depots,
  *   categories, brands, and a product's stock rows (`DomainEvent.deletionOf`).
@@ -184,6 +185,24 @@ export const detector = (reads: Reads) => {
     if (decoded._tag === "None") return
     const { ids, pass } = decoded.value
     for (const id of ids) if (id !== "") seen.run(record.appId, record.businessId, pass, id)
+  }
+
+  /**
+   * Kafka mode: another server's copy of a record the projection applied at another position
+   * (./redeliveries.ts), so not applied again. A page's copy is still a page of the pass that
+   * read it, which may be another pass than the first copy's (another server began its own,
+   * or went on with one it took over): its ids count for its own pass, else that pass's
+   * completion would find them missing and delete them (docs/architecture.md §4.14, §4.19).
+   */
+  const copy = (record: ProjectableRecord, events: ReadonlyArray<DomainEvent.DomainEvent>): void => {
+    if (record.source !== "sync" || record.businessId === null || record.type === EngineRecord.CHANGES_TYPE) return
+    if (record.type === EngineRecord.PASS_SEEN_TYPE) return seenAgain(record)
+    const pass = EngineRecord.passOf(record.meta)
+    if (pass === undefined || reads.completed(record.appId, record.businessId, pass)) return
+    for (const event of events) {
+      const id = Projections.observedId(event)
+      if (id !== undefined) seen.run(record.appId, record.businessId, pass, id)
+    }
   }
 
   /** Reads the rows the record's events will touch (before its rows are written). */
@@ -358,7 +377,7 @@ export const detector = (reads: Reads) => {
     return changes.length
   }
 
-  return { before, after }
+  return { before, after, copy }
 }
 
 export type Detector = ReturnType<typeof detector>

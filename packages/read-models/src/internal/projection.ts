@@ -70,8 +70,15 @@ export const make = Effect.fnUntraced(function*(handle: SqliteDatabase.Handle, d
    * accepted before a `release` reads its quarantine has no record quarantined after it.
    */
   const admit = (records: ReadonlyArray<LogRecord.LogRecord>, accepts: Accepts | undefined) => {
-    // Kafka mode only (records read from a topic): another copy of a fact already applied.
-    if (records.length > 0 && records[0]!.kafka !== undefined) records = records.filter((record) => !redeliveries.repeated(record))
+    // Kafka mode only (records read from a topic): another copy of a fact already applied; a
+    // page's copy still counts for its own full pass (docs/architecture.md §4.14).
+    if (records.length > 0 && records[0]!.kafka !== undefined) {
+      records = records.filter((record) => {
+        if (!redeliveries.repeated(record)) return true
+        projector.copy(record, detect.after)
+        return false
+      })
+    }
     if (accepts === undefined) return { accepted: records, quarantined: 0 }
     const accepted: Array<LogRecord.LogRecord> = []
     let quarantined = 0

@@ -129,7 +129,17 @@ export const make = (client: Database.Database, options?: Options) => {
     return detectAfter === undefined ? { records: count, events } : { records: count, events, changes: found }
   }
 
-  return { apply, execute }
+  /**
+   * Kafka mode: another copy of a record applied at another position, not applied again; past
+   * `detectAfter`, a page's ids still count for the full pass that read it (./changes.ts `copy`).
+   * Synchronous: call inside the transaction of the batch.
+   */
+  const copy = (record: ProjectableRecord, detectAfter?: number): void => {
+    if (detectAfter === undefined || record.offset <= detectAfter || record.source !== "sync") return
+    changes.copy(record, DomainEvent.decode(record))
+  }
+
+  return { apply, execute, copy }
 }
 
 export type Projector = ReturnType<typeof make>

@@ -292,6 +292,26 @@ export const applyDetecting = async (
   return { statements: sent, changes: found }
 }
 
+/**
+ * Kafka mode: the copies `dropCopies` left out (another server's, applied at another position)
+ * still count the ids of their pages for their own full pass (../internal/changes.ts `copy`,
+ * docs/architecture.md §4.14), unless that pass has completed.
+ */
+export const countCopies = async (client: pg.PoolClient, copies: ReadonlyArray<ProjectableRecord>): Promise<void> => {
+  const pending: Pending = { seen: [], forget: [], outbox: [] }
+  const detector = Changes.detector(answering(() => ({ entities: new Map(), stock: new Map() }), pending, { completed: new Set(), missing: new Map() }))
+  for (const record of copies) if (record.source === "sync") detector.copy(record, DomainEvent.decode(record))
+  if (pending.seen.length === 0) return
+  await client.query({
+    name: "ocs:changes.seen-copies",
+    text: `INSERT INTO pass_seen (app_id, business_id, pass_id, entity_id)
+      SELECT v.a, v.b, v.p, v.e FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS v(a, b, p, e)
+      WHERE NOT EXISTS (SELECT 1 FROM pass_seen s WHERE s.app_id = v.a AND s.business_id = v.b AND s.pass_id = v.p AND s.entity_id = '')
+      ON CONFLICT DO NOTHING`,
+    values: columnsOf(pending.seen, 4)
+  })
+}
+
 /** Runs `before` with reads that only note the keys it compares. */
 const recordingBefore = (wanted: Wanted, keys: Set<string>, record: ProjectableRecord, decoded: ReadonlyArray<DomainEvent.DomainEvent>) =>
   void Changes.detector(recording(wanted, keys)).before(record, decoded)

@@ -276,6 +276,11 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       const now = Date.now()
       const fromTopic = records.length > 0 && records[0]!.kafka !== undefined
       const admitted = fromTopic ? await dropCopies(client, records) : records
+      // A page's copy still counts for its own full pass (docs/architecture.md §4.14).
+      if (detect && admitted.length < records.length) {
+        const kept = new Set(admitted)
+        await Changes.countCopies(client, records.filter((record) => !kept.has(record)))
+      }
       if (fromTopic && now - prunedAt >= 60_000) {
         prunedAt = now
         await client.query({ name: "ocs:dedupe.prune", text: "DELETE FROM applied_dedupe_keys WHERE received_at < $1", values: [now - DEDUPE_WINDOW_MILLIS] })
