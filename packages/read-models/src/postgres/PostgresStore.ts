@@ -197,8 +197,16 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   pool.on("error", () => {})
   yield* Effect.tryPromise({
     try: async () => {
-      await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
-      await migrate(drizzle(pool), { migrationsFolder, migrationsSchema: schema, migrationsTable: "__drizzle_migrations" })
+      // Servers sharing one copy (Kafka mode) may start together: one migrates at a time.
+      const client = await pool.connect()
+      try {
+        await client.query("SELECT pg_advisory_lock(hashtext($1))", [`ocs-migrate:${schema}`])
+        await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+        await migrate(drizzle(client), { migrationsFolder, migrationsSchema: schema, migrationsTable: "__drizzle_migrations" })
+      } finally {
+        await client.query("SELECT pg_advisory_unlock(hashtext($1))", [`ocs-migrate:${schema}`]).catch(() => {})
+        client.release()
+      }
     },
     catch: fail("migrate")
   })
