@@ -19,7 +19,7 @@ const pkg = (name: string, dir: string, exclude: ReadonlyArray<string> = [], tes
     name,
     root: `./${dir}`,
     include: ["test/**/*.test.ts"],
-    exclude: ["test/kafka/**", "test/postgres/**", "test/kafka-postgres/**", "**/node_modules/**", ...exclude],
+    exclude: ["test/kafka/**", "test/postgres/**", "**/node_modules/**", ...exclude],
     testTimeout,
     maxWorkers: PARALLEL,
     sequence: { groupOrder: 0 }
@@ -113,20 +113,6 @@ export default defineConfig({
           // Starts one real PostgreSQL 15 server for the whole project (each file takes a fresh
           // database of it); under CI=true a server that cannot start fails the run.
           globalSetup: ["./tooling/postgres/src/globalSetup.ts"],
-          maxWorkers: PARALLEL,
-          sequence: { groupOrder: 0 }
-        }
-      },
-      {
-        extends: true as const,
-        test: {
-          name: "kafka-postgres",
-          root: ".",
-          // Suites that need both the broker and PostgreSQL (several servers sharing one
-          // PostgreSQL copy): both start once; under CI=true either failing to start fails the run.
-          include: ["apps/*/test/kafka-postgres/**/*.test.ts"],
-          exclude: ["**/node_modules/**"],
-          globalSetup: ["./tooling/kafka/src/globalSetup.ts", "./tooling/postgres/src/globalSetup.ts"],
           maxWorkers: PARALLEL,
           sequence: { groupOrder: 0 }
         }

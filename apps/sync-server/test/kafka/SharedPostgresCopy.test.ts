@@ -8,6 +8,10 @@
  * serves them, each fact was applied at one position only (a trigger of the test records every
  * row the projection writes), every partition's checkpoint is in PostgreSQL, and every live
  * server's admin API reads the shared copy.
+ *
+ * It runs in the `kafka` project (its broker); PostgreSQL is a server of this file's own
+ * (`databaseOfFile` starts one when no project provides it), so under CI=true a broker or a
+ * PostgreSQL that cannot start fails the run.
  */
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { kafkaBrokers, kafkaUnavailable } from "@ocs/kafka-broker/testing"
