@@ -30,6 +30,13 @@ const TENANTS = 30
 const PRODUCTS = 100
 const PARTITIONS = 6
 const ENV = { OCS_ENCRYPTION_KEY: "69".repeat(32) }
+/**
+ * How long a server may take to listen. Servers starting together on a fresh clone compile the
+ * same sources at once (Node's compile cache is cold, and a SIGKILLed server never writes it):
+ * measured under a load of 16-28 on 2 cores, each had used 8.5-9 s of CPU when it listened,
+ * 76-104 s after it was spawned; progressing, only starved. On a quiet machine a few seconds.
+ */
+const READY_MS = 150_000
 
 type Tenant = Awaited<ReturnType<typeof createTenant>>
 
@@ -41,6 +48,7 @@ describe.skipIf(kafkaUnavailable() || postgresUnavailable())("several Kafka-mode
   const scope = Effect.runSync(Scope.make())
   let copy: PostgresStore.PostgresStore
   let config: unknown
+  const startServer = () => startServerProcess(config, ENV, READY_MS)
   const sql = <Row extends object>(text: string, values: ReadonlyArray<unknown> = []) => Effect.runPromise(copy.query<Row>(text, values))
 
   beforeAll(async () => {
@@ -61,15 +69,33 @@ describe.skipIf(kafkaUnavailable() || postgresUnavailable())("several Kafka-mode
       readModels: { store: "postgres", postgres: { url: database(), schema: SCHEMA, pool: 2 } },
       tenants: tenants.map((t) => ({ appId: t.appId, verifyTokens: [t.verifyToken], businesses: [{ businessId: t.businessId, accessToken: t.accessToken }] }))
     }
-    const started = await Promise.all(Array.from({ length: 3 }, () => startServerProcess(config, ENV)))
+    const started = await Promise.all(Array.from({ length: 3 }, startServer))
     for (const s of started) servers.push({ ...s, alive: true })
-  }, 120_000)
+  }, 240_000)
 
   afterAll(async () => {
     for (const s of servers) if (s.alive) await s.proc.stop("SIGKILL")
     await sim?.proc.stop()
     await Effect.runPromise(Scope.close(scope, Exit.void))
   })
+
+  /**
+   * What a tenant's copy holds, for a failure: live, stale (another name) and tombstoned rows of
+   * the simulator's products, those absent, and why the first tombstone is one (its `record`), so
+   * a loss is told from a deletion (docs/architecture.md §4.14: a full pass's completion).
+   */
+  const why = async (t: Tenant) => {
+    const want = new Map((await listAll(sim.url, t, "product/list")).map((p) => [String(p.id), JSON.stringify([p.name, p.code ?? null])]))
+    const rows = await sql<{ id: string; name: string | null; code: string | null; deleted: number; record: string; last_offset: string }>(
+      `SELECT id, name, code, deleted, record, last_offset FROM ${SCHEMA}.products WHERE app_id = $1 AND business_id = $2`, [t.appId, t.businessId])
+    const live = rows.filter((r) => Number(r.deleted) === 0)
+    const dead = rows.filter((r) => Number(r.deleted) !== 0)
+    const stale = live.filter((r) => want.get(r.id) !== JSON.stringify([r.name, r.code])).length
+    const absent = [...want.keys()].filter((id) => !rows.some((r) => r.id === id)).length
+    const first = dead[0]
+    return `${t.businessId}: ${live.length}/${want.size} live (${stale} stale), ${dead.length} tombstoned, ${absent} absent` +
+      (first === undefined ? "" : ` (tombstone at ${first.last_offset}: ${first.record.slice(0, 200)})`)
+  }
 
   const admin = async (server: { url: string }, path: string) =>
     (await (await fetch(`${server.url}${path}`, { headers: { "x-admin-key": ADMIN_KEY } })).json()) as any
@@ -92,6 +118,8 @@ describe.skipIf(kafkaUnavailable() || postgresUnavailable())("several Kafka-mode
     const ids = new Map<Tenant, Array<string>>()
     for (const t of tenants) ids.set(t, (await listAll(sim.url, t, "product/list")).map((p) => String(p.id)))
     let killedAt = 0
+    // The fourth server starts while the webhooks of the later rounds arrive.
+    let fourth: ReturnType<typeof startServer> | undefined
     for (let round = 0; round < 3; round++) {
       for (const [i, t] of tenants.entries()) {
         const id = ids.get(t)![(i * 7 + round * 13) % PRODUCTS]!
@@ -104,26 +132,30 @@ describe.skipIf(kafkaUnavailable() || postgresUnavailable())("several Kafka-mode
         victim.alive = false
         await victim.proc.stop("SIGKILL")
         killedAt = Date.now()
+        fourth = startServer()
+        fourth.catch(() => {}) // awaited below
       }
     }
-    servers.push({ ...(await startServerProcess(config, ENV)), alive: true })
+    servers.push({ ...(await fourth!), alive: true })
     await control.drainDeliveries(30_000)
 
     // The copy equals the simulator's data, row by row, for every tenant.
     const expected = new Map<Tenant, Map<string, string>>()
     for (const t of tenants) expected.set(t, new Map((await listAll(sim.url, t, "product/list")).map((p) => [String(p.id), JSON.stringify([p.name, p.code ?? null])])))
+    let wrong: Array<Tenant> = []
     await eventually("every tenant's products in PostgreSQL as the simulator serves them", async () => {
-      const wrong: Array<string> = []
+      wrong = []
       for (const t of tenants) {
         const rows = await sql<{ id: string; name: string; code: string | null }>(
           `SELECT id, name, code FROM ${SCHEMA}.products WHERE app_id = $1 AND business_id = $2 AND deleted = 0`, [t.appId, t.businessId])
         const want = expected.get(t)!
         const differ = rows.length !== want.size || rows.some((r) => want.get(r.id) !== JSON.stringify([r.name, r.code]))
-        if (differ) wrong.push(`${t.businessId}: ${rows.length}/${want.size}`)
+        if (differ) wrong.push(t)
       }
-      if (wrong.length > 0) throw new Error(`${wrong.length} tenants differ: ${wrong.slice(0, 5).join("; ")}`)
-      return true
-    }, 60_000, 500)
+      return wrong.length === 0 ? true : undefined
+    }, 60_000, 500).catch(async (e) => {
+      throw new Error(`${String(e)}; ${wrong.length} tenants differ: ${(await Promise.all(wrong.slice(0, 5).map(why))).join("; ")}`)
+    })
     const settled = Date.now()
     // The webhooks' changes are in it (the simulator serves the newest names).
     const newest = new Map(renamed.map((r) => [`${r.t.businessId}/${r.id}`, r]))
