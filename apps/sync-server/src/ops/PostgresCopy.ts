@@ -54,6 +54,8 @@ export const start = (settings: ReadModelsOptions.PostgresSection, shared?: Shar
         brokers: shared.brokers,
         topic: `${shared.topic}-read-models-postgres`,
         partitions: shared.partitions ?? 6,
+        // The event topic may have been made with more partitions than configured: each gets an owner.
+        partitionsOf: shared.topic,
         handoverMs: shared.handoverMs ?? 2000,
         sessionTimeoutMs: shared.sessionTimeoutMs,
         clientId: "ocs-read-models-postgres"
