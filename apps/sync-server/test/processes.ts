@@ -13,11 +13,11 @@ export { eventually, parseLoose, type Proc, spawnNode, startSimulatorProcess, te
 
 export const serverBin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
 
-export const startServerProcess = async (config: unknown, env: Record<string, string> = {}) => {
+export const startServerProcess = async (config: unknown, env: Record<string, string> = {}, readyTimeoutMs?: number) => {
   const dir = tempDir("ocs-server-")
   const file = Path.join(dir, "ocs.json")
   Fs.writeFileSync(file, JSON.stringify(config, null, 2))
-  const { proc, url } = await startListening([...nodeFlags, serverBin, "--config", file], { ...nodeEnv, ...env })
+  const { proc, url } = await startListening([...nodeFlags, serverBin, "--config", file], { ...nodeEnv, ...env }, readyTimeoutMs)
   return { proc, url, dir }
 }
 

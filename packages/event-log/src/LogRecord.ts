@@ -89,6 +89,11 @@ export interface SubscribeOptions {
   /** Resume after this checkpoint; default: the checkpoint committed for the consumer, else the start. */
   readonly from?: Checkpoint | undefined
   readonly pageSize?: number | undefined
+  /**
+   * Kafka mode: read these partitions of the topic only (the others are not delivered, and
+   * their positions are not in the checkpoints). Ignored by the SQLite log, which has none.
+   */
+  readonly partitions?: ReadonlyArray<number> | undefined
 }
 
 /** A reader's distance from the log's head: records not handled yet, and the age of the oldest. */

@@ -20,6 +20,12 @@ export interface Options {
   /** Name of the ownership topic and group. */
   readonly topic: string
   readonly partitions?: number | undefined
+  /**
+   * Another topic whose partitions are the work (a copy shared partition by partition): the
+   * group gets at least as many partitions as that topic has on the broker, whatever
+   * `partitions` says, so none of them is left without an owner.
+   */
+  readonly partitionsOf?: string | undefined
   readonly handoverMs: number
   readonly clientId?: string | undefined
   readonly sessionTimeoutMs?: number | undefined
@@ -39,22 +45,29 @@ export const partitionOf = (key: string, partitions: number): number =>
 /** Joins the group; leaves it when the scope closes. */
 export const make = (options: Options): Effect.Effect<PartitionOwnership, OwnershipUnavailable, Scope.Scope> =>
   Effect.gen(function*() {
-    const partitions = options.partitions ?? 32
     const { Kafka, logLevel } = yield* Effect.promise(() => import("kafkajs"))
     const kafka = new Kafka({ brokers: [...options.brokers], clientId: options.clientId ?? "ocs-sync-owner", logLevel: logLevel.NOTHING })
     const admin = kafka.admin()
     // A busy broker, or servers starting together, can answer that it does not host the new
     // topic's partitions yet; that settles in moments, so the step is retried for about 11 s
     // (as CompactedTopic does) before the start fails.
-    yield* Effect.tryPromise({
+    const partitions = yield* Effect.tryPromise({
       try: async () => {
         await admin.connect()
         try {
+          const wanted = Math.max(
+            options.partitions ?? 32,
+            options.partitionsOf === undefined ? 0 : (await admin.fetchTopicOffsets(options.partitionsOf)).length
+          )
           const existing = await admin.listTopics()
           if (!existing.includes(options.topic)) {
-            await admin.createTopics({ topics: [{ topic: options.topic, numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: true })
+            await admin.createTopics({ topics: [{ topic: options.topic, numPartitions: wanted, replicationFactor: 1 }], waitForLeaders: true })
+          } else if ((await admin.fetchTopicOffsets(options.topic)).length < wanted) {
+            // Made earlier with fewer partitions: the missing ones would have no owner.
+            await admin.createPartitions({ topicPartitions: [{ topic: options.topic, count: wanted }] })
           }
           await admin.fetchTopicOffsets(options.topic)
+          return wanted
         } finally {
           await admin.disconnect()
         }

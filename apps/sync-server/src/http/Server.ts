@@ -405,10 +405,13 @@ export const start = (config: Config) =>
     yield* sync.start
     // `readModels.store: postgres`: the copy is also projected into PostgreSQL, and the admin read routes answer from it.
     const postgres = ReadModelsOptions.postgresOf(config.readModels)
-    if (postgres !== undefined && config.eventLog.mode === "kafka") {
-      return yield* Effect.fail(new Error("readModels.store postgres: with the SQLite event log only, for now (docs/postgres.md)"))
-    }
-    const postgresReads = postgres === undefined ? undefined : yield* PostgresCopy.start(postgres)
+    // Kafka mode: the servers share one copy, each projecting the partitions its group gives it.
+    const postgresReads = postgres === undefined ? undefined : yield* PostgresCopy.start(
+      postgres,
+      config.eventLog.mode === "kafka"
+        ? { brokers: config.eventLog.kafka.brokers, topic: config.eventLog.kafka.topic, partitions: config.eventLog.kafka.partitions }
+        : undefined
+    )
 
     const ingestion = yield* Ingestion.Ingestion
     const router = yield* Admin.routes({

@@ -34,7 +34,7 @@ export const make = (
    * Messages from `start` (per partition; absent partitions from the beginning). With `stopAt`
    * (per partition: the end offset), the stream ends once every partition reached it.
    */
-  const consume = (start: ReadonlyMap<number, string>, stopAt: ReadonlyMap<number, string> | undefined) =>
+  const consume = (start: ReadonlyMap<number, string>, stopAt: ReadonlyMap<number, string> | undefined, only?: ReadonlySet<number>) =>
     Stream.callback<Raw, KafkaUnavailable | RecordDecodeError>((queue) =>
       Effect.gen(function*() {
         const remaining = new Set<number>()
@@ -66,8 +66,13 @@ export const make = (
               autoCommit: false,
               // One hand-over per fetched batch (not per message): one queue offer, one
               // heartbeat, decoding in a plain loop.
-              eachBatch: async ({ batch, heartbeat }) => {
+              eachBatch: async ({ batch, heartbeat, pause }) => {
                 const partition = batch.partition
+                // A subscription to some partitions only: the others are paused at their first batch, unread.
+                if (only !== undefined && !only.has(partition)) {
+                  pause()
+                  return
+                }
                 const end = stopAt?.get(partition)
                 const endAt = end === undefined ? undefined : Number(end)
                 const raws: Array<Raw> = []
@@ -148,7 +153,8 @@ export const make = (
       const repeat = relayRepeats(state.seen, recentIds(dedupeMemory))
       const wanted = matches(options)
       const position = new Map(state.next)
-      return consume(state.next, undefined).pipe(
+      const only = options.partitions === undefined ? undefined : new Set(options.partitions)
+      return consume(only === undefined ? state.next : new Map([...state.next].filter(([p]) => only.has(p))), undefined, only).pipe(
         Stream.filterMap(({ record, partition, offset }) => {
           position.set(partition, String(Number(offset) + 1))
           return !repeat(record, partition) && wanted(record)

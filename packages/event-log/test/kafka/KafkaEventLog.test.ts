@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { startBroker } from "@ocs/kafka-broker"
 import { brokersOfFile } from "@ocs/kafka-broker/testing"
-import { EventLog, KafkaEventLog, LogRecord } from "@ocs/event-log"
+import { Checkpoints, EventLog, KafkaEventLog, LogRecord } from "@ocs/event-log"
 import { SqliteDatabase } from "@ocs/sqlite"
 import { Effect, Layer, Stream } from "effect"
 import { Kafka, logLevel } from "kafkajs"
@@ -82,6 +82,17 @@ describe("KafkaEventLog", () => {
       const rest = yield* log.subscribe("projector", { tenant: "all" }).pipe(Stream.take(35), Stream.runCollect)
       const ids = [...first, ...rest].map((d) => d.record.id)
       assert.strictEqual(new Set(ids).size, 60, "resume repeated or skipped records")
+
+      // A subscription to some partitions only: exactly their records, and checkpoints naming them only.
+      const partitionOf = new Map(records.map((r) => [r.id, r.kafka!.partition]))
+      const wanted = [...new Set(partitionOf.values())].sort()[0]!
+      const count = records.filter((r) => r.kafka!.partition === wanted).length
+      const own = yield* log.subscribe("some", { tenant: "all", partitions: [wanted] }).pipe(Stream.take(count), Stream.runCollect)
+      assert.deepStrictEqual(new Set(own.map((d) => d.record.kafka!.partition)), new Set([wanted]))
+      assert.deepStrictEqual([...Checkpoints.parseKafka(own[count - 1]!.checkpoint)!.keys()], [wanted])
+      // Resuming from the middle with a checkpoint of that partition delivers the rest of it only.
+      const resumed = yield* log.subscribe("some", { tenant: "all", partitions: [wanted], from: own[4]!.checkpoint }).pipe(Stream.take(count - 5), Stream.runCollect)
+      assert.deepStrictEqual(resumed.map((d) => d.record.id), own.slice(5).map((d) => d.record.id))
     }).pipe(Effect.provide(KafkaEventLog.layer(config)))
   }, 120_000)
 

@@ -197,8 +197,16 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   pool.on("error", () => {})
   yield* Effect.tryPromise({
     try: async () => {
-      await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
-      await migrate(drizzle(pool), { migrationsFolder, migrationsSchema: schema, migrationsTable: "__drizzle_migrations" })
+      // Servers sharing one copy (Kafka mode) may start together: one migrates at a time.
+      const client = await pool.connect()
+      try {
+        await client.query("SELECT pg_advisory_lock(hashtext($1))", [`ocs-migrate:${schema}`])
+        await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+        await migrate(drizzle(client), { migrationsFolder, migrationsSchema: schema, migrationsTable: "__drizzle_migrations" })
+      } finally {
+        await client.query("SELECT pg_advisory_unlock(hashtext($1))", [`ocs-migrate:${schema}`]).catch(() => {})
+        client.release()
+      }
     },
     catch: fail("migrate")
   })
@@ -270,6 +278,12 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       readonly accepts?: Accepts | undefined
       /** The records' plans, made beforehand (the planner thread): used when every record is applied as given and nothing is compared. */
       readonly plans?: ReadonlyArray<Plan> | undefined
+      /**
+       * Checkpoints saved only if each is still what the caller resumed from (`expected`,
+       * undefined: none stored): the fence of a shared copy (`runPartitions`). Any other value
+       * means another process moved it, and the whole transaction fails (`CheckpointMoved`).
+       */
+      readonly fenced?: ReadonlyArray<{ readonly consumer: string; readonly expected: LogRecord.Checkpoint | undefined; readonly checkpoint: LogRecord.Checkpoint }> | undefined
     }
   ) =>
     transaction("project", async (client): Promise<ApplyStats> => {
@@ -334,6 +348,19 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           const now = Date.now()
           await db.insert(t).values({ consumer: checkpoint.consumer, checkpoint: checkpoint.checkpoint, updatedAt: now } as never)
             .onConflictDoUpdate({ target: t.consumer as never, set: { checkpoint: checkpoint.checkpoint, updatedAt: now } as never })
+        }
+      }
+      if (options?.fenced !== undefined && options.fenced.length > 0) {
+        const db = drizzle(client)
+        const t = Tables.consumerCheckpoints
+        // Locked in one order, so two processes never wait on each other's rows.
+        for (const fence of [...options.fenced].sort((a, b) => (a.consumer < b.consumer ? -1 : a.consumer > b.consumer ? 1 : 0))) {
+          const stored = await db.select({ checkpoint: t.checkpoint! }).from(t).where(eq(t.consumer!, fence.consumer)).for("update")
+          const current = stored[0]?.checkpoint as string | undefined
+          if (current !== fence.expected) throw new CheckpointMovedError(fence.consumer)
+          const now = Date.now()
+          await db.insert(t).values({ consumer: fence.consumer, checkpoint: fence.checkpoint, updatedAt: now } as never)
+            .onConflictDoUpdate({ target: t.consumer as never, set: { checkpoint: fence.checkpoint, updatedAt: now } as never })
         }
       }
       return { records: count, events, statements: sent, quarantined: refused.length, changes }
@@ -451,13 +478,73 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       )
     })
 
+  /**
+   * Kafka mode, several processes sharing one copy: follows `partitions` of the topic only, each
+   * partition's checkpoint kept in its own row (`<consumer>@<partition>`, a Kafka checkpoint of
+   * that partition alone) and saved in the transaction of the rows, fenced: a batch commits only
+   * if every checkpoint it moves is still the one this run resumed from or last wrote. A process
+   * that lost a partition and still had a batch in flight therefore either committed before the
+   * new owner read the checkpoint, or fails (`CheckpointMoved`) and writes nothing; the new owner
+   * resumes exactly after the last committed batch. Runs in a fiber of the current scope.
+   */
+  const runPartitions = (consumer: string, partitions: ReadonlyArray<number>, options?: { readonly batchSize?: number; readonly maxBatchWaitMillis?: number }) =>
+    Effect.gen(function*() {
+      const log = yield* EventLog.EventLog
+      const expected = new Map<number, LogRecord.Checkpoint | undefined>()
+      const next = new Map<number, string>()
+      const seen = new Map<number, ReadonlyMap<string, number>>()
+      for (const partition of partitions) {
+        const stored = Option.getOrUndefined(yield* checkpoint(partitionConsumer(consumer, partition)))
+        expected.set(partition, stored)
+        if (stored === undefined) continue
+        const state = Checkpoints.parseKafkaState(stored)
+        if (state === undefined) return yield* new PostgresStoreError({ operation: "runPartitions", message: `not a Kafka checkpoint: ${stored}` })
+        const at = state.next.get(partition)
+        if (at !== undefined) next.set(partition, at)
+        const marks = state.seen.get(partition)
+        if (marks !== undefined) seen.set(partition, marks)
+      }
+      const from = next.size === 0 && seen.size === 0 ? undefined : Checkpoints.kafkaWithSeen(next, seen)
+      const batchSize = options?.batchSize ?? 2000
+      return yield* log.subscribe(consumer, { tenant: "all", from, partitions, pageSize: batchSize }).pipe(
+        Stream.groupedWithin(batchSize, Duration.millis(options?.maxBatchWaitMillis ?? 200)),
+        Stream.runForEach((deliveries) => {
+          const last = Checkpoints.parseKafkaState(deliveries[deliveries.length - 1]!.checkpoint)!
+          const moved = new Set(deliveries.map((d) => d.record.kafka!.partition))
+          const fenced = [...moved].map((partition) => ({
+            consumer: partitionConsumer(consumer, partition),
+            expected: expected.get(partition),
+            checkpoint: Checkpoints.kafkaWithSeen(
+              new Map([[partition, last.next.get(partition)!]]),
+              new Map([[partition, last.seen.get(partition) ?? new Map()]])
+            )
+          }))
+          return Effect.map(project(deliveries.map((d) => d.record), undefined, { fenced }), (stats) => {
+            for (const fence of fenced) expected.set(Number(fence.consumer.slice(consumer.length + 1)), fence.checkpoint)
+            return stats
+          })
+        }),
+        Effect.forkScoped
+      )
+    })
+
   /** The change outbox in order: each row's changes (`EngineRecord.changesBody`) and the record that revealed them. */
   const changes = query<{ seq: number; app_id: string; business_id: string; source_offset: number; body: string }>(
     "SELECT seq, app_id, business_id, source_offset, body FROM change_outbox ORDER BY seq"
   )
 
-  return { schema, pool, project, projectStream, checkpoint, query, digest, digestOf, catchUp, run, changes }
+  return { schema, pool, project, projectStream, checkpoint, query, digest, digestOf, catchUp, run, runPartitions, changes }
 })
+
+/** The row of one partition's checkpoint of a shared copy (`runPartitions`). */
+export const partitionConsumer = (consumer: string, partition: number): string => `${consumer}@${partition}`
+
+/** Thrown inside a fenced transaction when a checkpoint is not the one the batch started from. */
+class CheckpointMovedError extends Error {
+  constructor(consumer: string) {
+    super(`CheckpointMoved: the checkpoint ${consumer} was moved by another process (the partition changed hands); nothing of this batch was written`)
+  }
+}
 
 /** The consumer name the SQLite read models use too. */
 export const DEFAULT_CONSUMER = "read-models"
