@@ -19,7 +19,7 @@ import { EventLog, type EventLogError as LogErrors } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
 import { CommandKind, EngineRecordCommands, Ids, Json, Records } from "@ocs/protocol"
 import { CommerceClient as Client } from "@ocs/transport"
-import { Clock, Context, Deferred, Duration, Effect, Layer, Option, Semaphore, Stream } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Exit, Layer, Option, Semaphore, Stream } from "effect"
 import * as Crypto from "node:crypto"
 import {
   type Command, CommandNotFound, fingerprint, IdempotencyKeyReused, type InvalidCommand, NoAccess, NotCancellable, NotInDoubt, PreconditionFailed, type Requester,
@@ -228,6 +228,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       return refused === undefined ? Effect.void : Effect.fail(refused)
     })
 
+  const appendAll = yield* Ledger.appender
   const commands = yield* Ledger.load()
   const byKey = new Map<string, string>()
   const keyOf = (tenant: Ids.TenantRef, key: string) => `${Ids.tenantKey(tenant)}\u0000${key}`
@@ -237,13 +238,15 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const claimed = new Set<string>()
   /** Commands being driven now; one left in doubt by its drive waits for a person. */
   const running = new Set<string>()
-  const wake = (id: string) =>
-    Effect.gen(function*() {
-      const c = commands.get(id)
-      if (c === undefined) return
-      for (const w of waiters.get(id) ?? []) yield* Deferred.succeed(w, c)
-      waiters.delete(id)
-    })
+  /** Answers the command's waiters with its state now (synchronous: no effect per transition). */
+  const wakeNow = (id: string): void => {
+    const c = commands.get(id)
+    const ws = waiters.get(id)
+    if (c === undefined || ws === undefined) return
+    waiters.delete(id)
+    for (const w of ws) Deferred.doneUnsafe(w, Exit.succeed(c))
+  }
+  const wake = (id: string) => Effect.sync(() => wakeNow(id))
   const scope = yield* Effect.scope
 
   /**
@@ -251,15 +254,14 @@ export const make = Effect.fnUntraced(function*(options: Options) {
    * and wakes its waiters. Several only when nothing happens between them (an answer and its
    * confirmation): one commit instead of two.
    */
-  const transitions = (command: Command, ts: ReadonlyArray<EngineRecordCommands.Transition>) =>
-    Effect.gen(function*() {
-      const { at } = yield* Ledger.appendAll(command.tenant, ts)
+  const transitions = (command: Command, ts: ReadonlyArray<EngineRecordCommands.Transition>): Effect.Effect<Command, EventLogError> =>
+    Effect.map(appendAll(command.tenant, ts), ({ at }) => {
       let next = commands.get(command.id) ?? command
       for (const t of ts) next = Ledger.step(next, command.tenant, t, at)!
       commands.set(next.id, next)
-      if (EngineRecordCommands.isFinal(next.state)) yield* wake(next.id)
+      if (EngineRecordCommands.isFinal(next.state)) wakeNow(next.id)
       return next
-    }).pipe(Effect.provide(context))
+    })
 
   /** Appends a transition (durable), then moves the command in memory and wakes its waiters. */
   const transition = (command: Command, t: EngineRecordCommands.Transition) => transitions(command, [t])
@@ -492,7 +494,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     })
 
   const watchForEffect = (command: Command) =>
-    Effect.forkIn(lookForEffect(command).pipe(Effect.catchCause((cause) => Effect.logWarning("CommandEngine: looking for a command's effect failed", cause))), scope)
+    // Nothing to look for (no copy, no id): no fiber.
+    Option.isNone(copy) || command.entityId === undefined ? Effect.void : Effect.forkIn(lookForEffect(command).pipe(Effect.catchCause((cause) => Effect.logWarning("CommandEngine: looking for a command's effect failed", cause))), scope)
 
   /** Sends the command until it is final or left in doubt. `inDoubt`: the last attempt's answer was lost. */
   const drive = (initial: Command): Effect.Effect<void, EventLogError> =>
@@ -644,7 +647,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       ), scope)
     })
 
-  const submit = Effect.fn("CommandEngine.submit")(function*(request: SubmitRequest) {
+  // Untraced: it runs once per command on the write path's hot loop (a host traces its own request).
+  const submit = Effect.fnUntraced(function*(request: SubmitRequest) {
     const valid = validate(request.kind, request.payload)
     if (valid._tag === "Failure") return yield* valid.failure
     const { kind, payload } = valid.success
@@ -673,7 +677,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       fingerprint: print,
       ...(marked ? { marker: `ocs:${id.replaceAll("-", "").slice(0, 20)}` } : {})
     }
-    const { result, at } = yield* Ledger.append(request.tenant, t).pipe(Effect.provide(context))
+    const { results, at } = yield* appendAll(request.tenant, [t])
+    const result = results[0]!
     if (result._tag === "Duplicate") {
       // Another request with this key won the race (or came before the log's dedupe window): its record decides.
       // The winner may not be in memory yet (its append is still returning): its record is enough.
