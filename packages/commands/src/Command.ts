@@ -89,6 +89,18 @@ const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
 const pathText = (path: ReadonlyArray<unknown> | undefined): string =>
   ["payload", ...(path ?? []).map((p) => String(typeof p === "object" && p !== null && "key" in p ? (p as { key: unknown }).key : p))].join(".")
 
+const DECODE_OPTIONS = { errors: "all", onExcessProperty: "error" } as const
+type Decoder = ReturnType<typeof Schema.decodeUnknownResult<Schema.Codec<unknown, unknown>>>
+const decoders = new Map<CommandKind.KindName, Decoder>()
+/** The payload decoder of a kind, made once (not once per command). */
+const decoderOf = (kind: CommandKind.KindName): Decoder => {
+  const known = decoders.get(kind)
+  if (known !== undefined) return known
+  const decode = Schema.decodeUnknownResult(CommandKind.kinds[kind].payload as Schema.Codec<unknown, unknown>)
+  decoders.set(kind, decode)
+  return decode
+}
+
 /**
  * Checks a kind and its payload: the decoded payload, or every problem by field path
  * (`payload.products.0.quantity`). Fields a kind does not know are refused too: a typo would
@@ -101,8 +113,7 @@ export const validate = (kind: string, payload: unknown): Result.Result<{ readon
       message: `unknown command kind "${kind}"`
     }))
   }
-  const schema = CommandKind.kinds[kind].payload as Schema.Codec<unknown, unknown>
-  const decoded = Schema.decodeUnknownResult(schema)(payload, { errors: "all", onExcessProperty: "error" })
+  const decoded = decoderOf(kind)(payload, DECODE_OPTIONS)
   if (Result.isSuccess(decoded)) return Result.succeed({ kind, payload: decoded.success })
   const issues = formatter(decoded.failure.issue).issues.map((i) => ({ path: pathText(i.path), message: i.message }))
   return Result.fail(new InvalidCommand({ issues, message: `invalid ${kind}: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}` }))

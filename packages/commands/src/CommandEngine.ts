@@ -19,7 +19,7 @@ import { EventLog, type EventLogError as LogErrors } from "@ocs/event-log"
 import { ReadModels } from "@ocs/read-models"
 import { CommandKind, EngineRecordCommands, Ids, Json, Records } from "@ocs/protocol"
 import { CommerceClient as Client } from "@ocs/transport"
-import { Clock, Context, Deferred, Duration, Effect, Layer, Option, Semaphore, Stream } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Exit, Layer, Option, Semaphore, Stream } from "effect"
 import * as Crypto from "node:crypto"
 import {
   type Command, CommandNotFound, fingerprint, IdempotencyKeyReused, type InvalidCommand, NoAccess, NotCancellable, NotInDoubt, PreconditionFailed, type Requester,
@@ -236,6 +236,11 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       return refused === undefined ? Effect.void : Effect.fail(refused)
     })
 
+  // Alone: through the log's direct append when it has one. Several servers: through the shared
+  // ledger's log, which marks the records this server appended (internal/sharedLedger.ts).
+  const appendAll: Ledger.Appender = shared === undefined
+    ? yield* Ledger.appender
+    : (tenant, ts) => Effect.provide(Ledger.appendAll(tenant, ts), context)
   const commands = yield* Ledger.load(shared === undefined ? undefined : (r) => void positions.see(r))
   const byKey = new Map<string, string>()
   const keyOf = (tenant: Ids.TenantRef, key: string) => `${Ids.tenantKey(tenant)}\u0000${key}`
@@ -245,13 +250,15 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const claimed = new Set<string>()
   /** Commands being driven now; one left in doubt by its drive waits for a person. */
   const running = new Set<string>()
-  const wake = (id: string) =>
-    Effect.gen(function*() {
-      const c = commands.get(id)
-      if (c === undefined) return
-      for (const w of waiters.get(id) ?? []) yield* Deferred.succeed(w, c)
-      waiters.delete(id)
-    })
+  /** Answers the command's waiters with its state now (synchronous: no effect per transition). */
+  const wakeNow = (id: string): void => {
+    const c = commands.get(id)
+    const ws = waiters.get(id)
+    if (c === undefined || ws === undefined) return
+    waiters.delete(id)
+    for (const w of ws) Deferred.doneUnsafe(w, Exit.succeed(c))
+  }
+  const wake = (id: string) => Effect.sync(() => wakeNow(id))
   const scope = yield* Effect.scope
 
   /**
@@ -259,15 +266,14 @@ export const make = Effect.fnUntraced(function*(options: Options) {
    * and wakes its waiters. Several only when nothing happens between them (an answer and its
    * confirmation): one commit instead of two.
    */
-  const transitions = (command: Command, ts: ReadonlyArray<EngineRecordCommands.Transition>) =>
-    Effect.gen(function*() {
-      const { at } = yield* Ledger.appendAll(command.tenant, ts)
+  const transitions = (command: Command, ts: ReadonlyArray<EngineRecordCommands.Transition>): Effect.Effect<Command, EventLogError> =>
+    Effect.map(appendAll(command.tenant, ts), ({ at }) => {
       let next = commands.get(command.id) ?? command
       for (const t of ts) next = Ledger.step(next, command.tenant, t, at)!
       commands.set(next.id, next)
-      if (EngineRecordCommands.isFinal(next.state)) yield* wake(next.id)
+      if (EngineRecordCommands.isFinal(next.state)) wakeNow(next.id)
       return next
-    }).pipe(Effect.provide(context))
+    })
 
   /** Appends a transition (durable), then moves the command in memory and wakes its waiters. */
   const transition = (command: Command, t: EngineRecordCommands.Transition) => transitions(command, [t])
@@ -512,7 +518,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     })
 
   const watchForEffect = (command: Command) =>
-    Effect.forkIn(lookForEffect(command).pipe(Effect.catchCause((cause) => Effect.logWarning("CommandEngine: looking for a command's effect failed", cause))), scope)
+    // Nothing to look for (no copy, no id): no fiber.
+    Option.isNone(copy) || command.entityId === undefined ? Effect.void : Effect.forkIn(lookForEffect(command).pipe(Effect.catchCause((cause) => Effect.logWarning("CommandEngine: looking for a command's effect failed", cause))), scope)
 
   /** Sends the command until it is final or left in doubt. `inDoubt`: the last attempt's answer was lost. */
   const drive = (initial: Command): Effect.Effect<void, EventLogError> =>
@@ -664,7 +671,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       ), scope)
     })
 
-  const submit = Effect.fn("CommandEngine.submit")(function*(request: SubmitRequest) {
+  // Untraced: it runs once per command on the write path's hot loop (a host traces its own request).
+  const submit = Effect.fnUntraced(function*(request: SubmitRequest) {
     const valid = validate(request.kind, request.payload)
     if (valid._tag === "Failure") return yield* valid.failure
     const { kind, payload } = valid.success
@@ -693,7 +701,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       fingerprint: print,
       ...(marked ? { marker: `ocs:${id.replaceAll("-", "").slice(0, 20)}` } : {})
     }
-    const { result, at } = yield* Ledger.append(request.tenant, t).pipe(Effect.provide(context))
+    const { results, at } = yield* appendAll(request.tenant, [t])
+    const result = results[0]!
     if (shared !== undefined) {
       // The log decides: the first request it holds with this key is the command, whichever
       // server took it (ours or another's); the follower folds it and its owner sends it.

@@ -4,7 +4,7 @@
  * writes them and folds them back into commands: the engine folds the whole log at start to
  * resume; the read models project the same records into the `commands` table.
  */
-import { EventLog, type LogRecord } from "@ocs/event-log"
+import { DirectAppend, EventLog, type EventLogError, type LogRecord } from "@ocs/event-log"
 import { CommandKind, EngineRecordCommands, Ids } from "@ocs/protocol"
 import { Clock, Effect, Option, Stream } from "effect"
 import type { Command } from "./Command.ts"
@@ -80,6 +80,35 @@ export const appendAll = Effect.fnUntraced(function*(tenant: Ids.TenantRef, ts: 
   const now = yield* Clock.currentTimeMillis
   const results = yield* log.append(ts.map((t) => record(tenant, t, now)))
   return { results, at: now }
+})
+
+/** Appends transitions of one command in one commit (see `appendAll`), as of the time it answers with. */
+export type Appender = (
+  tenant: Ids.TenantRef,
+  ts: ReadonlyArray<Transition>
+) => Effect.Effect<{ readonly results: ReadonlyArray<LogRecord.AppendResult>; readonly at: number }, EventLogError.EventLogError>
+
+/**
+ * `appendAll` bound to the log once, for the engine's hot loop (three appends a command): the
+ * log's own `DirectAppend` when the context has one (both logs provide it beside `EventLog`),
+ * which hands the records to the group commit from the calling fiber and resumes it from the
+ * commit's callback, with no effect, fiber or span of its own per append; else `EventLog.append`.
+ * Same guarantee either way: the effect succeeds once the commit holding the records is durable.
+ */
+export const appender = Effect.gen(function*() {
+  const log = yield* EventLog.EventLog
+  const direct = yield* Effect.serviceOption(DirectAppend.DirectAppend)
+  const append = Option.match(direct, {
+    onNone: () => log.append,
+    onSome: (d) => (records: ReadonlyArray<LogRecord.NewRecord>) =>
+      Effect.callback<ReadonlyArray<LogRecord.AppendResult>, EventLogError.EventLogError>((resume) => d.append(records, resume))
+  })
+  const appendTransitions: Appender = (tenant, ts) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const records = ts.map((t) => record(tenant, t, now))
+      return Effect.map(append(records), (results) => ({ results, at: now }))
+    })
+  return appendTransitions
 })
 
 /** The transition a log record holds, if it is one. */

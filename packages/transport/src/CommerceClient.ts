@@ -235,19 +235,25 @@ export const make = Effect.fnUntraced(function*(options: ClientOptions) {
     let lockWaits = 0
     const waitingOutLocks = once.pipe(Effect.retry({ while: (error) => isRateLimited(error) && ++lockWaits <= maxLockWaits }))
 
-    const backoff = Schedule.exponential(backoffBase).pipe(
+    // A write (retryTransient false) is never sent again here: no schedule to build per call.
+    const success = retryTransient
+      ? yield* Effect.retry(waitingOutLocks, transientBackoff(where))
+      : yield* waitingOutLocks
+    if (success.warnings.length > 0) yield* events.emit({ ...where, _tag: "WarningReceived", warnings: success.warnings })
+    return { data: success.data, warnings: success.warnings, text: success.text } satisfies CallResult<unknown>
+  })
+
+  /** Transient failures retried with jittered exponential backoff, each retry announced. */
+  const transientBackoff = (where: { readonly appId: string; readonly businessId: string; readonly operation: string; readonly key: string }) =>
+    Schedule.exponential(backoffBase).pipe(
       Schedule.modifyDelay(({ duration }) => fullJitter(Math.min(backoffMax, Duration.toMillis(duration)))),
       Schedule.setInputType<CallError>(),
       // `attempt` counts the failures so far: the first retry follows attempt 1.
-      Schedule.while(({ attempt, input }) => retryTransient && isRetryable(input) && attempt < maxAttempts),
+      Schedule.while(({ attempt, input }) => isRetryable(input) && attempt < maxAttempts),
       Schedule.tap(({ attempt, duration, input }) =>
         events.emit({ ...where, _tag: "RetryScheduled", attempt, reason: input._tag, delayMs: Duration.toMillis(duration) })
       )
     )
-    const success = yield* Effect.retry(waitingOutLocks, backoff)
-    if (success.warnings.length > 0) yield* events.emit({ ...where, _tag: "WarningReceived", warnings: success.warnings })
-    return { data: success.data, warnings: success.warnings, text: success.text } satisfies CallResult<unknown>
-  })
 
   const pages = (tenant: TenantAccess, op: Operation.Operation<unknown>, pageOptions: PageOptions = {}) => {
     const size = Math.min(pageOptions.size ?? op.pageSizeMax, op.pageSizeMax)
