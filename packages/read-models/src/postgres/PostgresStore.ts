@@ -285,6 +285,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       readonly accepts?: Accepts | undefined
       /** The records' plans, made beforehand (the planner thread): used when every record is applied as given and nothing is compared. */
       readonly plans?: ReadonlyArray<Plan> | undefined
+      /** The records are released from quarantine (./Quarantine.ts): forgotten there in the same transaction. */
+      readonly released?: boolean | undefined
     }
   ) =>
     transaction("project", async (client): Promise<ApplyStats> => {
@@ -332,6 +334,9 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         sent = result.statements
         changes = result.changes
       } else sent = await execute(client, plan, (r) => keep[r]!)
+      if (options?.released === true) {
+        await client.query({ name: "ocs:quarantine.release", text: `DELETE FROM quarantined_records WHERE "offset" = ANY($1::bigint[])`, values: [offsets] })
+      }
       if (checkpoint !== undefined) {
         const next = Checkpoints.parseSqlite(checkpoint.checkpoint)
         // The checkpoint table is the event log's (its PostgreSQL twin): written through drizzle,
