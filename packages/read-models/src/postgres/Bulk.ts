@@ -46,13 +46,14 @@ export const analyzer = (pool: pg.Pool) => {
 }
 
 /**
- * Drops the secondary indexes of `schema` (every index that backs no constraint) and returns
- * their definitions (`pg_indexes.indexdef`, schema-qualified) for `createIndexes`.
+ * Drops the secondary indexes of `schema` (every index that is not unique and backs no
+ * constraint: a unique index may be what an upsert's ON CONFLICT names) and returns their
+ * definitions (`pg_indexes.indexdef`, schema-qualified) for `createIndexes`.
  */
 export const dropSecondaryIndexes = async (client: pg.Pool | pg.Client, schema: string): Promise<ReadonlyArray<string>> => {
   const found = await client.query<{ name: string; definition: string }>(
     `SELECT i.indexname AS name, i.indexdef AS definition FROM pg_indexes i
-     WHERE i.schemaname = $1 AND NOT EXISTS (
+     WHERE i.schemaname = $1 AND i.indexdef NOT LIKE 'CREATE UNIQUE %' AND NOT EXISTS (
        SELECT 1 FROM pg_constraint c JOIN pg_class x ON x.oid = c.conindid JOIN pg_namespace n ON n.oid = x.relnamespace
        WHERE n.nspname = i.schemaname AND x.relname = i.indexname)
      ORDER BY 1`,
