@@ -30,6 +30,7 @@ import * as Planner from "../internal/planner.ts"
 import { projectedTables } from "../projections/index.ts"
 import { quote } from "../projections/Projection.ts"
 import type { Accepts } from "../internal/options.ts"
+import * as Bulk from "./Bulk.ts"
 import * as Changes from "./Changes.ts"
 import { type PgStatement, statements, typeOf } from "./Statements.ts"
 import * as Tables from "./Tables.ts"
@@ -54,6 +55,14 @@ export interface Options {
    * true; a rebuild replays the log's `changes` records instead.
    */
   readonly detectChanges?: boolean | undefined
+  /**
+   * The schema is a rebuild's, invisible to readers until `rebuildAndSwap` swaps it in: its
+   * sessions commit without waiting for the WAL flush (`synchronous_commit = off`, this pool's
+   * sessions only). Safe because nothing reads the schema before the swap, whose own commit is
+   * synchronous and flushes the WAL written before it; a crash before it loses only a copy
+   * that is rebuilt from the log anyway.
+   */
+  readonly rebuilding?: boolean | undefined
 }
 
 /** Kafka mode: how long a dedupe key is remembered against copies from other servers (24 h, as in SQLite). */
@@ -189,7 +198,12 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const schema = identifier(options.schema ?? DEFAULT_SCHEMA)
   const pool = yield* Effect.acquireRelease(
     Effect.sync(() =>
-      new pg.Pool({ connectionString: options.url, max: options.pool ?? 4, options: `-c search_path=${schema}`, types })
+      new pg.Pool({
+        connectionString: options.url,
+        max: options.pool ?? 4,
+        options: `-c search_path=${schema}${options.rebuilding === true ? " -c synchronous_commit=off" : ""}`,
+        types
+      })
     ),
     (pool) => Effect.promise(() => pool.end())
   )
@@ -232,6 +246,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
 
   const detect = options.detectChanges !== false
   let prunedAt = 0
+  const analyze = Bulk.analyzer(pool)
 
   /**
    * Kafka mode (records read from a topic): drops the copies of a fact applied at another
@@ -284,6 +299,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
        * means another process moved it, and the whole transaction fails (`CheckpointMoved`).
        */
       readonly fenced?: ReadonlyArray<{ readonly consumer: string; readonly expected: LogRecord.Checkpoint | undefined; readonly checkpoint: LogRecord.Checkpoint }> | undefined
+      /** The records are released from quarantine (./Quarantine.ts): forgotten there in the same transaction. */
+      readonly released?: boolean | undefined
     }
   ) =>
     transaction("project", async (client): Promise<ApplyStats> => {
@@ -336,6 +353,9 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         sent = result.statements
         changes = result.changes
       } else sent = await execute(client, plan, (r) => keep[r]!)
+      if (options?.released === true) {
+        await client.query({ name: "ocs:quarantine.release", text: `DELETE FROM quarantined_records WHERE "offset" = ANY($1::bigint[])`, values: [offsets] })
+      }
       if (checkpoint !== undefined) {
         const next = Checkpoints.parseSqlite(checkpoint.checkpoint)
         // The checkpoint table is the event log's (its PostgreSQL twin): written through drizzle,
@@ -364,7 +384,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         }
       }
       return { records: count, events, statements: sent, quarantined: refused.length, changes }
-    })
+    }).pipe(Effect.tap((stats) => Effect.tryPromise({ try: () => analyze(stats.records), catch: fail("analyze") })))
 
   const checkpoint = (consumer: string) =>
     Effect.tryPromise({
@@ -584,10 +604,13 @@ export const rebuildAndSwap = Effect.fnUntraced(function*(options: RebuildOption
   yield* Effect.acquireRelease(Effect.tryPromise({ try: () => admin.connect(), catch: fail("connect") }), () => Effect.promise(() => admin.end()))
   yield* Effect.tryPromise({ try: () => admin.query(`DROP SCHEMA IF EXISTS ${next} CASCADE`), catch: fail("rebuild") })
   const stats = yield* Effect.scoped(Effect.gen(function*() {
-    const store = yield* make({ url: options.url, schema: next, pool: options.pool, detectChanges: false })
+    const store = yield* make({ url: options.url, schema: next, pool: options.pool, detectChanges: false, rebuilding: true })
+    // Load first, index after (./Bulk.ts): the keys stay, the secondary indexes are built once.
+    const indexes = yield* Effect.tryPromise({ try: () => Bulk.dropSecondaryIndexes(store.pool, next), catch: fail("rebuild") })
     const records = yield* store.projectStream(options.records, options.consumer ?? DEFAULT_CONSUMER, options.batchSize ?? 2000).pipe(
       Effect.mapError((error) => (error instanceof PostgresStoreError ? error : fail("rebuild")(error)))
     )
+    yield* Effect.tryPromise({ try: () => Bulk.createIndexes(admin, next, indexes), catch: fail("rebuild") })
     return { records }
   }))
   const started = performance.now()

@@ -5,3 +5,4 @@
 export * as PostgresStore from "./PostgresStore.ts"
 export * as PostgresTables from "./Tables.ts"
 export * as PostgresReadApi from "./ReadApi.ts"
+export * as PostgresQuarantine from "./Quarantine.ts"

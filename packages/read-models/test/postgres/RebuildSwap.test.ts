@@ -60,6 +60,16 @@ describe.skipIf(postgresUnavailable())("rebuild into a new schema, then swap", (
       const after = yield* Effect.promise(snapshot)
       const schemas = yield* Effect.promise(async () =>
         (await readers.query<{ nspname: string }>("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'copy%' ORDER BY 1")).rows.map((r) => r.nspname))
+      // the rebuild builds the secondary indexes after the load: the copy has every index a
+      // migrated schema has, the same definitions
+      yield* Effect.scoped(PostgresStore.make({ url, schema: "migrated", pool: 1 }))
+      const indexes = (schema: string) =>
+        Effect.promise(async () =>
+          (await readers.query<{ definition: string }>("SELECT replace(indexdef, $1, '') AS definition FROM pg_indexes WHERE schemaname = $2 ORDER BY indexname", [`${schema}.`, schema]))
+            .rows.map((r) => r.definition))
+      const migrated = yield* indexes("migrated")
+      assert.isAbove(migrated.length, 20)
+      assert.deepStrictEqual(yield* indexes("copy"), migrated)
       yield* Effect.promise(() => readers.end())
 
       assert.strictEqual(result.records, records.length)

@@ -7,13 +7,13 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { databaseOfFile, postgresUnavailable } from "@ocs/postgres-server/testing"
-import { type LogRecord, SqliteEventLog } from "@ocs/event-log"
+import { type EventLog, type LogRecord, SqliteEventLog } from "@ocs/event-log"
 import { DomainEvent, EngineRecord } from "@ocs/protocol"
 import { type ReadApi, ReadModels } from "@ocs/read-models"
 import Database from "better-sqlite3"
-import { PostgresReadApi, PostgresStore } from "@ocs/read-models/postgres"
+import { PostgresQuarantine, PostgresReadApi, PostgresStore } from "@ocs/read-models/postgres"
 import { Effect, Option, type Scope } from "effect"
-import { APP, append, BIZ, otherTenant, files, mixedRecords, order, readLog, stockItem, syncPage, tenant, webhook } from "../helpers.ts"
+import { APP, append, BIZ, OTHER_BIZ, otherTenant, files, mixedRecords, order, readLog, stockItem, syncPage, tenant, webhook } from "../helpers.ts"
 
 const database = databaseOfFile()
 
@@ -22,6 +22,8 @@ interface Store {
   readonly project: (records: ReadonlyArray<LogRecord.LogRecord>, accepts?: (appId: string, businessId: string) => boolean) => Effect.Effect<void, unknown>
   /** The offsets in quarantine, in order. */
   readonly quarantined: Effect.Effect<ReadonlyArray<number>, unknown>
+  /** Projects the business's quarantined records from the log (its business is registered now). */
+  readonly release: (t: typeof tenant) => Effect.Effect<void, unknown, EventLog.EventLog>
   readonly digest: Effect.Effect<{ readonly digest: string; readonly tables: Readonly<Record<string, { readonly sha256: string; readonly rows: number }>> }, unknown>
   readonly product: (id: string) => Effect.Effect<{ readonly name: string | null; readonly deleted: boolean; readonly lastSource: string } | undefined, unknown>
   /** The read API over the store (what the admin routes and the console read). */
@@ -40,6 +42,7 @@ const stores: ReadonlyArray<readonly [string, (options?: { readonly detectChange
       return {
         reads: rm,
         project: (records, accepts) => Effect.asVoid(rm.project(records, { accepts })),
+        release: (t) => Effect.asVoid(rm.release(t)),
         quarantined: Effect.sync(() => {
           const db = new Database(filename, { readonly: true })
           try {
@@ -66,6 +69,7 @@ const stores: ReadonlyArray<readonly [string, (options?: { readonly detectChange
       return {
         reads: PostgresReadApi.make(pg),
         project: (records, accepts) => Effect.asVoid(pg.project(records, undefined, { accepts })),
+        release: (t) => Effect.asVoid(PostgresQuarantine.release(pg, t)),
         quarantined: Effect.map(pg.query<{ offset: number }>(`SELECT "offset" FROM quarantined_records ORDER BY "offset"`), (rows) => rows.map((r) => r.offset)),
         digest: pg.digest,
         product: (id) =>
@@ -201,6 +205,17 @@ const story = Effect.suspend(() =>
   storyLog !== undefined ? Effect.succeed(storyLog) : Effect.tap(logged(changesStory()), (records) => Effect.sync(() => (storyLog = records)))
 )
 
+/** A log kept for the quarantine test (release reads the log again), with its records. */
+let releaseLog: { readonly file: string; readonly records: ReadonlyArray<LogRecord.LogRecord> } | undefined
+const quarantineLog = Effect.suspend(() => {
+  if (releaseLog !== undefined) return Effect.succeed(releaseLog)
+  const file = files().log
+  return Effect.gen(function*() {
+    yield* append(mixedRecords(400, 11))
+    return (releaseLog = { file, records: yield* readLog })
+  }).pipe(Effect.provide(SqliteEventLog.layer({ filename: file })))
+})
+
 /** The changes of an outbox as the plugins will see them: the revealing offset and each event's tag and id. */
 const changeEvents = (rows: ReadonlyArray<{ readonly offset: number; readonly body: string }>) =>
   rows.map((row) => ({
@@ -213,6 +228,7 @@ describe.skipIf(postgresUnavailable())("read models in both stores", () => {
   const digests: Record<string, unknown> = {}
   const changes: Record<string, unknown> = {}
   const reads: Record<string, Record<string, unknown>> = {}
+  const released: Record<string, unknown> = {}
 
   for (const [name, open] of stores) {
     it.live(`${name}: a rebuild in one batch equals the live projection in small batches, and a redelivery changes nothing`, () =>
@@ -293,6 +309,31 @@ describe.skipIf(postgresUnavailable())("read models in both stores", () => {
         assert.strictEqual((yield* refusing.digest).digest, (yield* onlyBiz.digest).digest)
       }).pipe(Effect.scoped), 60_000)
 
+    it.live(`${name}: a business registered later gets its quarantined records from the log, as if accepted from the start`, () =>
+      Effect.gen(function*() {
+        const { file, records } = yield* quarantineLog
+        const store = yield* open({ detectChanges: true })
+        const accepts = (_: string, businessId: string) => businessId === BIZ
+        yield* inBatches({ ...store, project: (batch) => store.project(batch, accepts) }, records, 100)
+        const held = records.filter((r) => r.businessId === OTHER_BIZ).map((r) => r.offset)
+        assert.deepStrictEqual(yield* store.quarantined, held)
+        assert.isAbove(held.length, 100)
+        // the business is registered: its records come from the log, and leave the quarantine
+        const log = SqliteEventLog.layer({ filename: file })
+        yield* store.release(otherTenant).pipe(Effect.provide(log))
+        assert.deepStrictEqual(yield* store.quarantined, [])
+        const digest = yield* store.digest
+        // released once: a second release finds nothing, a redelivery of the log changes nothing
+        yield* store.release(otherTenant).pipe(Effect.provide(log))
+        yield* inBatches(store, records, 100)
+        assert.strictEqual((yield* store.digest).digest, digest.digest)
+        const accepted = yield* open()
+        yield* inBatches(accepted, records, 100)
+        assert.deepStrictEqual(digest.tables, (yield* accepted.digest).tables)
+        assert.isAbove(digest.tables["products"]!.rows, 50)
+        released[name] = { digest, reads: yield* readAll(store.reads), changes: changeEvents(yield* store.changes) }
+      }).pipe(Effect.scoped), 60_000)
+
     it.live(`${name}: newer updatedAt wins, else log order; a delete is a tombstone a stale page cannot undo`, () =>
       Effect.gen(function*() {
         const store = yield* open()
@@ -328,6 +369,11 @@ describe.skipIf(postgresUnavailable())("read models in both stores", () => {
     assert.isAbove((reads["postgres"]![`${BIZ} products search`] as { items: ReadonlyArray<unknown> }).items.length, 0)
     assert.isAbove((reads["postgres"]![`${BIZ} orders`] as { items: ReadonlyArray<unknown> }).items.length, 0)
     for (const key of Object.keys(reads["sqlite"]!)) assert.deepStrictEqual(reads["postgres"]![key], reads["sqlite"]![key], key)
+  })
+
+  it("both stores release quarantined records the same way (content, reads, changes)", () => {
+    assert.strictEqual(Object.keys(released).length, 2)
+    assert.deepStrictEqual(released["postgres"], released["sqlite"])
   })
 
   it("both stores find the same changes for the same log", () => {
