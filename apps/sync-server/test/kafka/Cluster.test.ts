@@ -41,12 +41,14 @@ describe.skipIf(kafkaUnavailable())("three servers on one cluster, one killed, o
       const t = await control.createTenant({ products: PRODUCTS, orders: 0 })
       tenants.push({ appId: t.app.appId, businessId: t.business.businessId, verifyToken: t.app.verifyToken, accessToken: t.token.accessToken })
     }
-    // Slow pages, so that full syncs are running when a server dies.
+    // Slow pages, so that full syncs are running when a server dies. A new owner resumes from
+    // the state the previous one published, so it waits `handoverSeconds` (default 31) for that
+    // state: 1 s was too short on a starved machine (a takeover started over from page 1).
     await control.addFault({ kind: "latency", ms: 1000, operation: "product/list" })
     config = {
       server: { host: "127.0.0.1", port: 0, adminKey: ADMIN_KEY },
       dataDir: "data",
-      eventLog: { mode: "kafka", kafka: { brokers: kafkaBrokers(), topic: TOPIC, partitions: 6, sharedPulls: { partitions: 12, handoverSeconds: 1 } } },
+      eventLog: { mode: "kafka", kafka: { brokers: kafkaBrokers(), topic: TOPIC, partitions: 6, sharedPulls: { partitions: 12, handoverSeconds: 4 } } },
       api: { posBaseUrl: `${sim.url}/pos`, vpageBaseUrl: `${sim.url}/vpage` },
       sync: { resources: ["product"], intervalSeconds: 3600, reconcileSeconds: 86_400, overlapSeconds: 5, pageSize: PAGE_SIZE },
       webhooks: { silenceAlertSeconds: 3600 },
