@@ -1,4 +1,3 @@
-import { NodeHttpClient } from "@effect/platform-node"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option, Stream } from "effect"
 import * as Path from "node:path"
@@ -6,13 +5,13 @@ import { EventLog, SqliteEventLog } from "@ocs/event-log"
 import { DomainEvent, EngineRecord, Operation } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { type RunningSimulator, startSimulator } from "@ocs/simulator"
-import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
 import { makeSealer } from "@ocs/tenant-store/Secrets"
 import { Ownership } from "@ocs/sync/Ownership"
 import { SyncEngine } from "@ocs/sync/SyncEngine"
 import { SyncStateStore, SyncStateUnavailable } from "@ocs/sync/SyncState"
 import * as TenantState from "@ocs/tenant-store/TenantState"
 import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
+import { simulatorClient } from "./engineLayer.ts"
 import { tempDir } from "./processes.ts"
 
 // A full pass handed from one owner to the next between its pages (docs/architecture.md
@@ -40,11 +39,7 @@ const layers = () => {
     SqliteEventLog.layer({ filename: Path.join(dir, "events.sqlite") }),
     ReadModels.ReadModels.layer({ filename: Path.join(dir, "read-models.sqlite") })
   )
-  const client = CommerceClient.CommerceClient.layer({ posBaseUrl: sim.posBaseUrl, vpageBaseUrl: sim.vpageBaseUrl, maxAttempts: 2, backoffBaseMs: 10 }).pipe(
-    Layer.provide(RateLimiter.RateLimiter.layer().pipe(Layer.provide(RateLimitStore.RateLimitStore.layerMemory), Layer.provide(TransportEvents.TransportEvents.layerLog))),
-    Layer.provide(TransportEvents.TransportEvents.layerLog),
-    Layer.provide(NodeHttpClient.layerUndici)
-  )
+  const client = simulatorClient(sim)
   const engine = SyncEngine.layer({ operations: [Operation.productList], intervalMs: 60_000, reconcileMs: 3_600_000, overlapMs: 0, horizonMs: 62 * 24 * 3600 * 1000, pageSize: PAGE }).pipe(
     Layer.provide(client),
     Layer.provide(Ownership.layerAll)

@@ -1,4 +1,3 @@
-import { NodeHttpClient } from "@effect/platform-node"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option, Stream } from "effect"
 import * as Path from "node:path"
@@ -6,12 +5,12 @@ import { EventLog, SqliteEventLog } from "@ocs/event-log"
 import { DomainEvent, EngineRecord, Operation } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { type RunningSimulator, startSimulator } from "@ocs/simulator"
-import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
 import { makeSealer } from "@ocs/tenant-store/Secrets"
 import { Ownership } from "@ocs/sync/Ownership"
 import { SyncEngine } from "@ocs/sync/SyncEngine"
 import * as TenantState from "@ocs/tenant-store/TenantState"
 import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
+import { simulatorClient } from "./engineLayer.ts"
 import { tempDir } from "./processes.ts"
 
 // Tombstones come only from a full pass that completed, without error and without filters
@@ -32,11 +31,7 @@ const testLayer = (operations: ReadonlyArray<Operation.Operation<any>> = [Operat
     SqliteEventLog.layer({ filename: Path.join(dir, "events.sqlite") }),
     ReadModels.ReadModels.layer({ filename: Path.join(dir, "read-models.sqlite") })
   )
-  const client = CommerceClient.CommerceClient.layer({ posBaseUrl: sim.posBaseUrl, vpageBaseUrl: sim.vpageBaseUrl, maxAttempts: 2, backoffBaseMs: 10 }).pipe(
-    Layer.provide(RateLimiter.RateLimiter.layer().pipe(Layer.provide(RateLimitStore.RateLimitStore.layerMemory), Layer.provide(TransportEvents.TransportEvents.layerLog))),
-    Layer.provide(TransportEvents.TransportEvents.layerLog),
-    Layer.provide(NodeHttpClient.layerUndici)
-  )
+  const client = simulatorClient(sim)
   return SyncEngine.layer({ operations, intervalMs: 60_000, reconcileMs: 3_600_000, overlapMs: 0, horizonMs: 62 * 24 * 3600 * 1000, pageSize: 10 }).pipe(
     Layer.provide(client),
     Layer.provide(Ownership.layerAll),

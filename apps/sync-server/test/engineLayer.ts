@@ -16,18 +16,21 @@ import { makeSealer } from "@ocs/tenant-store/Secrets"
 import * as TenantState from "@ocs/tenant-store/TenantState"
 import { CommerceClient, RateLimiter, RateLimitStore, TransportEvents } from "@ocs/transport"
 
+/** The API client against the simulator: two attempts, a short backoff, rate-limit locks in memory. */
+export const simulatorClient = (sim: RunningSimulator) =>
+  CommerceClient.CommerceClient.layer({ posBaseUrl: sim.posBaseUrl, vpageBaseUrl: sim.vpageBaseUrl, maxAttempts: 2, backoffBaseMs: 10 }).pipe(
+    Layer.provide(RateLimiter.RateLimiter.layer().pipe(Layer.provide(RateLimitStore.RateLimitStore.layerMemory), Layer.provide(TransportEvents.TransportEvents.layerLog))),
+    Layer.provide(TransportEvents.TransportEvents.layerLog),
+    Layer.provide(NodeHttpClient.layerUndici)
+  )
+
 export const engineLayer = (dir: string, sim: RunningSimulator, engine: Parameters<typeof SyncEngine.layer>[0]) => {
   const base = Layer.mergeAll(
     TenantState.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 7)) }),
     SqliteEventLog.layer({ filename: Path.join(dir, "events.sqlite") })
   )
-  const client = CommerceClient.CommerceClient.layer({ posBaseUrl: sim.posBaseUrl, vpageBaseUrl: sim.vpageBaseUrl, maxAttempts: 2, backoffBaseMs: 10 }).pipe(
-    Layer.provide(RateLimiter.RateLimiter.layer().pipe(Layer.provide(RateLimitStore.RateLimitStore.layerMemory), Layer.provide(TransportEvents.TransportEvents.layerLog))),
-    Layer.provide(TransportEvents.TransportEvents.layerLog),
-    Layer.provide(NodeHttpClient.layerUndici)
-  )
   return SyncEngine.layer(engine).pipe(
-    Layer.provide(client),
+    Layer.provide(simulatorClient(sim)),
     Layer.provide(Ownership.layerAll),
     Layer.provideMerge(base)
   )
