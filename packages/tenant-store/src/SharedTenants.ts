@@ -180,11 +180,16 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         waiting.get(parent ?? "")?.delete(keyOf(c))
         waiting.delete(keyOf(c))
       }
-      yield* (c.kind === "business" ? businessWrites.withPermit(applyChange(c)) : applyChange(c))
+      // The table held `c` as the newest of its key when it arrived; a write made here while it
+      // waited for the permit (a grant, say) may have replaced it since: then it is not applied.
+      yield* (c.kind === "business" ? businessWrites.withPermit(Effect.suspend(() => stillNewest(c) ? applyChange(c) : Effect.logDebug(`shared tenants: ${keyOf(c)}: a change overtaken by a write made here was not applied`))) : applyChange(c))
       if (!removal && (c.kind === "app" || c.kind === "business")) yield* release(keyOf(c))
     }).pipe(Effect.catchTag("TenantStoreError", (e) => Effect.logWarning(`shared tenants: ${keyOf(c)} not applied: ${e.message}`)))
 
   let started = false
+  // Before the table exists (its start reads what the topic holds) no write is made here.
+  let tableReady: SharedTable.SharedTable | undefined
+  const stillNewest = (c: Change) => tableReady === undefined || tableReady.isNewest(keyOf(c), c)
   const table = yield* SharedTable.make<Change>({
     brokers: options.brokers,
     topic: options.topic,
@@ -241,6 +246,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
         : yield* Clock.currentTimeMillis
     })
 
+  tableReady = table
   started = true
   return TenantRegistry.of({
     // Reads, and what only this server records (its webhooks' times), stay local.
