@@ -100,16 +100,26 @@ describe.skipIf(kafkaUnavailable())("a second grant on the cluster", () => {
         pulls++
       }
     }))
-    await new Promise((r) => setTimeout(r, 400))
-    assert.match(await grant(a), /connected again/)
-    const switched = Date.now()
-    const second = (await tenantOn(a)).body.grantedAt as number
-    assert.isAbove(second, first)
-    await eventually("the second grant on B", async () => ((await tenantOn(b)).body.grantedAt === second ? true : undefined), 20_000, 50)
-    // Past the old token's overlap, with B's checks running all along.
-    await new Promise((r) => setTimeout(r, OVERLAP_MS + 1000 - (Date.now() - switched)))
-    run.stop = true
-    await traffic
+    // Its failure is thrown below, once the traffic has stopped.
+    const ended: Promise<unknown> = traffic.then(() => undefined, (e: unknown) => e ?? new Error("the traffic failed"))
+    let switched = 0
+    let second = 0
+    try {
+      await new Promise((r) => setTimeout(r, 400))
+      assert.match(await grant(a), /connected again/)
+      switched = Date.now()
+      second = (await tenantOn(a)).body.grantedAt as number
+      assert.isAbove(second, first)
+      await eventually("the second grant on B", async () => ((await tenantOn(b)).body.grantedAt === second ? true : undefined), 20_000, 50)
+      // Past the old token's overlap, with B's checks running all along.
+      await new Promise((r) => setTimeout(r, OVERLAP_MS + 1000 - (Date.now() - switched)))
+    } finally {
+      // The traffic ends before the servers do, whatever failed above.
+      run.stop = true
+      await ended
+    }
+    const trafficFailure = await ended
+    if (trafficFailure !== undefined) throw trafficFailure
 
     const early = (await sim.control.calls({ appId, since, limit: 100_000 })).calls.filter((c) => c.outcome === "ERR_INVALID_ACCESS_TOKEN")
     assert.deepStrictEqual(early.map((c) => `${c.operation} ${c.at - switched} ms after the grant`), [], `no call refused across the switch; A: ${JSON.stringify((await tenantOn(a)).body.attention)} B: ${JSON.stringify((await tenantOn(b)).body.attention)}`)
