@@ -292,8 +292,8 @@ var Ze=function(e,t,n,s){var r;t[0]=0;for(var a=1;a<t.length;a++){var d=t[a++],i
         <p><a href=${u??l({})}>Back to the list</a></p>
         <${On} key=${`${r}/${d}`} base=${m} kind=${a.path} id=${d} />`:o`
         <form class="filters" role="search" aria-label=${`Filter ${a.label.toLowerCase()}`} onSubmit=${f} key=${location.hash}>
-          ${a.filters.map(h=>h.type==="select"?o`<label>${h.label} <select name=${h.name} value=${t.get(h.name)??""}><option value="">any</option>${h.options.map(([g,$])=>o`<option value=${g}>${$} (${g})</option>`)}</select></label>`:o`<label>${h.label} <input name=${h.name} type=${h.type??"text"} placeholder=${h.placeholder??""} value=${t.get(h.name)??""} /></label>`)}
-          ${a.tombstones?o`<label class="check"><span><input type="checkbox" name="deleted" checked=${t.get("deleted")==="true"} /> with deleted (tombstones)</span></label>`:null}
+          ${a.filters.map(h=>h.type==="select"?o`<label>${h.label} <select name=${h.name}><option value="" selected=${(t.get(h.name)??"")===""}>any</option>${h.options.map(([g,$])=>o`<option value=${g} selected=${t.get(h.name)===g}>${$} (${g})</option>`)}</select></label>`:o`<label>${h.label} <input name=${h.name} type=${h.type??"text"} placeholder=${h.placeholder??""} defaultValue=${t.get(h.name)??""} /></label>`)}
+          ${a.tombstones?o`<label class="check"><span><input type="checkbox" name="deleted" defaultChecked=${t.get("deleted")==="true"} /> with deleted (tombstones)</span></label>`:null}
           <button type="submit">Show</button>
         </form>
         ${p.error===void 0?null:o`<p class="failure" role="alert">${p.error}</p>`}

@@ -193,6 +193,10 @@ export const Explorer = ({ live, query }: { live: Live; query: URLSearchParams }
     location.hash = href(q)
   }
   const back = query.get("back")
+  // The filters' form is uncontrolled (defaultValue, defaultChecked, selected): keyed by the
+  // address, it starts from it and keeps what the operator types or ticks. A `value` or
+  // `checked` prop would be put back on every render, and the live snapshot re-renders the page
+  // once a second: a box ticked just before "Show" could be unticked by the time it was pressed.
   return html`
     <h1>Data${tenant === "" ? "" : html` <small>${tenant}</small>`}</h1>
     <nav class="tabs" aria-label="Data">
@@ -206,9 +210,9 @@ export const Explorer = ({ live, query }: { live: Live; query: URLSearchParams }
       : html`
         <form class="filters" role="search" aria-label=${`Filter ${kind.label.toLowerCase()}`} onSubmit=${submit} key=${location.hash}>
           ${kind.filters.map((f) => f.type === "select"
-            ? html`<label>${f.label} <select name=${f.name} value=${query.get(f.name) ?? ""}><option value="">any</option>${f.options!.map(([v, l]) => html`<option value=${v}>${l} (${v})</option>`)}</select></label>`
-            : html`<label>${f.label} <input name=${f.name} type=${f.type ?? "text"} placeholder=${f.placeholder ?? ""} value=${query.get(f.name) ?? ""} /></label>`)}
-          ${kind.tombstones ? html`<label class="check"><span><input type="checkbox" name="deleted" checked=${query.get("deleted") === "true"} /> with deleted (tombstones)</span></label>` : null}
+            ? html`<label>${f.label} <select name=${f.name}><option value="" selected=${(query.get(f.name) ?? "") === ""}>any</option>${f.options!.map(([v, l]) => html`<option value=${v} selected=${query.get(f.name) === v}>${l} (${v})</option>`)}</select></label>`
+            : html`<label>${f.label} <input name=${f.name} type=${f.type ?? "text"} placeholder=${f.placeholder ?? ""} defaultValue=${query.get(f.name) ?? ""} /></label>`)}
+          ${kind.tombstones ? html`<label class="check"><span><input type="checkbox" name="deleted" defaultChecked=${query.get("deleted") === "true"} /> with deleted (tombstones)</span></label>` : null}
           <button type="submit">Show</button>
         </form>
         ${list.error === undefined ? null : html`<p class="failure" role="alert">${list.error}</p>`}

@@ -265,6 +265,9 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
     const found = listed.find((p: any) => p.barcode && p.id !== gone.id)
     await page.goto(`${servers.server.url}/ui#/data?tenant=${tenant}&kind=products`)
     await page.getByLabel("Name, code or barcode").fill(found.barcode)
+    // The live snapshot re-renders the page once a second: what was typed stays.
+    await page.waitForTimeout(2_200)
+    assert.strictEqual(await page.getByLabel("Name, code or barcode").inputValue(), found.barcode, "the filter's text across re-renders")
     await page.getByLabel("Name, code or barcode").press("Enter")
     await until("the product found by its barcode", async () => (await page.locator(`[data-testid=data-table] tr[data-id="${found.id}"]`).count()) === 1)
     assert.include(await page.locator(`tr[data-id="${found.id}"]`).textContent(), found.barcode)
@@ -280,6 +283,8 @@ describe.skipIf(executablePath === "")("operator console in Chromium", () => {
     await page.getByTestId("data-table").waitFor()
     assert.strictEqual(await page.locator(`[data-testid=data-table] tr[data-id="${gone.id}"]`).count(), 0, "no tombstone unless asked for")
     await page.getByLabel("with deleted (tombstones)").check()
+    await page.waitForTimeout(2_200)
+    assert.isTrue(await page.getByLabel("with deleted (tombstones)").isChecked(), "the box stays ticked across re-renders")
     await page.getByRole("button", { name: "Show" }).click()
     const row = page.locator(`[data-testid=data-table] tr.deleted[data-id="${gone.id}"]`)
     await row.waitFor()
