@@ -44,7 +44,7 @@ const quantile = (xs: ReadonlyArray<number>, q: number) => {
 }
 
 export const runConsoleBench = async (options: { readonly quick?: boolean } = {}): Promise<ConsoleBench> => {
-  const tenants = options.quick ? 100 : 1000
+  const tenants = options.quick ? 40 : 1000
   const sim = await startSimulatorProcess(["--products", "10"])
   const control = new SimulatorControl(sim.url)
   const adminKey = "bench-admin-key-0123456789"

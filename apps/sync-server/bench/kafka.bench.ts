@@ -83,12 +83,12 @@ const run = async (eventLog: unknown, webhooks: number) => {
 }
 
 export const runKafkaBench = async (options: { readonly quick?: boolean } = {}): Promise<KafkaModeResult> => {
-  const webhooks = options.quick ? 3000 : 20_000
+  const webhooks = options.quick ? 2000 : 20_000
   const broker = await startBroker()
   try {
     const kafkaLog = () => ({ mode: "kafka", kafka: { brokers: broker.brokers, topic: `bench-${Date.now()}`, partitions: 6 } })
     await run(kafkaLog(), 500)
-    const rounds = options.quick ? 2 : 3
+    const rounds = options.quick ? 1 : 3
     type Run = Awaited<ReturnType<typeof run>>
     const best = (a: Run | undefined, b: Run) => (a === undefined || b.recordsPerSecond > a.recordsPerSecond ? b : a)
     let kafka: Run | undefined

@@ -26,7 +26,7 @@ const rssOf = (pid: number) => {
 }
 
 export const runMemoryBench = async (options: { readonly quick?: boolean } = {}): Promise<MemoryBench> => {
-  const tenants = options.quick ? 200 : 1000
+  const tenants = options.quick ? 60 : 1000
   const sim = await startSimulatorProcess(["--products", "10"])
   const control = new SimulatorControl(sim.url)
   const adminKey = "bench-admin-key-0123456789"

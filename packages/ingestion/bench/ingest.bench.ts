@@ -278,7 +278,7 @@ const measure = async (kind: Kind, dir: string, seconds: number, warmup: number)
 const ratioOf = (ours: TargetResult, bare: TargetResult) => Math.round((ours.acceptedPerSecond / bare.acceptedPerSecond) * 100) / 100
 
 export const runIngestBench = async (options: { readonly quick?: boolean } = {}): Promise<IngestBenchResult> => {
-  const seconds = options.quick ? 3 : 10
+  const seconds = options.quick ? 2 : 10
   const warmup = options.quick ? 1 : 2
   const dir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "ingest-bench-"))
   try {
