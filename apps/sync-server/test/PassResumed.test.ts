@@ -1,17 +1,14 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option, Stream } from "effect"
-import * as Path from "node:path"
-import { EventLog, SqliteEventLog } from "@ocs/event-log"
+import { EventLog } from "@ocs/event-log"
 import { DomainEvent, EngineRecord, Operation } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { type RunningSimulator, startSimulator } from "@ocs/simulator"
-import { makeSealer } from "@ocs/tenant-store/Secrets"
 import { Ownership } from "@ocs/sync/Ownership"
 import { SyncEngine } from "@ocs/sync/SyncEngine"
 import { SyncStateStore, SyncStateUnavailable } from "@ocs/sync/SyncState"
-import * as TenantState from "@ocs/tenant-store/TenantState"
 import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
-import { simulatorClient } from "./engineLayer.ts"
+import { simulatorClient, storesWithReadModels } from "./engineLayer.ts"
 import { tempDir } from "./processes.ts"
 
 // A full pass handed from one owner to the next between its pages (docs/architecture.md
@@ -34,11 +31,7 @@ const PAGE = 50
 
 const layers = () => {
   const dir = tempDir("ocs-pass-resumed-")
-  const shared = Layer.mergeAll(
-    TenantState.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 7)) }),
-    SqliteEventLog.layer({ filename: Path.join(dir, "events.sqlite") }),
-    ReadModels.ReadModels.layer({ filename: Path.join(dir, "read-models.sqlite") })
-  )
+  const shared = storesWithReadModels(dir)
   const client = simulatorClient(sim)
   const engine = SyncEngine.layer({ operations: [Operation.productList], intervalMs: 60_000, reconcileMs: 3_600_000, overlapMs: 0, horizonMs: 62 * 24 * 3600 * 1000, pageSize: PAGE }).pipe(
     Layer.provide(client),

@@ -1,16 +1,12 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { Effect, Layer, Option, Stream } from "effect"
-import * as Path from "node:path"
-import { EventLog, SqliteEventLog } from "@ocs/event-log"
+import { Effect, Option, Stream } from "effect"
+import { EventLog } from "@ocs/event-log"
 import { DomainEvent, EngineRecord, Operation } from "@ocs/protocol"
 import { ReadModels } from "@ocs/read-models"
 import { type RunningSimulator, startSimulator } from "@ocs/simulator"
-import { makeSealer } from "@ocs/tenant-store/Secrets"
-import { Ownership } from "@ocs/sync/Ownership"
-import { SyncEngine } from "@ocs/sync/SyncEngine"
-import * as TenantState from "@ocs/tenant-store/TenantState"
 import { TenantRegistry } from "@ocs/tenant-store/TenantRegistry"
-import { simulatorClient } from "./engineLayer.ts"
+import { SyncEngine } from "@ocs/sync/SyncEngine"
+import { engineOver, storesWithReadModels } from "./engineLayer.ts"
 import { tempDir } from "./processes.ts"
 
 // Tombstones come only from a full pass that completed, without error and without filters
@@ -25,18 +21,7 @@ afterAll(async () => {
 })
 
 const testLayer = (operations: ReadonlyArray<Operation.Operation<any>> = [Operation.productList]) => {
-  const dir = tempDir("ocs-tombstones-")
-  const base = Layer.mergeAll(
-    TenantState.layer({ filename: Path.join(dir, "tenants.sqlite"), sealer: makeSealer(Buffer.alloc(32, 7)) }),
-    SqliteEventLog.layer({ filename: Path.join(dir, "events.sqlite") }),
-    ReadModels.ReadModels.layer({ filename: Path.join(dir, "read-models.sqlite") })
-  )
-  const client = simulatorClient(sim)
-  return SyncEngine.layer({ operations, intervalMs: 60_000, reconcileMs: 3_600_000, overlapMs: 0, horizonMs: 62 * 24 * 3600 * 1000, pageSize: 10 }).pipe(
-    Layer.provide(client),
-    Layer.provide(Ownership.layerAll),
-    Layer.provideMerge(base)
-  )
+  return engineOver(storesWithReadModels(tempDir("ocs-tombstones-")), sim, { operations, intervalMs: 60_000, reconcileMs: 3_600_000, overlapMs: 0, horizonMs: 62 * 24 * 3600 * 1000, pageSize: 10 })
 }
 
 /** Projects what the log holds, relays the changes found and projects them too. */
